@@ -1,0 +1,25 @@
+"""fastpamst_nb: fast private minimum spanning trees under rho-zCDP (Numba).
+
+>>> import numpy as np, fastpamst_nb as fp
+>>> W = np.random.default_rng(0).random((100, 100)); W = (W + W.T) / 2
+>>> tree = fp.fast_pamst(W, rho=0.1, sensitivity=1e-5, rng=0)
+"""
+
+from . import privacy
+from .api import exact_mst, excess_weight, fast_pamst, pamst, post_processing
+from .privacy import approx_dp_to_zcdp, zcdp_to_approx_dp
+from .tree import SpanningTree
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "SpanningTree",
+    "approx_dp_to_zcdp",
+    "exact_mst",
+    "excess_weight",
+    "fast_pamst",
+    "pamst",
+    "post_processing",
+    "privacy",
+    "zcdp_to_approx_dp",
+]

@@ -1,0 +1,267 @@
+"""Public API: exact and private spanning trees of a dense or sparse weight matrix.
+
+Every function takes ``weights`` as a dense (n, n) array (the complete graph) or
+a scipy.sparse (n, n) matrix (its stored entries are the public edges), must be
+symmetric, ignores the diagonal and never modifies the input. Private
+algorithms are rho-zCDP under the l_inf neighbouring relation: neighbouring
+inputs differ by at most ``sensitivity`` in every entry. Give the budget either
+as ``rho`` or as ``epsilon`` and ``delta`` (converted with
+:func:`fastpamst_nb.privacy.approx_dp_to_zcdp`).
+"""
+
+import numbers
+
+import numpy as np
+from numba import njit
+
+from . import privacy
+from .baselines import noisy_csr, noisy_dense, pamst_csr, pamst_dense
+from .core import CACHE, as_generator, check_positive, require_memory
+from .graph import as_graph
+from .prim import prim_csr_exact, prim_csr_private, prim_dense_exact, prim_dense_private
+from .queue import gq_build
+from .sampler import EXPONENTIAL, GUMBEL, N_STATS
+from .tree import SpanningTree
+
+# speed knobs of the selection kernel (see sampler.py); they never change the output law
+DEFAULT_THETA = 1.0
+DEFAULT_SIGMA = 1.0
+
+
+@njit(cache=CACHE, nogil=True)
+def _csr_edge_weights(indptr, indices, data, edges):
+    out = np.empty(edges.shape[0])
+    for i in range(edges.shape[0]):
+        a = edges[i, 0]
+        b = edges[i, 1]
+        lo = indptr[a]
+        out[i] = data[lo + np.searchsorted(indices[lo:indptr[a + 1]], b)]
+    return out
+
+
+def _edge_weights(graph, edges):
+    if graph.dense:
+        return np.asarray(graph.W[edges[:, 0], edges[:, 1]], dtype=np.float64)
+    return _csr_edge_weights(graph.indptr, graph.indices, graph.data, edges)
+
+
+def _check_start(start, n):
+    if isinstance(start, (bool, np.bool_)) or not isinstance(start, numbers.Integral):
+        raise TypeError(f"start must be an int vertex index, got {type(start).__name__}")
+    if not 0 <= start < n:
+        raise ValueError(f"start = {start} is out of range for a graph with n = {n} vertices; use 0 <= start < {n}")
+    return int(start)
+
+
+def _sign(maximum):
+    return 1.0 if maximum else -1.0
+
+
+def _tree(graph, edges, algorithm, info):
+    return SpanningTree(edges, _edge_weights(graph, edges), graph.n, algorithm, info)
+
+
+def _private_setup(weights, rho, epsilon, delta, sensitivity, start, rng):
+    rho = privacy.resolve_rho(rho, epsilon, delta)
+    sensitivity = check_positive("sensitivity", sensitivity)
+    graph = as_graph(weights)
+    start = _check_start(start, graph.n)
+    return graph, rho, sensitivity, start, as_generator(rng)
+
+
+def exact_mst(weights, *, maximum=False, start=0):
+    """The exact (non-private) minimum spanning tree.
+
+    Parameters
+    ----------
+    weights : array_like (n, n) or scipy.sparse (n, n)
+        Symmetric weights; dense means the complete graph.
+    maximum : bool
+        Return a maximum spanning tree instead.
+    start : int
+        First vertex of Prim's algorithm.
+
+    Returns
+    -------
+    SpanningTree
+
+    Notes
+    -----
+    Dense: O(n^2) Prim. Sparse: O(m log n) Prim with a binary heap.
+    """
+    graph = as_graph(weights)
+    start = _check_start(start, graph.n)
+    sgn = _sign(maximum)
+    if graph.dense:
+        edges = prim_dense_exact(graph.W, start, sgn)
+    else:
+        edges, _ = prim_csr_exact(graph.indptr, graph.indices, graph.data, start, sgn)
+    return _tree(graph, edges, "exact", {"maximum": bool(maximum)})
+
+
+def excess_weight(weights, tree, *, maximum=None):
+    """How much worse ``tree`` is than the optimum: tree weight minus the exact MST weight.
+
+    For a maximum spanning tree (``maximum=True``, or the tree's own setting
+    when None) it is the optimum minus the tree weight, so it is >= 0 either way.
+    """
+    if maximum is None:
+        maximum = bool(tree.info.get("maximum", False))
+    best = exact_mst(weights, maximum=maximum).weight
+    return best - tree.weight if maximum else tree.weight - best
+
+
+def pamst(weights, rho=None, sensitivity=None, *, rng=None, start=0, noise="exponential",
+          maximum=False, epsilon=None, delta=None):
+    """PAMST (Pinot 2018): Prim with a report-noisy-max over all cut edges per step.
+
+    Parameters
+    ----------
+    weights : array_like (n, n) or scipy.sparse (n, n)
+    rho : float
+        Total zCDP budget (> 0); or give ``epsilon`` and ``delta`` instead.
+    sensitivity : float
+        l_inf sensitivity Delta of every weight (weights' units, > 0).
+    rng : None, int or numpy.random.Generator
+    start : int
+    noise : {"exponential", "gumbel"}
+        Exponential noise of rate sqrt(2 rho/(n-1)) / (2 Delta) (report-noisy-max), or
+        the exponential mechanism with rate sqrt(8 rho/(n-1)) / (2 Delta).
+    maximum : bool
+        Private maximum spanning tree (scores +w instead of -w).
+
+    Returns
+    -------
+    SpanningTree
+
+    Notes
+    -----
+    O(n^3) time on a dense graph (fresh noise for every cut edge at every step),
+    O(n m) on a sparse one. The paper's baseline; use :func:`fast_pamst`.
+    """
+    if sensitivity is None:
+        raise TypeError("pamst() needs sensitivity=, the l_inf sensitivity of each weight")
+    privacy.check_noise(noise)
+    graph, rho, sensitivity, start, gen = _private_setup(weights, rho, epsilon, delta, sensitivity, start, rng)
+    lam = privacy.pamst_rate(rho, sensitivity, graph.n, noise)
+    kind = EXPONENTIAL if noise == "exponential" else GUMBEL
+    sgn = _sign(maximum)
+    if graph.n < 2:
+        edges = np.zeros((0, 2), dtype=np.int64)
+    elif graph.dense:
+        edges = pamst_dense(graph.W, start, sgn, kind, lam, gen)
+    else:
+        edges = pamst_csr(graph.indptr, graph.indices, graph.data, start, sgn, kind, lam, gen)
+    info = {"rho": rho, "sensitivity": sensitivity, "noise": noise, "rate": lam, "maximum": bool(maximum)}
+    return _tree(graph, edges, "pamst", info)
+
+
+def post_processing(weights, rho=None, sensitivity=None, *, rng=None, maximum=False,
+                    epsilon=None, delta=None):
+    """Gaussian post-processing (Sealfon 2016): noise every weight once, then an exact MST.
+
+    Adds N(0, sigma^2) to each of the m undirected edges with
+    sigma = sensitivity * sqrt(m / (2 rho)) (the l2 sensitivity of m weights that
+    each move by at most Delta is Delta sqrt(m)); the tree's reported weight is
+    its true weight.
+
+    Returns
+    -------
+    SpanningTree
+
+    Notes
+    -----
+    O(n^2) time and one extra float64 (n, n) matrix on a dense graph; O(m log n) sparse.
+    """
+    if sensitivity is None:
+        raise TypeError("post_processing() needs sensitivity=, the l_inf sensitivity of each weight")
+    graph, rho, sensitivity, _, gen = _private_setup(weights, rho, epsilon, delta, sensitivity, 0, rng)
+    sigma = privacy.gaussian_sigma(rho, sensitivity, graph.m)
+    sgn = _sign(maximum)
+    if graph.n < 2:
+        edges = np.zeros((0, 2), dtype=np.int64)
+    elif graph.dense:
+        require_memory(8 * graph.n * graph.n, f"post_processing on n = {graph.n}")
+        noisy = noisy_dense(graph.W, sigma, gen)
+        edges = prim_dense_exact(noisy, 0, sgn)
+        del noisy
+    else:
+        noisy = noisy_csr(graph.indptr, graph.indices, graph.data, sigma, gen)
+        edges, _ = prim_csr_exact(graph.indptr, graph.indices, noisy, 0, sgn)
+    info = {"rho": rho, "sensitivity": sensitivity, "sigma": sigma, "maximum": bool(maximum)}
+    return _tree(graph, edges, "post_processing", info)
+
+
+def fast_pamst(weights, rho=None, sensitivity=None, *, rng=None, start=0, noise="exponential",
+               discretization=None, maximum=False, epsilon=None, delta=None):
+    """Fast-PAMST (Pagh & Retschmeier 2024): private Prim with a discretized, grouped RNM.
+
+    Each of the n - 1 steps selects a cut edge with probability exactly that of
+    ``argmax(s * floor(-w / s) + noise)`` over the cut, with fresh i.i.d. noise per
+    edge, but draws only the few noises that matter (see ``sampler.py``).
+
+    Parameters
+    ----------
+    weights : array_like (n, n) or scipy.sparse (n, n)
+        Symmetric weights; dense means the complete graph. float32 and float64
+        C/F-ordered arrays (memmaps included) are read in place.
+    rho : float
+        Total zCDP budget (> 0); or give ``epsilon`` and ``delta`` instead.
+    sensitivity : float
+        l_inf sensitivity Delta of every weight (weights' units, > 0).
+    rng : None, int or numpy.random.Generator
+        Same seed, same tree.
+    start : int
+        First vertex.
+    noise : {"exponential", "gumbel"}
+        "exponential": report-noisy-max, rate sqrt(2 rho/(n-1)) / (2 (Delta + s))
+        (the paper). "gumbel": the exponential mechanism, rate
+        sqrt(8 rho/(n-1)) / (2 (Delta + s)) by its bounded-range zCDP accounting;
+        same privacy (rho-zCDP), about 3.5x lower error.
+    discretization : float, optional
+        The step s (weights' units); defaults to ``sensitivity``.
+    maximum : bool
+        Private maximum spanning tree (scores s * floor(w / s)).
+
+    Returns
+    -------
+    SpanningTree
+
+    Notes
+    -----
+    O(m + G) to build the grouped queue (G = number of distinct discretized
+    weights), O(m) for the cut updates and, per step, O(F) per block visited by
+    the selection: O(m + n^1.5 log n / sqrt(rho)) overall. Extra memory: one
+    int32 slot per edge plus O(G).
+    """
+    return _fast_pamst(weights, rho, sensitivity, rng=rng, start=start, noise=noise,
+                       discretization=discretization, maximum=maximum, epsilon=epsilon,
+                       delta=delta)[0]
+
+
+def _fast_pamst(weights, rho, sensitivity, *, rng=None, start=0, noise="exponential",
+                discretization=None, maximum=False, epsilon=None, delta=None,
+                theta=DEFAULT_THETA, sigma=DEFAULT_SIGMA):
+    """fast_pamst plus its kernel counters (tests force theta/sigma to their extremes)."""
+    if sensitivity is None:
+        raise TypeError("fast_pamst() needs sensitivity=, the l_inf sensitivity of each weight")
+    privacy.check_noise(noise)
+    graph, rho, sensitivity, start, gen = _private_setup(weights, rho, epsilon, delta, sensitivity, start, rng)
+    s = sensitivity if discretization is None else check_positive("discretization", discretization)
+    lam = privacy.fast_pamst_rate(rho, sensitivity, graph.n, s, noise)
+    kind = EXPONENTIAL if noise == "exponential" else GUMBEL
+    sgn = _sign(maximum)
+    stats = np.zeros(N_STATS, dtype=np.int64)
+    if graph.n < 2:
+        edges = np.zeros((0, 2), dtype=np.int64)
+    else:
+        q = gq_build(graph, sgn, s)
+        r = lam * s
+        if graph.dense:
+            edges = prim_dense_private(q, graph.W, start, kind, r, theta, sigma, gen, stats)
+        else:
+            edges = prim_csr_private(q, graph.indptr, graph.indices, graph.data, start, kind, r,
+                                     theta, sigma, gen, stats)
+    info = {"rho": rho, "sensitivity": sensitivity, "noise": noise, "rate": lam,
+            "discretization": s, "maximum": bool(maximum)}
+    return _tree(graph, edges, "fast_pamst", info), stats

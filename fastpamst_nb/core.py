@@ -1,0 +1,81 @@
+"""Shared helpers: the numba caching switch, random generators and memory checks.
+
+Every ``@njit`` in the package uses ``cache=CACHE`` so that one constant decides
+whether compiled kernels are written to ``__pycache__`` (the style of
+fast_hdbscan). Caching matters: the first compile of all kernels takes tens of
+seconds, a warm cache loads them in well under a second.
+"""
+
+import numbers
+import os
+
+import numpy as np
+
+CACHE = True
+
+
+def as_generator(rng):
+    """Return a ``numpy.random.Generator`` from ``rng`` (SPEC 7).
+
+    Parameters
+    ----------
+    rng : None, int or numpy.random.Generator
+        ``None`` draws fresh OS entropy, an int seeds a new PCG64 generator, a
+        Generator is used as it is (its state advances).
+
+    Returns
+    -------
+    numpy.random.Generator
+    """
+    if rng is None or isinstance(rng, np.random.Generator):
+        return np.random.default_rng(rng)
+    if isinstance(rng, (bool, np.bool_)):
+        raise TypeError("rng must be None, an int seed or a numpy.random.Generator, got a bool")
+    if isinstance(rng, numbers.Integral):
+        if rng < 0:
+            raise ValueError(f"rng seed must be non-negative, got {rng}; pass a seed >= 0")
+        return np.random.default_rng(int(rng))
+    raise TypeError(
+        "rng must be None, an int seed or a numpy.random.Generator "
+        f"(SPEC 7), got {type(rng).__name__}; e.g. rng=np.random.default_rng(0)"
+    )
+
+
+def check_positive(name, value):
+    """Return ``value`` as a float after checking that it is finite and > 0."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    value = float(value)
+    if not np.isfinite(value) or value <= 0.0:
+        raise ValueError(f"{name} must be a finite positive number, got {value}")
+    return value
+
+
+def available_memory_bytes():
+    """Best estimate of the bytes this process may still allocate."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def require_memory(n_bytes, what):
+    """Raise a clear ValueError before allocating ``n_bytes`` that cannot fit.
+
+    Numba allocations that exceed memory kill the process (the OOM killer) rather
+    than raising, so every large working set is checked here first.
+    """
+    avail = available_memory_bytes()
+    if avail is not None and n_bytes > 0.9 * avail:
+        raise ValueError(
+            f"{what} needs about {n_bytes / 2**30:.2f} GiB of working memory but only "
+            f"{avail / 2**30:.2f} GiB is available (MemoryError avoided). Use a smaller "
+            "graph, a scipy.sparse topology, float32 weights, or a machine with more memory."
+        )

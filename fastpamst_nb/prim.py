@@ -1,0 +1,205 @@
+"""Prim drivers: the exact MST kernels and the Fast-PAMST driver.
+
+Every driver *maximizes* a score ``sgn * w`` (``sgn = -1`` for a minimum
+spanning tree, ``+1`` for a maximum one), so one kernel serves both problems.
+Drivers return ``edges`` (n - 1, 2) as (tree vertex, new vertex) in selection
+order; dense drivers read row ``v`` of W when vertex ``v`` joins the tree (W is
+symmetric and C-contiguous, so the read is sequential), CSR drivers read
+``indices/data[indptr[v]:indptr[v+1]]``.
+"""
+
+import numpy as np
+from numba import njit
+
+from .core import CACHE
+from .queue import gq_group_of, gq_insert, gq_remove
+from .sampler import rnm_select
+
+
+# ----------------------------------------------------------------------------
+# exact Prim
+# ----------------------------------------------------------------------------
+
+@njit(cache=CACHE, nogil=True)
+def prim_dense_exact(W, start, sgn):
+    """Exact O(n^2) Prim on the complete graph of W, maximizing sgn * w.
+
+    The unvisited vertices are kept compacted in ``rest`` so step t touches only
+    the n - t candidates.
+    """
+    n = W.shape[0]
+    best = np.full(n, -np.inf)
+    parent = np.full(n, -1, dtype=np.int64)
+    rest = np.empty(n - 1, dtype=np.int64)
+    k = 0
+    for u in range(n):
+        if u != start:
+            rest[k] = u
+            k += 1
+    edges = np.empty((max(n - 1, 0), 2), dtype=np.int64)
+    v = start
+    r = n - 1
+    for step in range(n - 1):
+        row = W[v]
+        top = -np.inf
+        arg = 0
+        for k in range(r):
+            u = rest[k]
+            s = sgn * np.float64(row[u])
+            if s > best[u]:
+                best[u] = s
+                parent[u] = v
+            if best[u] > top:
+                top = best[u]
+                arg = k
+        u = rest[arg]
+        rest[arg] = rest[r - 1]
+        r -= 1
+        edges[step, 0] = parent[u]
+        edges[step, 1] = u
+        v = u
+    return edges
+
+
+@njit(cache=CACHE, nogil=True)
+def _heap_push(keys, vals, size, key, val):
+    i = size
+    keys[i] = key
+    vals[i] = val
+    while i > 0:
+        p = (i - 1) >> 1
+        if keys[p] >= keys[i]:
+            break
+        keys[p], keys[i] = keys[i], keys[p]
+        vals[p], vals[i] = vals[i], vals[p]
+        i = p
+    return size + 1
+
+
+@njit(cache=CACHE, nogil=True)
+def _heap_pop(keys, vals, size):
+    """Remove the max; return (key, val, new size)."""
+    key = keys[0]
+    val = vals[0]
+    size -= 1
+    keys[0] = keys[size]
+    vals[0] = vals[size]
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= size:
+            break
+        if c + 1 < size and keys[c + 1] > keys[c]:
+            c += 1
+        if keys[i] >= keys[c]:
+            break
+        keys[c], keys[i] = keys[i], keys[c]
+        vals[c], vals[i] = vals[i], vals[c]
+        i = c
+    return key, val, size
+
+
+@njit(cache=CACHE, nogil=True)
+def prim_csr_exact(indptr, indices, data, start, sgn):
+    """Exact O(m log n) Prim on a symmetric CSR graph, maximizing sgn * w.
+
+    A lazy binary max-heap of CSR positions: an entry is pushed when it improves
+    its endpoint's best score and skipped when popped stale. Returns
+    ``(edges, pos)`` with ``pos`` the CSR position of each tree edge.
+    """
+    n = indptr.shape[0] - 1
+    best = np.full(n, -np.inf)
+    visited = np.zeros(n, dtype=np.bool_)
+    cap = indices.shape[0] + 1
+    keys = np.empty(cap)
+    vals = np.empty(cap, dtype=np.int64)
+    size = 0
+    edges = np.empty((max(n - 1, 0), 2), dtype=np.int64)
+    pos = np.empty(max(n - 1, 0), dtype=np.int64)
+    # row[p] = the row a CSR position belongs to, so a popped position names both ends
+    row = np.empty(indices.shape[0], dtype=np.int64)
+    for a in range(n):
+        for p in range(indptr[a], indptr[a + 1]):
+            row[p] = a
+    v = start
+    visited[v] = True
+    for step in range(n - 1):
+        for p in range(indptr[v], indptr[v + 1]):
+            u = indices[p]
+            if not visited[u]:
+                s = sgn * data[p]
+                if s > best[u]:
+                    best[u] = s
+                    size = _heap_push(keys, vals, size, s, p)
+        while True:
+            key, p, size = _heap_pop(keys, vals, size)
+            u = indices[p]
+            if not visited[u] and key == best[u]:
+                break
+        visited[u] = True
+        edges[step, 0] = row[p]
+        edges[step, 1] = u
+        pos[step] = p
+        v = u
+    return edges, pos
+
+
+# ----------------------------------------------------------------------------
+# Fast-PAMST: Prim whose selection is the discretized grouped report-noisy-max
+# ----------------------------------------------------------------------------
+
+@njit(cache=CACHE, nogil=True)
+def prim_dense_private(q, W, start, kind, rate, theta, sigma, rng, stats):
+    """Fast-PAMST on the complete graph of W (q built by ``gq_build_dense``).
+
+    When v joins the tree, row v of W is read once: edges to unvisited vertices
+    join the cut (one scattered append), edges to visited ones leave it (a
+    counter decrement; their slots die lazily). Then one private selection.
+    """
+    n = W.shape[0]
+    visited = np.zeros(n, dtype=np.bool_)
+    edges = np.empty((max(n - 1, 0), 2), dtype=np.int64)
+    v = start
+    for step in range(n - 1):
+        visited[v] = True
+        row = W[v]
+        for u in range(n):
+            if u == v:
+                continue
+            g = gq_group_of(q, np.float64(row[u]), v * n + u)
+            if visited[u]:
+                gq_remove(q, g)
+            else:
+                gq_insert(q, g, v * n + u)
+        code = rnm_select(q, visited, kind, rate, theta, sigma, rng, stats)
+        a = code // n
+        b = code - a * n
+        edges[step, 0] = a
+        edges[step, 1] = b
+        v = b
+    return edges
+
+
+@njit(cache=CACHE, nogil=True)
+def prim_csr_private(q, indptr, indices, data, start, kind, rate, theta, sigma, rng, stats):
+    """Fast-PAMST on a symmetric CSR topology (q built by ``gq_build_csr``)."""
+    n = indptr.shape[0] - 1
+    visited = np.zeros(n, dtype=np.bool_)
+    edges = np.empty((max(n - 1, 0), 2), dtype=np.int64)
+    v = start
+    for step in range(n - 1):
+        visited[v] = True
+        for p in range(indptr[v], indptr[v + 1]):
+            u = indices[p]
+            g = gq_group_of(q, data[p], p)
+            if visited[u]:
+                gq_remove(q, g)
+            else:
+                gq_insert(q, g, v * n + u)
+        code = rnm_select(q, visited, kind, rate, theta, sigma, rng, stats)
+        a = code // n
+        b = code - a * n
+        edges[step, 0] = a
+        edges[step, 1] = b
+        v = b
+    return edges
