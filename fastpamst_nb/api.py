@@ -242,12 +242,21 @@ def fast_pamst(weights, rho=None, sensitivity=None, *, rng=None, start=0, noise=
 def _fast_pamst(weights, rho, sensitivity, *, rng=None, start=0, noise="exponential",
                 discretization=None, maximum=False, epsilon=None, delta=None,
                 theta=DEFAULT_THETA, sigma=DEFAULT_SIGMA):
-    """fast_pamst plus its kernel counters (tests force theta/sigma to their extremes)."""
+    """Validate, then run :func:`_fast_pamst_graph`."""
     if sensitivity is None:
         raise TypeError("fast_pamst() needs sensitivity=, the l_inf sensitivity of each weight")
     privacy.check_noise(noise)
     graph, rho, sensitivity, start, gen = _private_setup(weights, rho, epsilon, delta, sensitivity, start, rng)
     s = sensitivity if discretization is None else check_positive("discretization", discretization)
+    return _fast_pamst_graph(graph, rho, sensitivity, s, start, gen, noise, maximum, theta, sigma)
+
+
+def _fast_pamst_graph(graph, rho, sensitivity, s, start, gen, noise, maximum, theta, sigma):
+    """Fast-PAMST on a validated ``Graph``; returns the tree and the kernel's counters.
+
+    Tests call it directly to run thousands of tiny releases without re-validating,
+    and force the speed knobs theta/sigma to their extremes.
+    """
     lam = privacy.fast_pamst_rate(rho, sensitivity, graph.n, s, noise)
     kind = EXPONENTIAL if noise == "exponential" else GUMBEL
     sgn = _sign(maximum)
@@ -255,8 +264,8 @@ def _fast_pamst(weights, rho, sensitivity, *, rng=None, start=0, noise="exponent
     if graph.n < 2:
         edges = np.zeros((0, 2), dtype=np.int64)
     else:
-        q = gq_build(graph, sgn, s)
         r = lam * s
+        q = gq_build(graph, sgn, s, r, sigma)
         if graph.dense:
             edges = prim_dense_private(q, graph.W, start, kind, r, theta, sigma, gen, stats)
         else:

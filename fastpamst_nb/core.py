@@ -66,12 +66,18 @@ def available_memory_bytes():
         return None
 
 
+# below this a check costs more than it can save (it reads /proc/meminfo)
+_SMALL = 64 * 2**20
+
+
 def require_memory(n_bytes, what):
     """Raise a clear ValueError before allocating ``n_bytes`` that cannot fit.
 
     Numba allocations that exceed memory kill the process (the OOM killer) rather
     than raising, so every large working set is checked here first.
     """
+    if n_bytes < _SMALL:
+        return
     avail = available_memory_bytes()
     if avail is not None and n_bytes > 0.9 * avail:
         raise ValueError(

@@ -12,7 +12,7 @@ import numpy as np
 from numba import njit
 
 from .core import CACHE
-from .queue import gq_group_of, gq_insert, gq_remove
+from .queue import gq_update, gq_update_csr
 from .sampler import rnm_select
 
 
@@ -46,7 +46,8 @@ def prim_dense_exact(W, start, sgn):
         for k in range(r):
             u = rest[k]
             s = sgn * np.float64(row[u])
-            if s > best[u]:
+            # parent < 0: the first score counts even when it is -inf (noisy overflow)
+            if s > best[u] or parent[u] < 0:
                 best[u] = s
                 parent[u] = v
             if best[u] > top:
@@ -109,6 +110,7 @@ def prim_csr_exact(indptr, indices, data, start, sgn):
     """
     n = indptr.shape[0] - 1
     best = np.full(n, -np.inf)
+    reached = np.zeros(n, dtype=np.bool_)
     visited = np.zeros(n, dtype=np.bool_)
     cap = indices.shape[0] + 1
     keys = np.empty(cap)
@@ -128,8 +130,9 @@ def prim_csr_exact(indptr, indices, data, start, sgn):
             u = indices[p]
             if not visited[u]:
                 s = sgn * data[p]
-                if s > best[u]:
+                if s > best[u] or not reached[u]:
                     best[u] = s
+                    reached[u] = True
                     size = _heap_push(keys, vals, size, s, p)
         while True:
             key, p, size = _heap_pop(keys, vals, size)
@@ -150,7 +153,7 @@ def prim_csr_exact(indptr, indices, data, start, sgn):
 
 @njit(cache=CACHE, nogil=True)
 def prim_dense_private(q, W, start, kind, rate, theta, sigma, rng, stats):
-    """Fast-PAMST on the complete graph of W (q built by ``gq_build_dense``).
+    """Fast-PAMST on the complete graph of W (q built by ``gq_build``).
 
     When v joins the tree, row v of W is read once: edges to unvisited vertices
     join the cut (one scattered append), edges to visited ones leave it (a
@@ -162,15 +165,7 @@ def prim_dense_private(q, W, start, kind, rate, theta, sigma, rng, stats):
     v = start
     for step in range(n - 1):
         visited[v] = True
-        row = W[v]
-        for u in range(n):
-            if u == v:
-                continue
-            g = gq_group_of(q, np.float64(row[u]), v * n + u)
-            if visited[u]:
-                gq_remove(q, g)
-            else:
-                gq_insert(q, g, v * n + u)
+        gq_update(q, W[v], v, visited, v * n)
         code = rnm_select(q, visited, kind, rate, theta, sigma, rng, stats)
         a = code // n
         b = code - a * n
@@ -182,24 +177,18 @@ def prim_dense_private(q, W, start, kind, rate, theta, sigma, rng, stats):
 
 @njit(cache=CACHE, nogil=True)
 def prim_csr_private(q, indptr, indices, data, start, kind, rate, theta, sigma, rng, stats):
-    """Fast-PAMST on a symmetric CSR topology (q built by ``gq_build_csr``)."""
+    """Fast-PAMST on a symmetric CSR topology (q built by ``gq_build``)."""
     n = indptr.shape[0] - 1
     visited = np.zeros(n, dtype=np.bool_)
     edges = np.empty((max(n - 1, 0), 2), dtype=np.int64)
     v = start
     for step in range(n - 1):
         visited[v] = True
-        for p in range(indptr[v], indptr[v + 1]):
-            u = indices[p]
-            g = gq_group_of(q, data[p], p)
-            if visited[u]:
-                gq_remove(q, g)
-            else:
-                gq_insert(q, g, v * n + u)
-        code = rnm_select(q, visited, kind, rate, theta, sigma, rng, stats)
-        a = code // n
-        b = code - a * n
-        edges[step, 0] = a
+        gq_update_csr(q, indptr, indices, data, v, visited)
+        # a sparse edge's code is its CSR position in the row of its visited end
+        p = rnm_select(q, visited, kind, rate, theta, sigma, rng, stats)
+        b = indices[p]
+        edges[step, 0] = np.searchsorted(indptr, p, side="right") - 1
         edges[step, 1] = b
         v = b
     return edges

@@ -1,34 +1,41 @@
 """The grouped cut queue: Prim's cut edges grouped by discretized score.
 
-Design (``GroupQueue``, a namedtuple of flat arrays, with ``gq_*`` kernels):
+A ``GroupQueue`` is a namedtuple of flat arrays with ``gq_*`` kernels beside it.
 
-* **Groups.** Each edge's score is ``s * key`` with ``key = floor(sgn * w / s)``
+* **Groups.** An edge's score is ``s * key`` with ``key = floor(sgn * w / s)``
   (``sgn = -1``: minimum tree). Edges with equal keys form a group; groups are
-  indexed 0..G-1 in increasing key order and ``key[g]`` stores each group's key.
-  When the key range is small against m (``K <= m/4 + 2**18``) a group index is
+  indexed 0..G-1 in increasing key order and ``key[g]`` is each group's key.
+  When the key range K is small against m (``K <= m/4 + 2**18``) a group index is
   ``key - kmin`` (direct addressing, empty groups allowed, nothing stored per
   edge); otherwise the distinct keys are found by an LSD radix sort (never a
-  comparison sort of m keys) and each edge's group rank is stored (``rank``).
-* **Edge store.** ``bag[start[g]:start[g+1]]`` are group g's slots; capacity is
-  the number of edges with that key (a histogram), so the store is built in
-  O(m + G) and holds every edge at most once.
-* **Lazy deletion.** The paper swaps an edge out of its group interval and keeps
-  a position index; at n = 5000 that measured ~12x the cost of a whole exact
-  Prim (random writes; NOTES section 5). Here an edge joining the cut is
-  *appended* to its group (one scattered write, ``fill[g] += 1``) and an edge
-  leaving it only decrements the counters. Counts are therefore exact at all
-  times, while dead slots (both endpoints visited) stay until the group is
-  picked: a pick draws a uniformly random slot, rejects dead ones, and first
-  compacts the group if more than half of its slots are dead, so a pick costs
-  O(1) expected and compaction O(1) amortized per edge. A uniformly random
+  comparison sort of m keys) and each edge's group rank is stored in ``rank``.
+* **Buckets.** Groups are gathered in buckets of ``2**sh1`` consecutive groups,
+  the widest whose key span r * (2**sh1 - 1) stays below the sampler's ``sigma``
+  (r: noise rate in key units). A bucket's maximum noise is one draw and its
+  carrier is looked up only when it could win, so the sampler works bucket by
+  bucket, not group by group.
+* **Edge store.** Each bucket owns the slots ``bag[start[b]:start[b+1]]``, as many
+  as it has edges (a histogram, so the store is built in O(m + G) and holds each
+  edge once). A slot packs the edge's group offset in its bucket (high bits) and
+  its code (low 40 bits): ``a * n + b`` dense, the CSR position sparse.
+* **Lazy deletion.** The paper swaps an edge out of its group's interval and keeps
+  a position index per edge; at n = 5000 that measured ~12x the cost of a whole
+  exact Prim (random writes; NOTES section 5). Here an edge joining the cut is
+  *appended* to its bucket (one write to one of a few hundred hot tails: group
+  bags measured 2x slower, their 10^5 tails do not stay in cache) and an edge
+  leaving the cut only decrements counters. Counts are exact at all times; dead
+  slots (both endpoints visited) stay until the bucket is sampled from: a pick
+  draws a uniformly random slot, rejects dead ones (and, for a pick inside one
+  group, other groups), and first compacts the bucket when more than half of its
+  slots are dead, so compaction costs O(1) amortized per edge. A uniformly random
   *active* member is all exactness needs, and that is what rejection gives.
-* **Block layers.** ``cnt`` holds the active counts of four layers laid end to
-  end (``off[l]`` is layer l's offset): layer 0 per group, layer l per block of
-  F**l groups, F = 2**sh with F**4 >= G (the paper's four layers of about
-  G**(1/4)). They find the best non-empty group, the count of any aligned block,
-  and the group holding the r-th active edge of a block, each in O(4 F).
-* **Codes.** A cut edge is stored as ``a * n + b`` with ``a`` visited and ``b``
-  unvisited when it joined; it is alive while ``b`` is unvisited.
+* **Counters.** ``cnt[:B]`` holds each bucket's active count; above 1024 buckets a
+  second layer (``cnt[off[1]:]``, blocks of ``2**sh2`` ~ sqrt(B) buckets) keeps the
+  best non-empty bucket and rank selection at O(sqrt(B)) (the paper's layered
+  blocks, with two layers since buckets already gather ~G/B groups); below it a
+  scan of B counts is cheaper than the extra counter update per edge.
+  ``cntg`` (per group) is kept only where a bucket may fail the span test
+  (compressed keys), and ``total[0]`` counts the whole cut.
 """
 
 import math
@@ -41,13 +48,18 @@ from .core import CACHE, require_memory
 
 GroupQueue = namedtuple(
     "GroupQueue",
-    ["n", "sgn", "s", "kmin", "direct", "rank", "key", "start", "fill", "bag", "cnt", "off", "sh"],
+    ["n", "dense", "ends", "sgn", "s", "kmin", "direct", "rank", "key", "sh1", "sh2",
+     "groups", "layered", "cntg", "cnt", "total", "off", "start", "fill", "bag"],
 )
 
 # Direct addressing pays ~40 bytes per possible key; allow it while that stays well
 # below the edge store itself.
 _DIRECT_SLACK = 1 << 18
 _KEY_LIMIT = 2.0 ** 62
+# a slot is (group offset in its bucket) << _CODE_BITS | edge code
+_CODE_BITS = 40
+_CODE_MASK = (1 << _CODE_BITS) - 1
+_MAX_SH1 = 20
 
 
 @njit(cache=CACHE, nogil=True, inline="always")
@@ -64,127 +76,252 @@ def gq_group_of(q, w, idx):
     return np.int64(q.rank[idx])
 
 
-@njit(cache=CACHE, nogil=True, inline="always")
-def _count_add(q, g, d):
-    cnt = q.cnt
-    off = q.off
-    sh = q.sh
-    cnt[g] += d
-    cnt[off[1] + (g >> sh)] += d
-    cnt[off[2] + (g >> (2 * sh))] += d
-    cnt[off[3] + (g >> (3 * sh))] += d
+ROOT = 3  # the level of the node that holds the whole cut
+
+
+@njit(cache=CACHE, nogil=True)
+def gq_update(q, row, v, visited, rank_base):
+    """Vertex v joined the tree (dense): row v of W is read once; edges to
+    unvisited vertices join the cut (appended to their bucket), edges to visited
+    ones leave it (counters only).
+
+    The loop works on the queue's arrays hoisted into locals (field reads of the
+    namedtuple inside it measured 4x slower) and is written twice: the first copy
+    is the benchmark's case (direct keys, no per-group counts, no block layer),
+    where dropping the flags and the second counter from the loop body measured
+    about 1.7x faster.
+    """
+    n = row.shape[0]
+    bag, start, fill, cnt, cntg = q.bag, q.start, q.fill, q.cnt, q.cntg
+    o1, sh1, sh2 = q.off[1], q.sh1, q.sh2
+    sgn, s, kmin, rank = q.sgn, q.s, q.kmin, q.rank
+    direct, groups, layered = q.direct, q.groups, q.layered
+    delta = 0
+    if direct and not groups and not layered:
+        for u in range(n):
+            if u == v:
+                continue
+            g = discretize(np.float64(row[u]), sgn, s) - kmin
+            b = g >> sh1
+            if visited[u]:
+                d = -1
+            else:
+                d = 1
+                bag[start[b] + fill[b]] = ((g - (b << sh1)) << _CODE_BITS) | (v * n + u)
+                fill[b] += 1
+            cnt[b] += d
+            delta += d
+    else:
+        for u in range(n):
+            if u == v:
+                continue
+            if direct:
+                g = discretize(np.float64(row[u]), sgn, s) - kmin
+            else:
+                g = np.int64(rank[rank_base + u])
+            b = g >> sh1
+            if visited[u]:
+                d = -1
+            else:
+                d = 1
+                bag[start[b] + fill[b]] = ((g - (b << sh1)) << _CODE_BITS) | (v * n + u)
+                fill[b] += 1
+            if groups:
+                cntg[g] += d
+            cnt[b] += d
+            if layered:
+                cnt[o1 + (b >> sh2)] += d
+            delta += d
+    q.total[0] += delta
+
+
+@njit(cache=CACHE, nogil=True)
+def gq_update_csr(q, indptr, indices, data, v, visited):
+    """Vertex v joined the tree (sparse): its CSR row joins or leaves the cut.
+
+    A sparse edge's code is its CSR position in the row of its visited end.
+    """
+    bag, start, fill, cnt, cntg = q.bag, q.start, q.fill, q.cnt, q.cntg
+    o1, sh1, sh2, groups, layered = q.off[1], q.sh1, q.sh2, q.groups, q.layered
+    delta = 0
+    for p in range(indptr[v], indptr[v + 1]):
+        g = gq_group_of(q, data[p], p)
+        b = g >> sh1
+        if visited[indices[p]]:
+            d = -1
+        else:
+            d = 1
+            bag[start[b] + fill[b]] = ((g - (b << sh1)) << _CODE_BITS) | p
+            fill[b] += 1
+        if groups:
+            cntg[g] += d
+        cnt[b] += d
+        if layered:
+            cnt[o1 + (b >> sh2)] += d
+        delta += d
+    q.total[0] += delta
 
 
 @njit(cache=CACHE, nogil=True, inline="always")
-def gq_insert(q, g, code):
-    """An edge joins the cut: append its code to group g's slots."""
-    q.bag[q.start[g] + q.fill[g]] = code
-    q.fill[g] += 1
-    _count_add(q, g, 1)
-
-
-@njit(cache=CACHE, nogil=True, inline="always")
-def gq_remove(q, g):
-    """An edge leaves the cut: counters only, its slot dies lazily."""
-    _count_add(q, g, -1)
+def gq_end(q, code):
+    """The endpoint that was unvisited when the edge joined; the edge is alive while it is."""
+    if q.dense:
+        return code % q.n
+    return q.ends[code]
 
 
 @njit(cache=CACHE, nogil=True)
 def gq_count(q, level, node):
-    """Active edges in block ``node`` of layer ``level`` (level 4: all of them)."""
-    if level == 4:
-        total = 0
-        for i in range(q.off[3], q.off[4]):
-            total += q.cnt[i]
-        return total
-    return q.cnt[q.off[level] + node]
+    """Active edges in a node: level 0 a group (needs ``q.groups``), 1 a bucket,
+    2 a block of 2**sh2 buckets, ROOT (node 0) the whole cut."""
+    if level == 0:
+        return q.cntg[node]
+    if level == 1:
+        return q.cnt[node]
+    if level == 2:
+        return q.cnt[q.off[1] + node]
+    return q.total[0]
+
+
+@njit(cache=CACHE, nogil=True)
+def gq_width_shift(q, level):
+    """log2 of how many groups a node of ``level`` (0, 1 or 2) spans."""
+    if level == 0:
+        return np.int64(0)
+    if level == 1:
+        return q.sh1
+    return q.sh1 + q.sh2
 
 
 @njit(cache=CACHE, nogil=True)
 def gq_top(q):
-    """Index of the highest non-empty group, or -1 when the cut is empty."""
-    cnt = q.cnt
-    off = q.off
-    F = 1 << q.sh
-    j = -1
-    for i in range(off[4] - off[3] - 1, -1, -1):
-        if cnt[off[3] + i] > 0:
-            j = i
-            break
-    if j < 0:
+    """A group index p such that no active edge lies above p, p within the top
+    non-empty bucket (the exact top group when groups are tracked); -1 if empty."""
+    if q.total[0] == 0:
         return -1
-    for level in range(2, -1, -1):
-        size = off[level + 1] - off[level]
-        i = min((j + 1) * F, size) - 1
-        while cnt[off[level] + i] == 0:
-            i -= 1
-        j = i
-    return j
+    cnt = q.cnt
+    B = q.off[1]
+    b = B - 1
+    if q.layered:
+        o1 = q.off[1]
+        j = q.off[2] - o1 - 1
+        while cnt[o1 + j] == 0:
+            j -= 1
+        b = min((j + 1) << q.sh2, B) - 1
+    while cnt[b] == 0:
+        b -= 1
+    p = min((b + 1) << q.sh1, q.key.shape[0]) - 1
+    if q.groups:
+        while q.cntg[p] == 0:
+            p -= 1
+    return p
 
 
 @njit(cache=CACHE, nogil=True)
 def gq_select(q, level, node, r):
-    """Group holding the r-th (0-based, from the lowest group up) active edge of a block.
+    """Bucket holding the r-th (0-based, from the lowest group up) active edge of a
+    node of ``level`` 1, 2 or ROOT; returns (bucket, rank within it).
 
-    ``level = 4`` (node 0) means the whole queue, so ranks below the count of
-    groups 0..p select within that prefix. Requires r < the block's count.
+    Ranks below the count of groups 0..p select within that prefix.
     """
     cnt = q.cnt
-    off = q.off
-    sh = q.sh
+    o1 = q.off[1]
     j = node
-    for level_ in range(level - 1, -1, -1):
-        i = off[level_] + (j << sh)
-        while r >= cnt[i]:
-            r -= cnt[i]
-            i += 1
-        j = i - off[level_]
-    return j
+    if level == ROOT:
+        j = 0
+        if not q.layered:
+            while r >= cnt[j]:
+                r -= cnt[j]
+                j += 1
+            return j, r
+        while r >= cnt[o1 + j]:
+            r -= cnt[o1 + j]
+            j += 1
+        level = 2
+    if level == 2:
+        j = j << q.sh2
+        while r >= cnt[j]:
+            r -= cnt[j]
+            j += 1
+    return j, r
 
 
 @njit(cache=CACHE, nogil=True)
-def gq_take_edge(q, g, visited, rng):
-    """A uniformly random active edge of group g (its code); the group must be non-empty.
-
-    Compacts the group first when more than half of its slots are dead, so the
-    rejection loop below takes fewer than two draws on average.
-    """
+def _compact(q, b, visited):
+    """Drop the dead slots of bucket b (amortized O(1) per edge: at least half are dead)."""
     bag = q.bag
-    n = q.n
-    lo = q.start[g]
-    f = q.fill[g]
-    if f > 2 * q.cnt[g]:
-        k = lo
-        for i in range(lo, lo + f):
-            code = bag[i]
-            if not visited[code % n]:
-                bag[k] = code
-                k += 1
-        f = k - lo
-        q.fill[g] = f
-    while True:
-        code = np.int64(bag[lo + np.int64(rng.random() * f)])
-        if not visited[code % n]:
-            return code
+    lo = q.start[b]
+    k = lo
+    for i in range(lo, lo + q.fill[b]):
+        slot = bag[i]
+        if not visited[gq_end(q, slot & _CODE_MASK)]:
+            bag[k] = slot
+            k += 1
+    q.fill[b] = k - lo
+
+
+@njit(cache=CACHE, nogil=True)
+def gq_take(q, b, lo, hi, count, visited, rng):
+    """A uniformly random active edge of bucket b whose group offset lies in [lo, hi].
+
+    ``count`` is how many there are (> 0). Returns (group, code). Rejection over
+    the bucket's slots when that accepts often enough, else one scan.
+    """
+    if q.fill[b] > 2 * q.cnt[b]:
+        _compact(q, b, visited)
+    bag = q.bag
+    first = q.start[b]
+    f = q.fill[b]
+    whole = lo == 0 and hi >= (np.int64(1) << q.sh1) - 1
+    if whole or f <= 8 * count:
+        while True:
+            slot = bag[first + np.int64(rng.random() * f)]
+            code = slot & _CODE_MASK
+            goff = slot >> _CODE_BITS
+            if lo <= goff <= hi and not visited[gq_end(q, code)]:
+                return (b << q.sh1) + goff, code
+    j = np.int64(rng.random() * count)
+    for i in range(first, first + f):
+        slot = bag[i]
+        code = slot & _CODE_MASK
+        goff = slot >> _CODE_BITS
+        if lo <= goff <= hi and not visited[gq_end(q, code)]:
+            if j == 0:
+                return (b << q.sh1) + goff, code
+            j -= 1
+    raise AssertionError("gq_take: count exceeds the active edges of the range")
 
 
 # ----------------------------------------------------------------------------
 # construction
 # ----------------------------------------------------------------------------
 
-def _layer_shift(G):
-    """sh with (2**sh)**4 >= G, at least 1."""
-    bits = max(int(G - 1).bit_length(), 1)
-    return max(1, -(-bits // 4))
+def _bucket_shift(G, r, sigma):
+    """log2 of the bucket width: the widest bucket whose key span r * (2**sh1 - 1) <= sigma.
+
+    Such buckets are resolved whole by the sampler (in direct mode their span is
+    exactly that), so a wider one saves draws and a narrower one keeps the
+    expected number of extra candidates per bucket below e**sigma - 1.
+    """
+    cap = min(_MAX_SH1, max(int(G - 1).bit_length(), 0))
+    sh1 = 0
+    while sh1 < cap and r * np.float64((1 << (sh1 + 1)) - 1) <= sigma:
+        sh1 += 1
+    return sh1
 
 
-def _layer_offsets(G, sh):
-    sizes = [G]
-    for level in range(1, 4):
-        sizes.append(((G - 1) >> (level * sh)) + 1)
-    off = np.zeros(5, dtype=np.int64)
-    off[1:] = np.cumsum(sizes)
-    return off
+# below this many buckets a scan of the bucket counts is cheaper than keeping a
+# second layer of counters up to date on every edge event
+_LAYER2_MIN_BUCKETS = 1024
+
+
+def _layer_offsets(B):
+    """Whether a second counter layer is kept, its fan-out shift over the B buckets
+    (about sqrt(B)), and the layers' offsets in ``cnt``."""
+    if B <= _LAYER2_MIN_BUCKETS:
+        return False, 0, np.array([0, B, B], dtype=np.int64)
+    sh2 = max(1, -(-int(B - 1).bit_length() // 2))
+    return True, sh2, np.array([0, B, B + ((B - 1) >> sh2) + 1], dtype=np.int64)
 
 
 @njit(cache=CACHE, nogil=True)
@@ -232,26 +369,26 @@ def _keys_csr(indptr, indices, data, sgn, s, kmin):
 
 @njit(cache=CACHE, nogil=True)
 def radix_sort_u64(a, bits):
-    """Sorted copy of ``a`` by an LSD radix sort on the low ``bits`` bits (16-bit digits)."""
+    """Sorted copy of ``a`` by an LSD radix sort on the low ``bits`` bits (11-bit digits)."""
     src = a.copy()
     dst = np.empty_like(src)
-    count = np.empty(1 << 16, dtype=np.int64)
+    count = np.empty(1 << 11, dtype=np.int64)
     shift = 0
     while shift < bits:
         count[:] = 0
         for x in src:
-            count[(x >> np.uint64(shift)) & np.uint64(0xFFFF)] += 1
+            count[(x >> np.uint64(shift)) & np.uint64(0x7FF)] += 1
         total = 0
-        for d in range(1 << 16):
+        for d in range(1 << 11):
             c = count[d]
             count[d] = total
             total += c
         for x in src:
-            d = (x >> np.uint64(shift)) & np.uint64(0xFFFF)
+            d = (x >> np.uint64(shift)) & np.uint64(0x7FF)
             dst[count[d]] = x
             count[d] += 1
         src, dst = dst, src
-        shift += 16
+        shift += 11
     return src
 
 
@@ -308,29 +445,33 @@ def _key_range(graph, sgn, s):
     return int(math.floor(lo)), int(math.floor(hi))
 
 
-def gq_build(graph, sgn, s):
+def gq_build(graph, sgn, s, r, sigma):
     """Build an empty ``GroupQueue`` for every edge of ``graph`` (a ``Graph``).
 
-    O(m + G) time: a histogram of keys and prefix sums (direct addressing), or
-    a radix sort of the keys when their range is large. Checks the memory it
-    needs before allocating.
+    ``r`` (the noise rate in key units) and ``sigma`` set the bucket width (see
+    ``sampler.rnm_select``); a negative ``sigma`` makes buckets single groups
+    resolved one by one (a test setting). O(m + G) time: a histogram of keys and
+    prefix sums (direct addressing), or a radix sort of the keys when their range
+    is large. Checks the memory it needs before allocating.
     """
     n, m = graph.n, graph.m
+    if n > 1 << 20 and graph.dense:
+        raise ValueError(f"dense input with n = {n} > 2**20 vertices is not supported; use scipy.sparse")
     kmin, kmax = _key_range(graph, sgn, s) if m > 0 else (0, 0)
     K = kmax - kmin + 1
     direct = K <= m // 4 + _DIRECT_SLACK
-    code_t = np.int32 if n * n < 2**31 else np.int64
+    rank_t = np.int32 if m < 2**31 else np.int64
     G_bound = K if direct else m
-    need = m * np.dtype(code_t).itemsize + 40 * G_bound
+    need = 8 * m + 40 * G_bound
     if not direct:
         rank_len = n * n if graph.dense else graph.data.shape[0]
-        need += rank_len * np.dtype(code_t).itemsize + 24 * max(m, rank_len)
+        need += rank_len * np.dtype(rank_t).itemsize + 24 * max(m, rank_len)
     require_memory(need, f"fast_pamst on n = {n}, m = {m}")
 
     if direct:
         G = K
         key = np.arange(kmin, kmax + 1, dtype=np.int64)
-        rank = np.zeros(0, dtype=code_t)
+        rank = np.zeros(0, dtype=rank_t)
         if graph.dense:
             hist = _hist_dense_direct(graph.W, sgn, s, kmin, G)
         else:
@@ -345,27 +486,38 @@ def gq_build(graph, sgn, s):
         key = distinct.astype(np.int64) + kmin
         if graph.dense:
             del keys
-            rank = np.zeros(n * n, dtype=code_t)
+            rank = np.zeros(n * n, dtype=rank_t)
             hist = _ranks_dense(graph.W, sgn, s, kmin, distinct, rank)
         else:
-            rank = np.empty(graph.data.shape[0], dtype=code_t)
+            rank = np.empty(graph.data.shape[0], dtype=rank_t)
             hist = _ranks_csr(graph.indptr, graph.indices, keys, distinct, rank)
-    start = np.zeros(G + 1, dtype=np.int64)
-    np.cumsum(hist, out=start[1:])
-    sh = _layer_shift(G)
-    off = _layer_offsets(G, sh)
+    sh1 = _bucket_shift(G, r, sigma) if sigma >= 0 else 0
+    # per-group counts are needed only where a bucket can fail the span test
+    groups = (not direct) or sigma < 0
+    bucket_hist = np.add.reduceat(hist, np.arange(0, G, 1 << sh1))
+    B = bucket_hist.shape[0]
+    start = np.zeros(B + 1, dtype=np.int64)
+    np.cumsum(bucket_hist, out=start[1:])
+    layered, sh2, off = _layer_offsets(B)
     return GroupQueue(
         n=np.int64(n),
+        dense=bool(graph.dense),
+        ends=graph.indices,
         sgn=np.float64(sgn),
         s=np.float64(s),
         kmin=np.int64(kmin),
         direct=bool(direct),
         rank=rank,
         key=key,
-        start=start,
-        fill=np.zeros(G, dtype=np.int64),
-        bag=np.empty(max(m, 1), dtype=code_t),
-        cnt=np.zeros(off[4], dtype=np.int64),
+        sh1=np.int64(sh1),
+        sh2=np.int64(sh2),
+        groups=bool(groups),
+        layered=bool(layered),
+        cntg=np.zeros(G if groups else 1, dtype=np.int64),
+        cnt=np.zeros(off[2], dtype=np.int64),
+        total=np.zeros(1, dtype=np.int64),
         off=off,
-        sh=np.int64(sh),
+        start=start,
+        fill=np.zeros(B, dtype=np.int64),
+        bag=np.empty(max(m, 1), dtype=np.int64),
     )

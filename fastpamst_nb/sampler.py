@@ -35,7 +35,7 @@ import numpy as np
 from numba import njit
 
 from .core import CACHE
-from .queue import gq_count, gq_select, gq_take_edge, gq_top
+from .queue import ROOT, gq_count, gq_select, gq_take, gq_top, gq_width_shift
 
 EXPONENTIAL = 0
 GUMBEL = 1
@@ -43,7 +43,7 @@ GUMBEL = 1
 # stats counters (an int64 array the caller may pass; tests read them)
 ST_STEPS = 0
 ST_GROUP_DRAWS = 1      # single groups resolved by one MaxNoise draw
-ST_BLOCK_DRAWS = 2      # multi-group blocks resolved with a carrier
+ST_BLOCK_DRAWS = 2      # nodes whose carrier had to be looked up
 ST_BLOCK_EXTRA = 3      # extra candidates drawn inside blocks
 ST_BOTTOM_CALLS = 4     # times the bottom trick ended a selection
 ST_BOTTOM_K = 5         # candidates (k) the bottom trick drew in total
@@ -85,11 +85,26 @@ def max_noise(kind, c, r, rng):
 
 
 @njit(cache=CACHE, nogil=True)
-def _distinct_edge(q, level, node, count, chosen, n_chosen, visited, rng):
-    """A uniformly random active edge of a block, not among chosen[:n_chosen]."""
+def _take_below(q, level, node, count, pmax, visited, rng):
+    """A uniformly random active edge of a node (level 1, 2 or ROOT = the whole cut)
+    among its groups <= pmax, given their number ``count``; returns (group, code)."""
+    bb, _ = gq_select(q, level, node, np.int64(rng.random() * count))
+    lo = bb << q.sh1
+    top = (np.int64(1) << q.sh1) - 1
+    if not q.groups or pmax - lo >= top:
+        # a whole bucket: without group counts, p always sits at a bucket's top
+        return gq_take(q, bb, 0, top, q.cnt[bb], visited, rng)
+    c = 0
+    for g in range(lo, pmax + 1):
+        c += q.cntg[g]
+    return gq_take(q, bb, 0, pmax - lo, c, visited, rng)
+
+
+@njit(cache=CACHE, nogil=True)
+def _distinct_edge(q, level, node, count, pmax, chosen, n_chosen, visited, rng):
+    """As ``_take_below``, but not among chosen[:n_chosen] (uniform over the rest)."""
     while True:
-        g = gq_select(q, level, node, np.int64(rng.random() * count))
-        code = gq_take_edge(q, g, visited, rng)
+        g, code = _take_below(q, level, node, count, pmax, visited, rng)
         fresh = True
         for i in range(n_chosen):
             if chosen[i] == code:
@@ -116,28 +131,26 @@ def rnm_select(q, visited, kind, r, theta, sigma, rng, stats):
         Stop and run the bottom trick once the expected number of remaining
         noises above the current best is below theta (speed only).
     sigma : float
-        Largest r * (key span) of a block resolved as a whole (speed only).
+        Largest r * (key span) of a node resolved as a whole (speed only).
     rng : numpy.random.Generator
     stats : int64 array (N_STATS,)
 
-    Complexity: O(F * (number of blocks visited)); with the default theta and
-    sigma a few dozen blocks per selection on the paper's benchmark.
+    Complexity: O(F) per node visited; with the default theta and sigma a
+    handful of buckets per selection on the paper's benchmark.
     """
     key = q.key
-    sh = q.sh
     stats[ST_STEPS] += 1
-    g0 = gq_top(q)
-    k0 = key[g0]
-    remaining = gq_count(q, 4, 0)
+    p = gq_top(q)
+    k0 = key[p]
+    remaining = gq_count(q, ROOT, 0)
     best = -np.inf
     win_g = -1
     win_code = np.int64(-1)
-    started = False
-    p = g0
+    first = True
     chosen = np.empty(8, dtype=np.int64)
     while remaining > 0:
         ktop = np.float64(key[p] - k0)
-        if started:
+        if not first:
             t = best - ktop
             pt = survival(kind, t, r)
             if remaining * pt < theta:
@@ -147,7 +160,7 @@ def rnm_select(q, visited, kind, r, theta, sigma, rng, stats):
                 if k > chosen.shape[0]:
                     chosen = np.empty(k, dtype=np.int64)
                 for i in range(k):
-                    g, code = _distinct_edge(q, 4, 0, remaining, chosen, i, visited, rng)
+                    g, code = _distinct_edge(q, ROOT, 0, remaining, p, chosen, i, visited, rng)
                     chosen[i] = code
                     val = np.float64(key[g] - k0) + survival_inv(kind, _u01(rng) * pt, r)
                     if val > best:
@@ -156,24 +169,29 @@ def rnm_select(q, visited, kind, r, theta, sigma, rng, stats):
                         win_code = code
                         stats[ST_BOTTOM_WINS] += 1
                 break
-        started = True
-        # the largest aligned block whose top is p: empty ones are skipped whole,
-        # non-empty ones are resolved whole when their key span is small enough
+        # the largest node whose top is p (on the first step every node holding p
+        # qualifies: nothing above p is active) that is empty, or narrow enough to
+        # be resolved whole; buckets always are when groups are not tracked
         level = 0
         node = p
-        c = q.cnt[p]
-        for lv in range(3, 0, -1):
-            width = np.int64(1) << (lv * sh)
-            if (p + 1) & (width - 1) != 0:
+        lo = p
+        c = np.int64(0)
+        for lv in range(2 if q.layered else 1, 0, -1):
+            w = gq_width_shift(q, lv)
+            if not first and (p + 1) & ((np.int64(1) << w) - 1) != 0:
                 continue
-            nd = p >> (lv * sh)
+            nd = p >> w
             cc = gq_count(q, lv, nd)
-            if cc == 0 or r * np.float64(key[p] - key[p - width + 1]) <= sigma:
+            nlo = nd << w
+            if cc == 0 or (lv == 1 and not q.groups) or r * np.float64(key[p] - key[nlo]) <= sigma:
                 level = lv
                 node = nd
+                lo = nlo
                 c = cc
                 break
-        lo = p - (np.int64(1) << (level * sh)) + 1
+        if level == 0:
+            c = q.cntg[p]
+        first = False
         if c > 0:
             zmax = max_noise(kind, c, r, rng)
             if level == 0:
@@ -183,9 +201,11 @@ def rnm_select(q, visited, kind, r, theta, sigma, rng, stats):
                     best = val
                     win_g = p
                     win_code = -1
-            else:
+            elif ktop + zmax > best:
+                # only now does the carrier's group matter: below best, neither it
+                # nor the c - 1 smaller noises can win, so no edge is looked up
                 stats[ST_BLOCK_DRAWS] += 1
-                g, code = _distinct_edge(q, level, node, c, chosen, 0, visited, rng)
+                g, code = _distinct_edge(q, level, node, c, p, chosen, 0, visited, rng)
                 val = np.float64(key[g] - k0) + zmax
                 if val > best:
                     best = val
@@ -204,7 +224,7 @@ def rnm_select(q, visited, kind, r, theta, sigma, rng, stats):
                         chosen = np.empty(k + 1, dtype=np.int64)
                     chosen[0] = code
                     for i in range(k):
-                        g, code2 = _distinct_edge(q, level, node, c, chosen, i + 1, visited, rng)
+                        g, code2 = _distinct_edge(q, level, node, c, p, chosen, i + 1, visited, rng)
                         chosen[i + 1] = code2
                         z = survival_inv(kind, s_max + _u01(rng) * (s_t - s_max), r)
                         val = np.float64(key[g] - k0) + z
@@ -215,5 +235,7 @@ def rnm_select(q, visited, kind, r, theta, sigma, rng, stats):
             remaining -= c
         p = lo - 1
     if win_code < 0:
-        win_code = gq_take_edge(q, win_g, visited, rng)
+        b = win_g >> q.sh1
+        goff = win_g - (b << q.sh1)
+        _, win_code = gq_take(q, b, goff, goff, q.cntg[win_g], visited, rng)
     return win_code

@@ -1,0 +1,319 @@
+"""fp.exact_mst against scipy, networkx and the naive Prim, on every input form."""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.sparse.csgraph import minimum_spanning_tree
+
+import fastpamst_nb as fp
+from fastpamst_nb.graph import as_graph
+
+try:
+    import naive
+except ImportError:  # tests/ became a package, or --import-mode=importlib
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import naive
+
+try:
+    import networkx as nx
+except ImportError:  # pragma: no cover - networkx is a test extra
+    nx = None
+
+requires_nx = pytest.mark.skipif(nx is None, reason="needs networkx")
+
+
+# ---------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------
+
+def random_symmetric(rng, n, low=0.1, high=1.0):
+    """Complete graph with distinct (a.s.) positive weights and a zero diagonal."""
+    W = np.triu(rng.uniform(low, high, size=(n, n)), 1)
+    return W + W.T
+
+
+def dyadic_symmetric(rng, n):
+    """Distinct weights k / 2**20, exact in float32, so both precisions see the same graph."""
+    m = n * (n - 1) // 2
+    vals = (rng.permutation(2 ** 20)[:m] + 1) / 2.0 ** 20
+    W = np.zeros((n, n))
+    W[np.triu_indices(n, 1)] = vals
+    return W + W.T
+
+
+def random_connected_sparse(rng, n, p, low=0.1, high=1.0):
+    """Symmetric scipy.sparse CSR: a random spanning path plus Erdos-Renyi(p) edges."""
+    mask = np.triu(rng.random((n, n)) < p, 1)
+    order = rng.permutation(n)
+    a, b = order[:-1], order[1:]
+    mask[np.minimum(a, b), np.maximum(a, b)] = True
+    i, j = np.nonzero(mask)
+    w = rng.uniform(low, high, size=i.size)
+    return sp.csr_matrix((np.r_[w, w], (np.r_[i, j], np.r_[j, i])), shape=(n, n))
+
+
+def nx_graph(weights):
+    """networkx graph of a dense complete graph or of a sparse matrix's stored entries."""
+    g = nx.Graph()
+    if sp.issparse(weights):
+        coo = sp.coo_matrix(weights)
+        n = weights.shape[0]
+        g.add_nodes_from(range(n))
+        for a, b, w in zip(coo.row.tolist(), coo.col.tolist(), coo.data.tolist()):
+            if a != b:
+                g.add_edge(a, b, weight=w)
+        return g
+    W = np.asarray(weights, dtype=np.float64)
+    n = W.shape[0]
+    g.add_nodes_from(range(n))
+    for a in range(n):
+        for b in range(a + 1, n):
+            g.add_edge(a, b, weight=W[a, b])
+    return g
+
+
+def nx_weight(tree):
+    return sum(d["weight"] for _, _, d in tree.edges(data=True))
+
+
+def assert_prim_tree(edges, n, start):
+    """n-1 rows (tree vertex, new vertex) in selection order that span all n vertices."""
+    assert edges.shape == (n - 1, 2)
+    assert edges.dtype == np.int64
+    seen = {start}
+    for k, (a, b) in enumerate(edges.tolist()):
+        assert a in seen, f"row {k}: {a} is not yet in the tree {sorted(seen)}"
+        assert b not in seen, f"row {k}: {b} is already in the tree"
+        seen.add(b)
+    assert seen == set(range(n))
+
+
+def edge_set(edges):
+    return {(min(a, b), max(a, b)) for a, b in edges.tolist()}
+
+
+# ---------------------------------------------------------------------------
+# weight of the tree vs scipy / networkx / naive
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("n", [1, 2, 3, 50, 200])
+def test_dense_weight_matches_scipy_and_naive(n):
+    W = random_symmetric(np.random.default_rng(n), n)  # positive: scipy reads 0 as "no edge"
+    tree = fp.exact_mst(W)
+    assert_prim_tree(tree.edges, n, 0)
+    assert tree.weight == pytest.approx(minimum_spanning_tree(W).sum(), rel=1e-12, abs=1e-12)
+    # distinct weights: the MST is unique, so the edge sets agree, not only the weights
+    ref_edges, ref_weight = naive.prim_mst(W)
+    assert edge_set(tree.edges) == edge_set(ref_edges)
+    assert tree.weight == pytest.approx(ref_weight, rel=1e-12, abs=1e-12)
+
+
+@requires_nx
+@pytest.mark.parametrize("n", [2, 3, 50])
+@pytest.mark.parametrize("low, high", [(0.1, 1.0), (-1.0, 1.0), (-5.0, -1.0)])
+def test_dense_weight_matches_networkx_including_negative(n, low, high):
+    W = random_symmetric(np.random.default_rng(100 + n), n, low, high)
+    tree = fp.exact_mst(W)
+    assert_prim_tree(tree.edges, n, 0)
+    ref = nx_weight(nx.minimum_spanning_tree(nx_graph(W)))
+    assert tree.weight == pytest.approx(ref, rel=1e-12, abs=1e-12)
+
+
+@requires_nx
+@pytest.mark.parametrize("seed", range(5))
+def test_ties_integer_weights(seed):
+    # weights in {1, 2, 3}: many equal-weight MSTs, only the weight is determined
+    rng = np.random.default_rng(seed)
+    n = 30
+    W = np.triu(rng.integers(1, 4, size=(n, n)), 1).astype(np.float64)
+    W = W + W.T
+    tree = fp.exact_mst(W)
+    assert_prim_tree(tree.edges, n, 0)
+    assert tree.weight == nx_weight(nx.minimum_spanning_tree(nx_graph(W)))
+    assert tree.weight == minimum_spanning_tree(W).sum()
+
+
+@requires_nx
+@pytest.mark.parametrize("fmt", ["csr", "coo", "csr_array", "csc"])
+@pytest.mark.parametrize("n, p", [(2, 1.0), (10, 0.3), (100, 0.05)])
+def test_sparse_formats_match_scipy_and_networkx(fmt, n, p):
+    A = random_connected_sparse(np.random.default_rng(n), n, p)
+    A = {"csr": sp.csr_matrix, "coo": sp.coo_matrix, "csr_array": sp.csr_array,
+         "csc": sp.csc_matrix}[fmt](A)
+    tree = fp.exact_mst(A)
+    assert_prim_tree(tree.edges, n, 0)
+    assert tree.weight == pytest.approx(minimum_spanning_tree(A).sum(), rel=1e-12)
+    assert tree.weight == pytest.approx(nx_weight(nx.minimum_spanning_tree(nx_graph(A))), rel=1e-12)
+    # every tree edge must be a stored entry, with its stored weight
+    D = A.toarray()
+    for (a, b), w in zip(tree.edges.tolist(), tree.edge_weights.tolist()):
+        assert A.tocsr()[a, b] != 0
+        assert w == D[a, b]
+
+
+def test_sparse_complete_topology_equals_dense():
+    W = random_symmetric(np.random.default_rng(7), 40)
+    assert edge_set(fp.exact_mst(sp.csr_matrix(W)).edges) == edge_set(fp.exact_mst(W).edges)
+
+
+@pytest.mark.parametrize("fmt", [sp.csr_matrix, sp.coo_matrix, sp.csr_array])
+def test_sparse_explicit_zero_is_an_edge(fmt):
+    # Vertex 3 is reachable only through the explicit zero (2, 3); the zero edge
+    # (0, 1) is also the cheapest.  Dropping zeros would disconnect the graph.
+    rows = [0, 1, 1, 2, 0, 2, 2, 3]
+    cols = [1, 0, 2, 1, 2, 0, 3, 2]
+    vals = [0.0, 0.0, 1.0, 1.0, 5.0, 5.0, 0.0, 0.0]
+    A = fmt(sp.csr_matrix((vals, (rows, cols)), shape=(4, 4)))
+    assert A.nnz == 8  # the zeros really are stored
+    tree = fp.exact_mst(A)
+    assert_prim_tree(tree.edges, 4, 0)
+    assert edge_set(tree.edges) == {(0, 1), (1, 2), (2, 3)}
+    assert tree.weight == 1.0
+
+
+def test_sparse_negative_weights_and_diagonal_ignored():
+    A = random_connected_sparse(np.random.default_rng(3), 30, 0.2, low=-2.0, high=1.0).tolil()
+    A.setdiag(-100.0)  # a self-loop is never an edge, however cheap
+    A = A.tocsr()
+    D = A.toarray()
+    np.fill_diagonal(D, 0.0)
+    tree = fp.exact_mst(A)
+    _, ref = naive.prim_mst(D, adjacency=(A.toarray() != 0))
+    assert tree.weight == pytest.approx(ref, rel=1e-12)
+
+
+# ---------------------------------------------------------------------------
+# maximum, start, structure
+# ---------------------------------------------------------------------------
+
+@requires_nx
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("n", [2, 3, 40])
+def test_maximum_matches_networkx_and_mirrors_minimum(sparse, n):
+    rng = np.random.default_rng(200 + n)
+    W = random_connected_sparse(rng, n, 0.3) if sparse else random_symmetric(rng, n, -1.0, 1.0)
+    tree = fp.exact_mst(W, maximum=True)
+    assert_prim_tree(tree.edges, n, 0)
+    assert tree.info["maximum"] is True
+    ref = nx_weight(nx.maximum_spanning_tree(nx_graph(W)))
+    assert tree.weight == pytest.approx(ref, rel=1e-12)
+    # a maximum tree of W is a minimum tree of -W
+    mirror = fp.exact_mst(-W)
+    assert edge_set(tree.edges) == edge_set(mirror.edges)
+    assert tree.weight == pytest.approx(-mirror.weight, rel=1e-12)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("maximum", [False, True])
+def test_every_start_gives_the_same_tree(sparse, maximum):
+    rng = np.random.default_rng(11)
+    n = 25
+    W = random_connected_sparse(rng, n, 0.25) if sparse else random_symmetric(rng, n)
+    ref = fp.exact_mst(W, maximum=maximum)
+    for start in range(n):
+        tree = fp.exact_mst(W, maximum=maximum, start=start)
+        assert_prim_tree(tree.edges, n, start)
+        # distinct weights: unique optimum, so the same edge set from every start
+        assert edge_set(tree.edges) == edge_set(ref.edges)
+        assert tree.weight == pytest.approx(ref.weight, rel=1e-12)
+
+
+@pytest.mark.parametrize("start", [0, 3, 6])
+def test_every_start_same_weight_with_ties(start):
+    rng = np.random.default_rng(5)
+    n = 7
+    W = np.triu(rng.integers(0, 3, size=(n, n)), 1).astype(np.float64)
+    W = W + W.T
+    tree = fp.exact_mst(W, start=start)
+    assert_prim_tree(tree.edges, n, start)
+    assert tree.weight == naive.prim_mst(W)[1]
+
+
+def test_prim_order_matches_naive():
+    # distinct weights: Prim's selection order is determined, so compare row by row
+    W = random_symmetric(np.random.default_rng(9), 30)
+    for start in (0, 17):
+        ref, _ = naive.prim_mst(W, start=start)
+        np.testing.assert_array_equal(fp.exact_mst(W, start=start).edges, ref)
+        A = sp.csr_matrix(W)
+        np.testing.assert_array_equal(fp.exact_mst(A, start=start).edges, ref)
+
+
+# ---------------------------------------------------------------------------
+# input dtypes and memory layouts: same tree, input untouched, no copy
+# ---------------------------------------------------------------------------
+
+def _layouts(W64, tmp_path):
+    """(name, array, shares_memory_expected) for every dense input form we promise to read in place."""
+    W32 = W64.astype(np.float32)
+    ro = W64.copy()
+    ro.flags.writeable = False
+    mm = np.memmap(tmp_path / "w.dat", dtype=np.float64, mode="w+", shape=W64.shape)
+    mm[:] = W64
+    mm.flush()
+    mm_ro = np.memmap(tmp_path / "w.dat", dtype=np.float64, mode="r", shape=W64.shape)
+    mm32 = np.memmap(tmp_path / "w32.dat", dtype=np.float32, mode="w+", shape=W64.shape, order="F")
+    mm32[:] = W32
+    return [
+        ("float64", W64.copy(), True),
+        ("float32", W32, True),
+        ("float64_F", np.asfortranarray(W64), True),
+        ("float32_F", np.asfortranarray(W32), True),
+        ("readonly", ro, True),
+        ("memmap", mm, True),
+        ("memmap_readonly", mm_ro, True),
+        ("memmap_float32_F", mm32, True),
+        ("strided", np.ascontiguousarray(np.repeat(np.repeat(W64, 2, 0), 2, 1))[::2, ::2], False),
+        ("int64", (W64 * 2 ** 20).astype(np.int64), False),
+    ]
+
+
+def test_input_layouts_same_tree_unmodified_and_not_copied(tmp_path):
+    W = dyadic_symmetric(np.random.default_rng(0), 60)
+    ref = fp.exact_mst(W)
+    for name, X, no_copy in _layouts(W, tmp_path):
+        before = np.array(X, copy=True)
+        tree = fp.exact_mst(X)
+        np.testing.assert_array_equal(tree.edges, ref.edges, err_msg=name)
+        np.testing.assert_array_equal(np.asarray(X), before, err_msg=f"{name} was modified")
+        if name != "int64":
+            assert tree.weight == pytest.approx(ref.weight, rel=1e-12), name
+        if no_copy:
+            assert np.shares_memory(as_graph(X).W, X), f"{name} was copied"
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64, np.uint16])
+def test_integer_dtypes(dtype):
+    rng = np.random.default_rng(1)
+    n = 20
+    W = np.triu(rng.integers(0, 100, size=(n, n)), 1)
+    W = (W + W.T).astype(dtype)
+    before = W.copy()
+    tree = fp.exact_mst(W)
+    assert_prim_tree(tree.edges, n, 0)
+    assert tree.weight == naive.prim_mst(W.astype(np.float64))[1]
+    assert tree.edge_weights.dtype == np.float64
+    np.testing.assert_array_equal(W, before)
+
+
+def test_integer_sparse_input():
+    A = random_connected_sparse(np.random.default_rng(4), 15, 0.3)
+    A.data = np.round(A.data * 10).astype(np.int32)
+    tree = fp.exact_mst(A)
+    assert tree.weight == pytest.approx(minimum_spanning_tree(A.astype(np.float64)).sum())
+
+
+def test_sparse_input_not_modified():
+    A = random_connected_sparse(np.random.default_rng(8), 30, 0.2).tolil()
+    A.setdiag(1.0)
+    A = A.tocsr()
+    before = A.copy()
+    fp.exact_mst(A)
+    fp.exact_mst(A, maximum=True)
+    assert (A != before).nnz == 0
+    np.testing.assert_array_equal(A.indptr, before.indptr)
+    np.testing.assert_array_equal(A.indices, before.indices)
+    np.testing.assert_array_equal(A.data, before.data)

@@ -1,0 +1,248 @@
+"""Fast-PAMST is exact: its released trees follow the discretized RNM law step by step.
+
+Each configuration is run 20,000 times with one seeded Generator; the counts of
+released edge sequences are compared with the exact probabilities of private
+Prim (naive.prim_sequence_distribution with exact per-step RNM / softmax
+probabilities) by a chi-square test that fails at p < 1e-4 (NOTES section 4).
+The kernel's speed knobs theta and sigma are forced to their extremes, because
+the output law must not depend on them.
+"""
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import fastpamst_nb as fp
+from fastpamst_nb.api import _fast_pamst_graph
+from fastpamst_nb.graph import as_graph
+from fastpamst_nb.queue import gq_build
+from fastpamst_nb.sampler import (
+    ST_BLOCK_DRAWS,
+    ST_BLOCK_EXTRA,
+    ST_BOTTOM_K,
+    ST_BOTTOM_WINS,
+)
+
+import naive
+
+RUNS = 20_000
+P_FAIL = 1e-4
+
+# (theta, sigma): default knobs; never stop early and resolve every group on its
+# own (sigma < 0); buckets of one group, stopping for the bottom trick right
+# after the first; the widest buckets and blocks (everything resolved as a block)
+KNOBS = {
+    "default": (1.0, 1.0),
+    "groups-only": (0.0, -1.0),
+    "bottom-asap": (math.inf, 0.0),
+    "widest-blocks": (1.0, math.inf),
+}
+
+
+def _sym(upper):
+    W = np.asarray(upper, dtype=np.float64)
+    return np.triu(W, 1) + np.triu(W, 1).T
+
+
+def _integer_graph():
+    # integer weights, sensitivity 1 = s: scores are the weights themselves
+    return _sym([[0, 3, 1, 4], [0, 0, 2, 2], [0, 0, 0, 5], [0, 0, 0, 0]])
+
+
+def _tied_graph():
+    # five vertices, weights in {0, 1}: groups of many tied edges
+    rng = np.random.default_rng(3)
+    return _sym(rng.integers(0, 2, size=(5, 5)).astype(float))
+
+
+def _far_graph():
+    # a few light edges and groups far below them: the bottom trick must draw k > 0
+    # and win; the key range (1e6 with s = 1) forces compressed group ranks
+    return _sym([[0, 0, 1, 7, 1e6], [0, 0, 2, 6, 9e5], [0, 0, 0, 3, 8e5], [0, 0, 0, 0, 2], [0] * 5])
+
+
+def _sparse_graph():
+    # six vertices: a ring plus two chords, non-integer weights
+    rows = [0, 1, 2, 3, 4, 5, 0, 1]
+    cols = [1, 2, 3, 4, 5, 0, 3, 4]
+    vals = [0.3, 1.7, 0.9, 2.2, 0.1, 1.1, 0.4, 1.3]
+    A = sp.coo_matrix((vals, (rows, cols)), shape=(6, 6))
+    return (A + A.T).tocsr()
+
+
+CONFIGS = {
+    # name: (weights, rho, sensitivity, discretization)
+    "integer": (_integer_graph(), 24.0, 1.0, None),
+    "ties": (_tied_graph(), 40.0, 1.0, None),
+    "far": (_far_graph(), 80.0, 1.0, None),
+    "sparse": (_sparse_graph(), 20.0, 0.5, 0.25),
+}
+
+
+def _dense_view(weights):
+    """(W, adjacency) as plain arrays for the reference enumeration."""
+    if sp.issparse(weights):
+        A = weights.toarray()
+        return A, weights.toarray() != 0
+    return weights, None
+
+
+def expected_sequences(weights, lam, s, noise="exponential", maximum=False, start=0):
+    W, adjacency = _dense_view(weights)
+
+    def step_probs(w):
+        scores = naive.discretized_scores(w, s, maximum=maximum)
+        if noise == "exponential":
+            return naive.rnm_exp_probs(scores, lam)
+        return naive.softmax_probs(scores, lam)
+
+    return naive.prim_sequence_distribution(W, adjacency, start, step_probs)
+
+
+def released_counts(weights, rho, sensitivity, discretization, *, noise="exponential",
+                    maximum=False, theta=1.0, sigma=1.0, seed=0, runs=RUNS):
+    rng = np.random.default_rng(seed)
+    graph = as_graph(weights)  # validated once; the loop runs the release itself
+    s = sensitivity if discretization is None else discretization
+    counts = {}
+    stats = None
+    for _ in range(runs):
+        tree, st = _fast_pamst_graph(graph, rho, sensitivity, s, 0, rng, noise, maximum, theta, sigma)
+        key = tuple(map(tuple, tree.edges.tolist()))
+        counts[key] = counts.get(key, 0) + 1
+        stats = st if stats is None else stats + st
+    return counts, stats, tree.info["rate"]
+
+
+def _check(weights, rho, sensitivity, discretization, noise="exponential", maximum=False, **knobs):
+    counts, stats, lam = released_counts(weights, rho, sensitivity, discretization,
+                                         noise=noise, maximum=maximum, **knobs)
+    s = sensitivity if discretization is None else discretization
+    expected = expected_sequences(weights, lam, s, noise=noise, maximum=maximum)
+    # the test must be informative: several sequences carry real mass
+    assert sum(RUNS * p >= 5 for p in expected.values()) >= 3
+    pvalue, stat, dof = naive.chisquare_pvalue(counts, expected, RUNS)
+    assert pvalue >= P_FAIL, f"p = {pvalue:.2e} (chi2 = {stat:.1f}, dof = {dof})"
+    return stats
+
+
+@pytest.mark.parametrize("knobs", list(KNOBS), ids=list(KNOBS))
+@pytest.mark.parametrize("config", list(CONFIGS), ids=list(CONFIGS))
+def test_exponential_noise_matches_exact_rnm(config, knobs):
+    weights, rho, sensitivity, disc = CONFIGS[config]
+    theta, sigma = KNOBS[knobs]
+    stats = _check(weights, rho, sensitivity, disc, theta=theta, sigma=sigma)
+    if knobs == "groups-only":
+        assert stats[ST_BLOCK_DRAWS] == 0 and stats[ST_BOTTOM_K] == 0
+    if knobs == "bottom-asap":
+        assert stats[ST_BOTTOM_K] > 0
+    if knobs == "widest-blocks":
+        assert stats[ST_BLOCK_DRAWS] > 0
+
+
+@pytest.mark.parametrize("config", list(CONFIGS), ids=list(CONFIGS))
+def test_gumbel_noise_matches_softmax(config):
+    weights, rho, sensitivity, disc = CONFIGS[config]
+    for theta, sigma in (KNOBS["default"], KNOBS["bottom-asap"], KNOBS["widest-blocks"]):
+        _check(weights, rho / 4, sensitivity, disc, noise="gumbel", theta=theta, sigma=sigma)
+
+
+def test_far_groups_use_the_bottom_trick_and_it_wins():
+    weights, rho, sensitivity, disc = CONFIGS["far"]
+    q = gq_build(as_graph(weights), -1.0, 1.0, 1.0, 1.0)
+    assert not q.direct, "the far configuration should exercise compressed group ranks"
+    _, stats, _ = released_counts(weights, rho, sensitivity, disc, runs=2000)
+    assert stats[ST_BOTTOM_K] > 0 and stats[ST_BOTTOM_WINS] > 0
+
+
+def test_blocks_draw_extra_candidates():
+    # one wide bucket: the c - 1 non-carriers must sometimes compete with the carrier
+    weights, rho, sensitivity, disc = CONFIGS["integer"]
+    _, stats, _ = released_counts(weights, rho, sensitivity, disc, theta=0.0, sigma=math.inf, runs=2000)
+    assert stats[ST_BLOCK_DRAWS] > 0 and stats[ST_BLOCK_EXTRA] > 0
+
+
+def test_maximum_tree_matches_exact_rnm():
+    weights, rho, sensitivity, disc = CONFIGS["integer"]
+    _check(weights, rho, sensitivity, disc, maximum=True)
+
+
+def test_non_default_discretization_on_dense_weights():
+    rng = np.random.default_rng(11)
+    W = _sym(rng.random((5, 5)) * 3)
+    _check(W, 30.0, 0.4, 0.7)
+
+
+def test_the_chi_square_test_detects_a_wrong_lambda():
+    # the same counts judged against lambda computed with n instead of n - 1 must fail:
+    # the test has the power to see a calibration error of that size
+    weights, rho, sensitivity, disc = CONFIGS["integer"]
+    counts, _, lam = released_counts(weights, rho, sensitivity, disc)
+    n = weights.shape[0]
+    wrong = lam * math.sqrt((n - 1) / n)
+    expected = expected_sequences(weights, wrong, sensitivity)
+    pvalue, _, _ = naive.chisquare_pvalue(counts, expected, RUNS)
+    assert pvalue < P_FAIL
+
+
+def test_calibration_matches_notes():
+    W = _integer_graph()
+    for noise in ("exponential", "gumbel"):
+        for disc in (None, 0.3):
+            tree = fp.fast_pamst(W, rho=0.7, sensitivity=0.2, rng=0, noise=noise, discretization=disc)
+            want = naive.exp_calibration(0.7, 0.2, 4, s=disc, noise=noise, algorithm="fast_pamst")
+            assert tree.info["rate"] == pytest.approx(want, rel=1e-15)
+
+
+@pytest.mark.parametrize("n", [30, 120])
+@pytest.mark.parametrize("noise", ["exponential", "gumbel"])
+def test_huge_rho_releases_an_exact_mst_up_to_discretization(n, noise):
+    rng = np.random.default_rng(n)
+    W = _sym(rng.random((n, n)))
+    s = 1e-4
+    for maximum in (False, True):
+        tree = fp.fast_pamst(W, rho=1e14, sensitivity=s, rng=1, noise=noise, maximum=maximum)
+        # float summation order may leave -1e-14 for an exact tree
+        assert -1e-9 <= fp.excess_weight(W, tree) <= (n - 1) * 2 * s
+
+
+def test_sparse_and_dense_agree_on_the_complete_graph():
+    # the same complete graph given densely and sparsely yields the same law; with a
+    # huge rho both must return the exact MST
+    rng = np.random.default_rng(5)
+    W = _sym(rng.random((40, 40)) + 0.1)
+    dense = fp.fast_pamst(W, rho=1e14, sensitivity=1e-6, rng=0)
+    sparse = fp.fast_pamst(sp.csr_matrix(W), rho=1e14, sensitivity=1e-6, rng=0)
+    exact = fp.exact_mst(W).weight
+    assert dense.weight == pytest.approx(exact) and sparse.weight == pytest.approx(exact)
+
+
+def test_seeds_reproduce_and_input_is_untouched():
+    rng = np.random.default_rng(2)
+    W = _sym(rng.random((60, 60))).astype(np.float32)
+    before = W.copy()
+    a = fp.fast_pamst(W, rho=0.5, sensitivity=1e-3, rng=42)
+    b = fp.fast_pamst(W, rho=0.5, sensitivity=1e-3, rng=np.random.default_rng(42))
+    c = fp.fast_pamst(W, rho=0.5, sensitivity=1e-3, rng=43)
+    assert np.array_equal(a.edges, b.edges)
+    assert not np.array_equal(a.edges, c.edges)
+    assert np.array_equal(W, before)
+
+
+def test_every_start_vertex_and_tree_shape():
+    rng = np.random.default_rng(4)
+    W = _sym(rng.random((25, 25)))
+    for start in (0, 7, 24):
+        tree = fp.fast_pamst(W, rho=1.0, sensitivity=1e-3, rng=start, start=start)
+        seen = {start}
+        for a, b in tree.edges.tolist():
+            assert a in seen and b not in seen
+            seen.add(b)
+        assert len(seen) == 25
+
+
+def test_noise_must_be_known():
+    with pytest.raises(ValueError, match="noise"):
+        fp.fast_pamst(_integer_graph(), rho=1.0, sensitivity=1.0, noise="laplace")

@@ -1,0 +1,186 @@
+"""The grouped cut queue alone, against a naive set model of Prim's cut.
+
+Vertices join the tree in a random order; after every update the queue's counts,
+top, rank selection and picks must agree with a plain Python set of the active
+edges (one endpoint visited), whatever the layout: direct or compressed keys,
+single-group or wide buckets, with or without the second counter layer.
+"""
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from numba import njit
+
+import naive
+from fastpamst_nb.graph import as_graph
+from fastpamst_nb.queue import ROOT, gq_build, gq_count, gq_select, gq_take, gq_top, gq_update, gq_update_csr
+
+CODE_MASK = (1 << 40) - 1
+
+
+def _sym(rng, n, scale=1.0, integer=False):
+    A = rng.random((n, n)) * scale
+    if integer:
+        A = np.floor(A)
+    A = np.triu(A, 1)
+    return A + A.T
+
+
+def _sparse(n):
+    A = sp.random(n, n, density=0.15, random_state=1)
+    return (A + A.T).tocsr()
+
+
+# name: (weights builder, s, r, sigma) -- r and sigma set the bucket width
+LAYOUTS = {
+    "direct-wide-buckets": (lambda rng: _sym(rng, 30), 1e-3, 0.01, 1.0),
+    "direct-single-groups": (lambda rng: _sym(rng, 30, 20, True), 1.0, 1.0, -1.0),
+    "compressed-groups": (lambda rng: _sym(rng, 30, 1e7), 1.0, 0.05, 1.0),
+    "layered": (lambda rng: _sym(rng, 60), 1e-6, 10.0, 0.0),
+    "sparse": (lambda rng: _sparse(40), 1e-2, 0.5, 1.0),
+}
+
+
+def _groups_of(graph, q):
+    """group index of every undirected edge {a, b}, computed independently of the kernels."""
+    if graph.dense:
+        W = graph.W
+        pairs = [(a, b) for a in range(graph.n) for b in range(a + 1, graph.n)]
+        w = np.array([W[a, b] for a, b in pairs])
+    else:
+        A = sp.csr_matrix((graph.data, graph.indices, graph.indptr), shape=(graph.n, graph.n)).tocoo()
+        mask = A.row < A.col
+        pairs = list(zip(A.row[mask].tolist(), A.col[mask].tolist()))
+        w = A.data[mask]
+    keys = np.floor(-w / q.s).astype(np.int64)
+    ranks = np.searchsorted(q.key, keys)
+    assert np.array_equal(q.key[ranks], keys)
+    return {frozenset(e): int(g) for e, g in zip(pairs, ranks)}
+
+
+def _update(q, graph, v, visited):
+    if graph.dense:
+        gq_update(q, graph.W[v], v, visited, v * graph.n)
+    else:
+        gq_update_csr(q, graph.indptr, graph.indices, graph.data, v, visited)
+
+
+def _decode(graph, code):
+    if graph.dense:
+        return divmod(int(code), graph.n)
+    b = int(graph.indices[code])
+    a = int(np.searchsorted(graph.indptr, code, side="right") - 1)
+    return a, b
+
+
+def _connected_order(graph, rng):
+    """A random order in which every vertex (after the first) has a visited neighbour."""
+    n = graph.n
+    if graph.dense:
+        return rng.permutation(n)
+    order = [int(rng.integers(n))]
+    seen = {order[0]}
+    while len(order) < n:
+        frontier = sorted({int(u) for v in order for u in graph.indices[graph.indptr[v]:graph.indptr[v + 1]]} - seen)
+        if not frontier:
+            frontier = sorted(set(range(n)) - seen)
+        u = frontier[int(rng.integers(len(frontier)))]
+        order.append(u)
+        seen.add(u)
+    return np.array(order)
+
+
+@njit
+def _many_takes(q, b, lo, hi, count, visited, rng, reps):
+    out = np.empty(reps, dtype=np.int64)
+    for i in range(reps):
+        out[i] = gq_take(q, b, lo, hi, count, visited, rng)[1]
+    return out
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_queue_matches_a_naive_cut(layout):
+    build, s, r, sigma = LAYOUTS[layout]
+    rng = np.random.default_rng(7)
+    graph = as_graph(build(rng))
+    q = gq_build(graph, -1.0, s, r, sigma)
+    if layout == "layered":
+        assert q.layered
+    if layout == "compressed-groups":
+        assert not q.direct and q.groups
+    group = _groups_of(graph, q)
+    visited = np.zeros(graph.n, dtype=np.bool_)
+    active = set()
+    B = q.off[1]
+    width = 1 << int(q.sh1)
+    gen = np.random.default_rng(0)
+    for v in _connected_order(graph, rng)[:-1]:
+        visited[v] = True
+        _update(q, graph, v, visited)
+        for e in [e for e in active if v in e]:
+            active.discard(e)
+        nbrs = range(graph.n) if graph.dense else graph.indices[graph.indptr[v]:graph.indptr[v + 1]]
+        active |= {frozenset((v, int(u))) for u in nbrs if u != v and not visited[u]}
+
+        per_bucket = np.zeros(B, dtype=np.int64)
+        for e in active:
+            per_bucket[group[e] // width] += 1
+        assert gq_count(q, ROOT, 0) == len(active)
+        assert np.array_equal(q.cnt[:B], per_bucket)
+        if not active:
+            assert gq_top(q) == -1
+            continue
+        top_group = max(group[e] for e in active)
+        p = gq_top(q)
+        assert p >= top_group and p // width == top_group // width
+        if q.groups:
+            assert p == top_group
+        # rank r falls in the bucket where the prefix count first exceeds r
+        prefix = np.cumsum(per_bucket)
+        for rank in gen.integers(0, len(active), size=5):
+            b, within = gq_select(q, ROOT, 0, int(rank))
+            assert b == np.searchsorted(prefix, rank, side="right")
+            assert within == rank - (prefix[b - 1] if b else 0)
+        # a pick is an active edge of the requested bucket and group range
+        b = top_group // width
+        lo = top_group - b * width
+        for hi in (lo, width - 1):
+            count = sum(1 for e in active if group[e] // width == b and lo <= group[e] - b * width <= hi)
+            for code in _many_takes(q, b, lo, hi, count, visited, gen, 3):
+                e = frozenset(_decode(graph, code))
+                assert e in active and group[e] // width == b and lo <= group[e] - b * width <= hi
+
+
+@pytest.mark.parametrize("restrict", [False, True])
+def test_picks_are_uniform_over_active_members(restrict):
+    # half of a bucket's slots dead, two groups in it: picks must still be uniform
+    rng = np.random.default_rng(3)
+    n = 24
+    W = _sym(rng, n, 4, True)
+    graph = as_graph(W)
+    q = gq_build(graph, -1.0, 1.0, 1e-3, 10.0)  # one wide bucket holds every group
+    assert q.off[1] == 1
+    visited = np.zeros(n, dtype=np.bool_)
+    for v in range(n // 2):
+        visited[v] = True
+        gq_update(q, W[v], v, visited, v * n)
+    active = [(a, b) for a in range(n) for b in range(n) if visited[a] and not visited[b]]
+    keys = np.array([int(math.floor(-W[a, b])) for a, b in active])
+    top = int(np.max(keys - q.kmin))
+    if restrict:
+        members = [e for e, k in zip(active, keys) if k - q.kmin == top]
+        lo = hi = top
+    else:
+        members = active
+        lo, hi = 0, (1 << int(q.sh1)) - 1
+    runs = 20_000
+    codes = _many_takes(q, 0, lo, hi, len(members), visited, np.random.default_rng(1), runs)
+    counts = {}
+    for c in codes.tolist():
+        e = divmod(c, n)
+        counts[e] = counts.get(e, 0) + 1
+    expected = {e: 1.0 / len(members) for e in members}
+    pvalue, _, _ = naive.chisquare_pvalue(counts, expected, runs)
+    assert pvalue >= 1e-4

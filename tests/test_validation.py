@@ -1,0 +1,323 @@
+"""Input validation of the four public functions: every rule raises, naming the problem."""
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import fastpamst_nb as fp
+
+RHO, DELTA_W = 1.0, 0.1  # a valid budget and sensitivity for the private functions
+
+
+def good(n=5, seed=0):
+    W = np.triu(np.random.default_rng(seed).uniform(0.1, 1.0, size=(n, n)), 1)
+    return W + W.T
+
+
+# Each entry calls one public function with valid defaults; **kw overrides them.
+ALGOS = {
+    "exact_mst": lambda W, **kw: fp.exact_mst(W, **kw),
+    "pamst": lambda W, **kw: fp.pamst(W, **{"rho": RHO, "sensitivity": DELTA_W, "rng": 0, **kw}),
+    "post_processing": lambda W, **kw: fp.post_processing(
+        W, **{"rho": RHO, "sensitivity": DELTA_W, "rng": 0, **kw}),
+    "fast_pamst": lambda W, **kw: fp.fast_pamst(W, **{"rho": RHO, "sensitivity": DELTA_W, "rng": 0, **kw}),
+}
+ALL = list(ALGOS)
+PRIVATE = ["pamst", "post_processing", "fast_pamst"]
+WITH_START = ["exact_mst", "pamst", "fast_pamst"]
+WITH_NOISE = ["pamst", "fast_pamst"]
+PRIVATE_FUNCS = {"pamst": fp.pamst, "post_processing": fp.post_processing, "fast_pamst": fp.fast_pamst}
+
+
+def run(algo, W, **kw):
+    return ALGOS[algo](W, **kw)
+
+
+# ---------------------------------------------------------------------------
+# the weights argument
+# ---------------------------------------------------------------------------
+
+def _asym_structure():
+    """Dense-symmetric values, asymmetric topology: (0, 1) an explicit zero, (1, 0) missing."""
+    W = good(4)
+    i, j = np.nonzero(~np.eye(4, dtype=bool))
+    vals = W[i, j]
+    vals[(i == 0) & (j == 1)] = 0.0
+    keep = ~((i == 1) & (j == 0))
+    return sp.csr_matrix((vals[keep], (i[keep], j[keep])), shape=(4, 4))
+
+
+def _nonfinite_dense(value):
+    W = good()
+    W[1, 3] = W[3, 1] = value
+    return W
+
+
+def _nonfinite_sparse(value):
+    A = sp.lil_matrix(good())
+    A[1, 3] = A[3, 1] = value
+    return A.tocsr()
+
+
+def _asym_dense():
+    W = good()
+    W[0, 2] += 1e-9
+    return W
+
+
+def _asym_sparse_values():
+    A = sp.lil_matrix(good())
+    A[0, 2] = 7.0
+    return A.tocsr()
+
+
+def _disconnected_sparse():
+    W = good(6)
+    W[:3, 3:] = 0.0
+    W[3:, :3] = 0.0
+    return sp.csr_matrix(W)
+
+
+BAD_VALUES = [
+    pytest.param(np.ones(4), ValueError, r"2-D", id="1-D"),
+    pytest.param(np.ones((2, 2, 2)), ValueError, r"2-D", id="3-D"),
+    pytest.param(np.ones((3, 4)), ValueError, r"square", id="not-square"),
+    pytest.param(sp.csr_matrix((3, 4)), ValueError, r"square", id="sparse-not-square"),
+    pytest.param(np.ones((0, 0)), ValueError, r"empty.*n = 0", id="n=0"),
+    pytest.param(sp.csr_matrix((0, 0)), ValueError, r"empty.*n = 0", id="sparse-n=0"),
+    pytest.param(_nonfinite_dense(np.nan), ValueError, r"\[1, 3\].*not finite", id="nan-dense"),
+    pytest.param(_nonfinite_dense(np.inf), ValueError, r"not finite", id="inf-dense"),
+    pytest.param(_nonfinite_dense(-np.inf), ValueError, r"not finite", id="-inf-dense"),
+    pytest.param(_nonfinite_sparse(np.nan), ValueError, r"not finite", id="nan-sparse"),
+    pytest.param(_nonfinite_sparse(np.inf), ValueError, r"not finite", id="inf-sparse"),
+    pytest.param(_asym_dense(), ValueError, r"not symmetric.*symmetrize", id="asym-dense"),
+    pytest.param(_asym_sparse_values(), ValueError, r"not symmetric.*symmetrize", id="asym-sparse-values"),
+    pytest.param(_asym_structure(), ValueError, r"not symmetric.*symmetrize", id="asym-sparse-structure"),
+    pytest.param(_disconnected_sparse(), ValueError, r"disconnected.*2 components", id="disconnected"),
+    pytest.param(sp.csr_matrix((3, 3)), ValueError, r"disconnected", id="sparse-no-edges"),
+]
+
+
+@pytest.mark.parametrize("algo", ALL)
+@pytest.mark.parametrize("weights, exc, match", BAD_VALUES)
+def test_bad_weights_raise_value_error(algo, weights, exc, match):
+    with pytest.raises(exc, match=match):
+        run(algo, weights)
+
+
+def test_asym_structure_fixture_is_what_it_claims():
+    # guards the test above: same dense values, but (0, 1) stored and (1, 0) not
+    A = _asym_structure()
+    np.testing.assert_array_equal(A.toarray(), A.toarray().T)
+    coo = sp.coo_matrix(A)
+    stored = set(zip(coo.row.tolist(), coo.col.tolist()))
+    assert (0, 1) in stored and (1, 0) not in stored
+
+
+BAD_TYPES = [
+    pytest.param("abc", id="str"),
+    pytest.param(None, id="None"),
+    pytest.param(np.array([["a", "b"], ["b", "a"]]), id="str-array"),
+    pytest.param(np.array([[0, "x"], ["x", 0]], dtype=object), id="object-array"),
+    pytest.param(np.array([[0.0, 1.0], [1.0, 0.0]], dtype=object), id="object-array-of-floats"),
+    pytest.param(good(3).astype(np.complex128), id="complex"),
+    pytest.param(good(3) > 0.5, id="bool"),
+    pytest.param(sp.csr_matrix(good(3).astype(np.complex128)), id="sparse-complex"),
+    pytest.param(sp.csr_matrix(good(3) > 0), id="sparse-bool"),
+    pytest.param([[0, 1], [1]], id="ragged"),
+]
+
+
+@pytest.mark.parametrize("algo", ALL)
+@pytest.mark.parametrize("weights", BAD_TYPES)
+def test_non_numeric_weights_raise_type_error(algo, weights):
+    with pytest.raises(TypeError, match=r"weights"):
+        run(algo, weights)
+
+
+@pytest.mark.parametrize("algo", ALL)
+def test_nested_lists_are_accepted(algo):
+    W = good(4)
+    np.testing.assert_array_equal(run(algo, W.tolist()).edges, run(algo, W).edges)
+
+
+@pytest.mark.parametrize("algo", ALL)
+@pytest.mark.parametrize("diag", [np.nan, np.inf, -1e300])
+def test_diagonal_is_ignored(algo, diag):
+    # the dense scan reads only off-diagonal entries and sparse drops the diagonal;
+    # private algorithms with the same seed must draw the same noise too
+    W = good(8)
+    ref = run(algo, W)
+    Wd = W.copy()
+    np.fill_diagonal(Wd, diag)
+    tree = run(algo, Wd)
+    np.testing.assert_array_equal(tree.edges, ref.edges)
+    assert tree.weight == ref.weight
+    A = sp.lil_matrix(W)
+    A.setdiag(diag)
+    tree = run(algo, A.tocsr())
+    ref_sparse = run(algo, sp.csr_matrix(W))
+    np.testing.assert_array_equal(tree.edges, ref_sparse.edges)
+
+
+# ---------------------------------------------------------------------------
+# n = 1 and n = 2
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("algo", ALL)
+@pytest.mark.parametrize("weights", [np.zeros((1, 1)), np.array([[np.nan]]), [[3]], sp.csr_matrix((1, 1))],
+                         ids=["dense", "nan-diag", "list", "sparse"])
+def test_single_vertex_has_no_edges(algo, weights):
+    tree = run(algo, weights)
+    assert tree.edges.shape == (0, 2)
+    assert tree.edge_weights.shape == (0,)
+    assert tree.weight == 0.0
+    assert tree.n_vertices == 1
+    assert len(tree) == 0
+
+
+@pytest.mark.parametrize("algo", ALL)
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("maximum", [False, True])
+def test_two_vertices_give_the_one_edge(algo, sparse, maximum):
+    W = np.array([[0.0, -2.5], [-2.5, 0.0]])
+    tree = run(algo, sp.csr_matrix(W) if sparse else W, maximum=maximum)
+    np.testing.assert_array_equal(tree.edges, [[0, 1]])
+    assert tree.weight == -2.5
+    if algo in WITH_START:
+        tree = run(algo, W, start=1)
+        np.testing.assert_array_equal(tree.edges, [[1, 0]])
+
+
+# ---------------------------------------------------------------------------
+# budget, sensitivity, start, noise, rng
+# ---------------------------------------------------------------------------
+
+BAD_POSITIVE = [0, 0.0, -1, -1.0, math.nan, math.inf, -math.inf]
+
+
+@pytest.mark.parametrize("algo", PRIVATE)
+@pytest.mark.parametrize("param", ["rho", "sensitivity"])
+@pytest.mark.parametrize("value", BAD_POSITIVE)
+def test_rho_and_sensitivity_must_be_finite_positive(algo, param, value):
+    with pytest.raises(ValueError, match=rf"{param} must be a finite positive number"):
+        run(algo, good(), **{param: value})
+
+
+@pytest.mark.parametrize("algo", PRIVATE)
+@pytest.mark.parametrize("param", ["rho", "sensitivity"])
+@pytest.mark.parametrize("value", ["1", True, [1.0], 1j])
+def test_rho_and_sensitivity_must_be_real_numbers(algo, param, value):
+    with pytest.raises(TypeError, match=param):
+        run(algo, good(), **{param: value})
+
+
+@pytest.mark.parametrize("algo", PRIVATE)
+def test_missing_sensitivity_is_a_type_error(algo):
+    with pytest.raises(TypeError, match="sensitivity"):
+        PRIVATE_FUNCS[algo](good(), rho=1.0, rng=0)
+    with pytest.raises(TypeError, match="sensitivity"):
+        PRIVATE_FUNCS[algo](good(), 1.0)
+
+
+def test_discretization_must_be_finite_positive():
+    for value in BAD_POSITIVE:
+        with pytest.raises(ValueError, match="discretization"):
+            run("fast_pamst", good(), discretization=value)
+
+
+@pytest.mark.parametrize("algo", WITH_START)
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("start", [-1, 5, 100])
+def test_start_out_of_range(algo, sparse, start):
+    W = good(5)
+    with pytest.raises(ValueError, match=rf"start = {start} is out of range.*n = 5"):
+        run(algo, sp.csr_matrix(W) if sparse else W, start=start)
+
+
+@pytest.mark.parametrize("algo", WITH_START)
+@pytest.mark.parametrize("start", [1.0, "1", True, None, np.float64(2.0)])
+def test_start_must_be_an_int(algo, start):
+    with pytest.raises(TypeError, match="start must be an int"):
+        run(algo, good(), start=start)
+
+
+@pytest.mark.parametrize("algo", WITH_START)
+def test_numpy_int_start_is_accepted(algo):
+    W = good(6)
+    np.testing.assert_array_equal(run(algo, W, start=np.int32(3)).edges, run(algo, W, start=3).edges)
+    assert run(algo, W, start=np.int64(3)).edges[0, 0] == 3
+
+
+@pytest.mark.parametrize("algo", WITH_NOISE)
+@pytest.mark.parametrize("noise", ["foo", "Exponential", "", None])
+def test_unknown_noise(algo, noise):
+    with pytest.raises(ValueError, match=r"noise must be 'exponential'.*'gumbel'"):
+        run(algo, good(), noise=noise)
+
+
+@pytest.mark.parametrize("algo", PRIVATE)
+@pytest.mark.parametrize("rng", ["0", 1.5, np.random.RandomState(0), [0], True])
+def test_rng_of_wrong_type(algo, rng):
+    with pytest.raises(TypeError, match="rng must be None, an int seed or a numpy.random.Generator"):
+        run(algo, good(), rng=rng)
+
+
+@pytest.mark.parametrize("algo", PRIVATE)
+def test_negative_seed(algo):
+    with pytest.raises(ValueError, match="seed must be non-negative"):
+        run(algo, good(), rng=-1)
+
+
+# ---------------------------------------------------------------------------
+# (epsilon, delta) budgets
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("algo", PRIVATE)
+def test_rho_and_epsilon_together(algo):
+    with pytest.raises(ValueError, match="either rho or .*epsilon and delta.*not both"):
+        run(algo, good(), rho=1.0, epsilon=1.0, delta=1e-6)
+    with pytest.raises(ValueError, match="not both"):
+        run(algo, good(), rho=1.0, delta=1e-6)
+
+
+@pytest.mark.parametrize("algo", PRIVATE)
+def test_no_budget(algo):
+    with pytest.raises(ValueError, match="privacy budget is required"):
+        PRIVATE_FUNCS[algo](good(), sensitivity=0.1, rng=0)
+
+
+@pytest.mark.parametrize("algo", PRIVATE)
+def test_epsilon_without_delta_and_delta_without_epsilon(algo):
+    with pytest.raises(ValueError, match="privacy budget is required"):
+        run(algo, good(), rho=None, epsilon=1.0)
+    with pytest.raises(ValueError, match="privacy budget is required"):
+        run(algo, good(), rho=None, delta=1e-6)
+
+
+@pytest.mark.parametrize("algo", PRIVATE)
+@pytest.mark.parametrize("delta", [0.0, 1.0, -1e-6, 1.5, math.nan, math.inf])
+def test_delta_outside_unit_interval(algo, delta):
+    with pytest.raises(ValueError, match="delta must lie strictly between 0 and 1"):
+        run(algo, good(), rho=None, epsilon=1.0, delta=delta)
+
+
+@pytest.mark.parametrize("algo", PRIVATE)
+@pytest.mark.parametrize("epsilon", [0.0, -1.0, math.nan, math.inf])
+def test_epsilon_must_be_finite_positive(algo, epsilon):
+    with pytest.raises(ValueError, match="epsilon must be a finite positive number"):
+        run(algo, good(), rho=None, epsilon=epsilon, delta=1e-6)
+
+
+@pytest.mark.parametrize("algo", PRIVATE)
+def test_epsilon_delta_converts_to_rho(algo):
+    eps, delta = 2.0, 1e-6
+    tree = run(algo, good(), rho=None, epsilon=eps, delta=delta)
+    rho = tree.info["rho"]
+    assert rho == fp.approx_dp_to_zcdp(eps, delta)
+    # the conversion is the tight inverse of rho + 2 sqrt(rho ln(1/delta))
+    assert fp.zcdp_to_approx_dp(rho, delta) == pytest.approx(eps, rel=1e-12)
+    L = math.log(1 / delta)
+    assert rho == pytest.approx((math.sqrt(L + eps) - math.sqrt(L)) ** 2, rel=1e-12)
