@@ -23,8 +23,11 @@ from .queue import gq_build
 from .sampler import EXPONENTIAL, GUMBEL, N_STATS
 from .tree import SpanningTree
 
-# speed knobs of the selection kernel (see sampler.py); they never change the output law
-DEFAULT_THETA = 1.0
+# speed knobs of the selection kernel (see sampler.py); they never change the output law.
+# A bottom candidate costs a rank selection and a pick in a cold bucket (often its
+# compaction), a bucket a single max draw: stopping when 0.03 noises are expected
+# above the best measured ~2x faster selections than theta = 1 at n = 4000.
+DEFAULT_THETA = 0.03
 DEFAULT_SIGMA = 1.0
 
 

@@ -167,8 +167,8 @@ def prim_dense_private(q, W, start, kind, rate, theta, sigma, rng, stats):
         visited[v] = True
         gq_update(q, W[v], v, visited, v * n)
         code = rnm_select(q, visited, kind, rate, theta, sigma, rng, stats)
-        a = code // n
-        b = code - a * n
+        a = code >> 20  # dense codes are a << 20 | b (queue._END_BITS)
+        b = code & ((1 << 20) - 1)
         edges[step, 0] = a
         edges[step, 1] = b
         v = b

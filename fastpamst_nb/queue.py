@@ -17,7 +17,8 @@ A ``GroupQueue`` is a namedtuple of flat arrays with ``gq_*`` kernels beside it.
 * **Edge store.** Each bucket owns the slots ``bag[start[b]:start[b+1]]``, as many
   as it has edges (a histogram, so the store is built in O(m + G) and holds each
   edge once). A slot packs the edge's group offset in its bucket (high bits) and
-  its code (low 40 bits): ``a * n + b`` dense, the CSR position sparse.
+  its code (low 40 bits): ``a << 20 | b`` dense (a visited, b not, when it
+  joined), the CSR position sparse.
 * **Lazy deletion.** The paper swaps an edge out of its group's interval and keeps
   a position index per edge; at n = 5000 that measured ~12x the cost of a whole
   exact Prim (random writes; NOTES section 5). Here an edge joining the cut is
@@ -56,9 +57,12 @@ GroupQueue = namedtuple(
 # below the edge store itself.
 _DIRECT_SLACK = 1 << 18
 _KEY_LIMIT = 2.0 ** 62
-# a slot is (group offset in its bucket) << _CODE_BITS | edge code
+# a slot is (group offset in its bucket) << _CODE_BITS | edge code; a dense code
+# is a << _END_BITS | b (a shift and a mask: a 64-bit modulo per slot dominated compaction)
 _CODE_BITS = 40
 _CODE_MASK = (1 << _CODE_BITS) - 1
+_END_BITS = 20
+_END_MASK = (1 << _END_BITS) - 1
 _MAX_SH1 = 20
 
 
@@ -107,7 +111,7 @@ def gq_update(q, row, v, visited, rank_base):
                 d = -1
             else:
                 d = 1
-                bag[start[b] + fill[b]] = ((g - (b << sh1)) << _CODE_BITS) | (v * n + u)
+                bag[start[b] + fill[b]] = ((g - (b << sh1)) << _CODE_BITS) | (v << _END_BITS) | u
                 fill[b] += 1
             cnt[b] += d
             delta += d
@@ -124,7 +128,7 @@ def gq_update(q, row, v, visited, rank_base):
                 d = -1
             else:
                 d = 1
-                bag[start[b] + fill[b]] = ((g - (b << sh1)) << _CODE_BITS) | (v * n + u)
+                bag[start[b] + fill[b]] = ((g - (b << sh1)) << _CODE_BITS) | (v << _END_BITS) | u
                 fill[b] += 1
             if groups:
                 cntg[g] += d
@@ -166,7 +170,7 @@ def gq_update_csr(q, indptr, indices, data, v, visited):
 def gq_end(q, code):
     """The endpoint that was unvisited when the edge joined; the edge is alive while it is."""
     if q.dense:
-        return code % q.n
+        return code & _END_MASK
     return q.ends[code]
 
 
@@ -455,7 +459,7 @@ def gq_build(graph, sgn, s, r, sigma):
     is large. Checks the memory it needs before allocating.
     """
     n, m = graph.n, graph.m
-    if n > 1 << 20 and graph.dense:
+    if n > 1 << _END_BITS and graph.dense:
         raise ValueError(f"dense input with n = {n} > 2**20 vertices is not supported; use scipy.sparse")
     kmin, kmax = _key_range(graph, sgn, s) if m > 0 else (0, 0)
     K = kmax - kmin + 1

@@ -15,7 +15,7 @@ import pytest
 import scipy.sparse as sp
 
 import fastpamst_nb as fp
-from fastpamst_nb.api import _fast_pamst_graph
+from fastpamst_nb.api import DEFAULT_SIGMA, DEFAULT_THETA, _fast_pamst_graph
 from fastpamst_nb.graph import as_graph
 from fastpamst_nb.queue import gq_build
 from fastpamst_nb.sampler import (
@@ -34,7 +34,7 @@ P_FAIL = 1e-4
 # own (sigma < 0); buckets of one group, stopping for the bottom trick right
 # after the first; the widest buckets and blocks (everything resolved as a block)
 KNOBS = {
-    "default": (1.0, 1.0),
+    "default": (DEFAULT_THETA, DEFAULT_SIGMA),
     "groups-only": (0.0, -1.0),
     "bottom-asap": (math.inf, 0.0),
     "widest-blocks": (1.0, math.inf),
@@ -102,7 +102,7 @@ def expected_sequences(weights, lam, s, noise="exponential", maximum=False, star
 
 
 def released_counts(weights, rho, sensitivity, discretization, *, noise="exponential",
-                    maximum=False, theta=1.0, sigma=1.0, seed=0, runs=RUNS):
+                    maximum=False, theta=DEFAULT_THETA, sigma=DEFAULT_SIGMA, seed=0, runs=RUNS):
     rng = np.random.default_rng(seed)
     graph = as_graph(weights)  # validated once; the loop runs the release itself
     s = sensitivity if discretization is None else discretization

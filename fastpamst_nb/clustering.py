@@ -1,0 +1,144 @@
+"""Single-linkage clustering by cutting a (released) spanning tree.
+
+Cutting the n_clusters - 1 longest edges of a minimum spanning tree gives exactly
+the single-linkage clustering with n_clusters clusters (Gower & Ross 1969). On a
+privately released tree this is post-processing: it reads only the released
+tree and the weights it is given, so it costs no privacy budget of its own --
+provided those weights are themselves public or privately released (see the
+caution in :func:`single_linkage` and :func:`private_edge_weights`).
+"""
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+
+from . import privacy
+from .core import as_generator, check_positive
+
+__all__ = ["private_edge_weights", "single_linkage"]
+
+
+def _check_tree(tree):
+    for attr in ("edges", "edge_weights", "n_vertices", "info"):
+        if not hasattr(tree, attr):
+            raise TypeError("tree must be a SpanningTree (from fastpamst_nb's exact_mst, fast_pamst, "
+                            f"pamst, post_processing or chow_liu), got {type(tree).__name__}")
+    n = int(tree.n_vertices)
+    edges = np.asarray(tree.edges, dtype=np.int64).reshape(-1, 2)
+    if n < 1 or edges.shape[0] != n - 1:
+        raise ValueError(f"tree must be a spanning tree: {n} vertices need {max(n - 1, 0)} edges, "
+                         f"got {edges.shape[0]}")
+    return n, edges
+
+
+def single_linkage(tree, n_clusters, *, weights=None):
+    """Cluster labels from cutting a spanning tree into ``n_clusters`` components.
+
+    Parameters
+    ----------
+    tree : SpanningTree
+        A spanning tree on n vertices, e.g. ``fast_pamst(D, ...)`` of a distance
+        matrix D, or a maximum spanning tree of similarities (``maximum=True``).
+    n_clusters : int
+        Number of clusters, 1 <= n_clusters <= n.
+    weights : array_like of float, shape (n - 1,), optional
+        Weights of ``tree.edges`` (same order) used to choose the cut. Default
+        ``tree.edge_weights``, the tree's *true* input weights (see Privacy).
+
+    Returns
+    -------
+    ndarray of int64, shape (n,)
+        ``labels[v]`` in 0 .. n_clusters-1; clusters are numbered in the order of
+        their smallest vertex (``labels[0] == 0``).
+
+    Notes
+    -----
+    *Which edges are cut.* For a minimum spanning tree (distances: small = close)
+    the n_clusters - 1 heaviest edges are removed; for a tree released with
+    ``maximum=True`` (``tree.info["maximum"]``, similarities such as mutual
+    information: large = close) the n_clusters - 1 *lightest* edges are removed.
+    Ties are cut in the order the edges were released. Applied to an exact
+    minimum spanning tree this equals single-linkage agglomerative clustering
+    (``scipy.cluster.hierarchy.fcluster(..., criterion="maxclust")``) when
+    the weights have no ties. Cost: O(n log n).
+
+    *Privacy.* This is post-processing: its output is a function of its
+    inputs only, so it adds no privacy cost to whatever released them. The
+    tree's edges from a private algorithm are private, but
+    ``SpanningTree.edge_weights`` are the true, un-noised weights and are
+    *not* covered by that guarantee. For an end-to-end private clustering pass
+    ``weights`` that were released privately too, e.g.
+    :func:`private_edge_weights` (which spends its own rho), or weights computed
+    from public information.
+
+    Examples
+    --------
+    >>> import numpy as np, fastpamst_nb as fp
+    >>> from fastpamst_nb.clustering import single_linkage
+    >>> x = np.array([0.0, 0.1, 0.2, 5.0, 5.1, 9.0])
+    >>> tree = fp.exact_mst(np.abs(x[:, None] - x[None, :]))
+    >>> single_linkage(tree, 3).tolist()
+    [0, 0, 0, 1, 1, 2]
+    """
+    n, edges = _check_tree(tree)
+    if isinstance(n_clusters, (bool, np.bool_)) or not isinstance(n_clusters, numbers.Integral):
+        raise TypeError(f"n_clusters must be an int, got {type(n_clusters).__name__}")
+    n_clusters = int(n_clusters)
+    if not 1 <= n_clusters <= n:
+        raise ValueError(f"n_clusters must satisfy 1 <= n_clusters <= n_vertices = {n}, got {n_clusters}")
+    if weights is None:
+        w = np.asarray(tree.edge_weights, dtype=np.float64)
+    else:
+        w = np.asarray(weights, dtype=np.float64)
+        if w.shape != (n - 1,):
+            raise ValueError(f"weights must have one entry per tree edge, shape ({n - 1},), got {w.shape}")
+    if np.isnan(w).any():
+        raise ValueError("weights must not contain NaN")
+    n_cut = n_clusters - 1
+    # heaviest first for minimum trees, lightest first for maximum trees; stable => release order on ties
+    key = w if tree.info.get("maximum", False) else -w
+    order = np.argsort(key, kind="stable")
+    kept = edges[order[n_cut:]]
+    A = sp.coo_matrix((np.ones(kept.shape[0]), (kept[:, 0], kept[:, 1])), shape=(n, n)).tocsr()
+    n_comp, raw = connected_components(A, directed=False)
+    # renumber clusters by their smallest vertex
+    _, first = np.unique(raw, return_index=True)
+    rank = np.empty(n_comp, dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(n_comp, dtype=np.int64)
+    return rank[raw]
+
+
+def private_edge_weights(tree, rho, sensitivity, *, rng=None):
+    """Gaussian-noised weights of a released tree's edges (rho-zCDP), for cutting it privately.
+
+    Parameters
+    ----------
+    tree : SpanningTree
+        A released tree (its edge set is already public).
+    rho : float
+        zCDP budget of this release (> 0); it composes additively with the
+        tree's own: releasing a tree with rho_1 and these weights with rho_2 is
+        (rho_1 + rho_2)-zCDP.
+    sensitivity : float
+        l_inf sensitivity Delta of every weight (the tree's weights' units).
+    rng : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    ndarray of float64, shape (n - 1,)
+        ``tree.edge_weights + N(0, sigma^2)`` with
+        ``sigma = Delta * sqrt((n - 1) / (2 rho))``: the n - 1 weights each move
+        by at most Delta, so their l2 sensitivity is Delta sqrt(n - 1) (the
+        Gaussian mechanism, Bun & Steinke 2016, Prop. 1.6).
+    """
+    n, _ = _check_tree(tree)
+    rho = check_positive("rho", rho)
+    sensitivity = check_positive("sensitivity", sensitivity)
+    gen = as_generator(rng)
+    w = np.asarray(tree.edge_weights, dtype=np.float64)
+    if n < 2:
+        return w.copy()
+    sigma = privacy.gaussian_sigma(rho, sensitivity, n - 1)
+    return w + gen.normal(0.0, sigma, size=w.shape)
