@@ -7,6 +7,8 @@
 
 from . import privacy
 from .api import exact_mst, excess_weight, fast_pamst, pamst, post_processing
+from .chow_liu import chow_liu, mi_sensitivity, mutual_information
+from .clustering import private_edge_weights, single_linkage
 from .privacy import approx_dp_to_zcdp, zcdp_to_approx_dp
 from .tree import SpanningTree
 
@@ -15,11 +17,16 @@ __version__ = "0.1.0"
 __all__ = [
     "SpanningTree",
     "approx_dp_to_zcdp",
+    "chow_liu",
     "exact_mst",
     "excess_weight",
     "fast_pamst",
+    "mi_sensitivity",
+    "mutual_information",
     "pamst",
     "post_processing",
     "privacy",
+    "private_edge_weights",
+    "single_linkage",
     "zcdp_to_approx_dp",
 ]

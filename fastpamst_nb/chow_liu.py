@@ -16,7 +16,6 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
-
 from numba import njit
 
 from .api import fast_pamst
@@ -25,7 +24,7 @@ from .core import CACHE, check_positive, require_memory
 __all__ = ["chow_liu", "mi_sensitivity", "mutual_information"]
 
 # total number of categories K = sum_j k_j up to which the (K, K) count matrix is
-# accumulated densely with BLAS; above it a sparse one-hot product is used
+# filled densely by the jitted kernel; above it a sparse one-hot product is used
 _DENSE_MAX_CATEGORIES = 4096
 
 
@@ -221,7 +220,7 @@ def _mutual_information(codes, k):
 
 
 def _g(c):
-    """g(c) = (c+1) ln(c+1) - c ln c (with 0 ln 0 = 0): the change of sum c ln c when a count c grows by one."""
+    """g(c) = (c+1) ln(c+1) - c ln c (0 ln 0 = 0): how much sum c ln c grows when a count c grows by one."""
     c = float(c)
     if c == 0.0:
         return 0.0

@@ -309,7 +309,9 @@ def run_sweep(algorithms, ns, seeds, rho=0.1, sensitivity=1e-5, *, executor=None
     executor : concurrent.futures.Executor, optional
         Runs the tasks (e.g. ``ProcessPoolExecutor`` or a Dask ``Client.get_executor()``);
         None runs them one after the other in this process. Each task ships only
-        its parameters and builds its own matrix.
+        its parameters and builds its own matrix. Weights and excess do not
+        depend on the executor; times do (tasks running side by side share the
+        machine), so time comparisons are best made serially.
     progress : bool
         Show a ``tqdm.auto`` progress bar (silently off when tqdm is not installed).
     weights : "uniform" or callable

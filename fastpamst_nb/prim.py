@@ -12,7 +12,7 @@ import numpy as np
 from numba import njit
 
 from .core import CACHE
-from .queue import gq_update, gq_update_csr
+from .queue import gq_join, gq_update, gq_update_csr
 from .sampler import rnm_select
 
 
@@ -164,9 +164,9 @@ def prim_dense_private(q, W, start, kind, rate, theta, sigma, rng, stats):
     edges = np.empty((max(n - 1, 0), 2), dtype=np.int64)
     v = start
     for step in range(n - 1):
-        visited[v] = True
+        gq_join(q, v, visited)
         gq_update(q, W[v], v, visited, v * n)
-        code = rnm_select(q, visited, kind, rate, theta, sigma, rng, stats)
+        code = rnm_select(q, W, visited, kind, rate, theta, sigma, rng, stats)
         a = code >> 20  # dense codes are a << 20 | b (queue._END_BITS)
         b = code & ((1 << 20) - 1)
         edges[step, 0] = a
@@ -181,12 +181,13 @@ def prim_csr_private(q, indptr, indices, data, start, kind, rate, theta, sigma, 
     n = indptr.shape[0] - 1
     visited = np.zeros(n, dtype=np.bool_)
     edges = np.empty((max(n - 1, 0), 2), dtype=np.int64)
+    no_dense = np.zeros((0, 0))
     v = start
     for step in range(n - 1):
-        visited[v] = True
+        gq_join(q, v, visited)
         gq_update_csr(q, indptr, indices, data, v, visited)
         # a sparse edge's code is its CSR position in the row of its visited end
-        p = rnm_select(q, visited, kind, rate, theta, sigma, rng, stats)
+        p = rnm_select(q, no_dense, visited, kind, rate, theta, sigma, rng, stats)
         b = indices[p]
         edges[step, 0] = np.searchsorted(indptr, p, side="right") - 1
         edges[step, 1] = b

@@ -50,7 +50,8 @@ from .core import CACHE, require_memory
 GroupQueue = namedtuple(
     "GroupQueue",
     ["n", "dense", "ends", "sgn", "s", "kmin", "direct", "rank", "key", "sh1", "sh2",
-     "groups", "layered", "cntg", "cnt", "total", "off", "start", "fill", "bag"],
+     "groups", "layered", "cntg", "cnt", "total", "off", "start", "fill", "bag",
+     "thr", "inside", "rest", "where", "sizes"],
 )
 
 # Direct addressing pays ~40 bytes per possible key; allow it while that stays well
@@ -84,12 +85,33 @@ ROOT = 3  # the level of the node that holds the whole cut
 
 
 @njit(cache=CACHE, nogil=True)
+def _event(bag, start, fill, cnt, cntg, groups, layered, o1, sh1, sh2, g, code, joins, thr):
+    """One edge of group g joins the cut (appended to its bucket when that bucket
+    is materialized, b >= thr) or leaves it (counters only); returns the change of
+    the cut's size."""
+    b = g >> sh1
+    d = -1
+    if joins:
+        d = 1
+        if b >= thr:
+            bag[start[b] + fill[b]] = ((g - (b << sh1)) << _CODE_BITS) | code
+            fill[b] += 1
+    if groups:
+        cntg[g] += d
+    cnt[b] += d
+    if layered:
+        cnt[o1 + (b >> sh2)] += d
+    return d
+
+
+@njit(cache=CACHE, nogil=True)
 def gq_update(q, row, v, visited, rank_base):
     """Vertex v joined the tree (dense): row v of W is read once; edges to
     unvisited vertices join the cut (appended to their bucket), edges to visited
     ones leave it (counters only).
 
-    The loop works on the queue's arrays hoisted into locals (field reads of the
+    ``v`` must already be recorded by ``gq_join``. The loop works on the queue's
+    arrays hoisted into locals (field reads of the
     namedtuple inside it measured 4x slower) and is written twice: the first copy
     is the benchmark's case (direct keys, no per-group counts, no block layer),
     where dropping the flags and the second counter from the loop body measured
@@ -100,6 +122,7 @@ def gq_update(q, row, v, visited, rank_base):
     o1, sh1, sh2 = q.off[1], q.sh1, q.sh2
     sgn, s, kmin, rank = q.sgn, q.s, q.kmin, q.rank
     direct, groups, layered = q.direct, q.groups, q.layered
+    thr = q.thr[0]
     delta = 0
     if direct and not groups and not layered:
         for u in range(n):
@@ -111,8 +134,9 @@ def gq_update(q, row, v, visited, rank_base):
                 d = -1
             else:
                 d = 1
-                bag[start[b] + fill[b]] = ((g - (b << sh1)) << _CODE_BITS) | (v << _END_BITS) | u
-                fill[b] += 1
+                if b >= thr:
+                    bag[start[b] + fill[b]] = ((g - (b << sh1)) << _CODE_BITS) | (v << _END_BITS) | u
+                    fill[b] += 1
             cnt[b] += d
             delta += d
     else:
@@ -123,19 +147,8 @@ def gq_update(q, row, v, visited, rank_base):
                 g = discretize(np.float64(row[u]), sgn, s) - kmin
             else:
                 g = np.int64(rank[rank_base + u])
-            b = g >> sh1
-            if visited[u]:
-                d = -1
-            else:
-                d = 1
-                bag[start[b] + fill[b]] = ((g - (b << sh1)) << _CODE_BITS) | (v << _END_BITS) | u
-                fill[b] += 1
-            if groups:
-                cntg[g] += d
-            cnt[b] += d
-            if layered:
-                cnt[o1 + (b >> sh2)] += d
-            delta += d
+            delta += _event(bag, start, fill, cnt, cntg, groups, layered, o1, sh1, sh2,
+                            g, (v << _END_BITS) | u, not visited[u], thr)
     q.total[0] += delta
 
 
@@ -150,19 +163,8 @@ def gq_update_csr(q, indptr, indices, data, v, visited):
     delta = 0
     for p in range(indptr[v], indptr[v + 1]):
         g = gq_group_of(q, data[p], p)
-        b = g >> sh1
-        if visited[indices[p]]:
-            d = -1
-        else:
-            d = 1
-            bag[start[b] + fill[b]] = ((g - (b << sh1)) << _CODE_BITS) | p
-            fill[b] += 1
-        if groups:
-            cntg[g] += d
-        cnt[b] += d
-        if layered:
-            cnt[o1 + (b >> sh2)] += d
-        delta += d
+        delta += _event(bag, start, fill, cnt, cntg, groups, layered, o1, sh1, sh2,
+                        g, p, not visited[indices[p]], 0)
     q.total[0] += delta
 
 
@@ -265,12 +267,74 @@ def _compact(q, b, visited):
 
 
 @njit(cache=CACHE, nogil=True)
-def gq_take(q, b, lo, hi, count, visited, rng):
+def gq_join(q, v, visited):
+    """Vertex v joins the tree: mark it and, dense, move it from ``rest`` to ``inside``."""
+    visited[v] = True
+    if q.dense:
+        n_in, n_rest = q.sizes[0], q.sizes[1]
+        q.inside[n_in] = v
+        i = q.where[v]
+        last = q.rest[n_rest - 1]
+        q.rest[i] = last
+        q.where[last] = i
+        q.sizes[0] = n_in + 1
+        q.sizes[1] = n_rest - 1
+
+
+@njit(cache=CACHE, nogil=True)
+def gq_materialize(q, W, b_need):
+    """Make bucket ``b_need`` (and at least as many buckets again as are already
+    materialized) hold its active edges, by one pass over the cut of a dense graph.
+
+    Buckets below ``thr`` keep exact counts but no slots, so an edge joining the
+    cut costs no write there; the sampler needs slots only near the top of the
+    cut. Growing the materialized range geometrically bounds the passes by
+    log2(B) per run; each reads the t (n - t) cut entries once.
+    """
+    thr = q.thr[0]
+    if b_need >= thr:
+        return
+    new = max(min(b_need, 2 * thr - q.off[1]), 0)
+    n = q.n
+    bag, start, fill, sh1 = q.bag, q.start, q.fill, q.sh1
+    inside, rest = q.inside, q.rest
+    for i in range(q.sizes[0]):
+        a = inside[i]
+        row = W[a]
+        for k in range(q.sizes[1]):
+            u = rest[k]
+            g = gq_group_of(q, np.float64(row[u]), a * n + u)
+            b = g >> sh1
+            if new <= b < thr:
+                bag[start[b] + fill[b]] = ((g - (b << sh1)) << _CODE_BITS) | (a << _END_BITS) | u
+                fill[b] += 1
+    q.thr[0] = new
+
+
+@njit(cache=CACHE, nogil=True)
+def gq_take_cut(q, W, pmax, rng):
+    """A uniformly random active edge of group <= pmax of a dense cut, by rejection
+    from uniform (visited, unvisited) pairs: every such pair is a cut edge of the
+    complete graph. Returns (group, code); callers use it when it accepts often."""
+    n = q.n
+    while True:
+        a = q.inside[np.int64(rng.random() * q.sizes[0])]
+        u = q.rest[np.int64(rng.random() * q.sizes[1])]
+        g = gq_group_of(q, np.float64(W[a, u]), a * n + u)
+        if g <= pmax:
+            return g, (a << _END_BITS) | u
+
+
+@njit(cache=CACHE, nogil=True)
+def gq_take(q, W, b, lo, hi, count, visited, rng):
     """A uniformly random active edge of bucket b whose group offset lies in [lo, hi].
 
-    ``count`` is how many there are (> 0). Returns (group, code). Rejection over
-    the bucket's slots when that accepts often enough, else one scan.
+    ``count`` is how many there are (> 0). Returns (group, code). Materializes
+    the bucket first if needed; then rejection over the bucket's slots when that
+    accepts often enough, else one scan.
     """
+    if b < q.thr[0]:
+        gq_materialize(q, W, b)
     if q.fill[b] > 2 * q.cnt[b]:
         _compact(q, b, visited)
     bag = q.bag
@@ -523,5 +587,12 @@ def gq_build(graph, sgn, s, r, sigma):
         off=off,
         start=start,
         fill=np.zeros(B, dtype=np.int64),
+        # np.empty leaves pages untouched: slots of buckets never materialized cost no memory
         bag=np.empty(max(m, 1), dtype=np.int64),
+        # dense graphs start with no bucket materialized, sparse ones with all
+        thr=np.array([B if graph.dense else 0], dtype=np.int64),
+        inside=np.empty(n if graph.dense else 0, dtype=np.int64),
+        rest=np.arange(n if graph.dense else 0, dtype=np.int64),
+        where=np.arange(n if graph.dense else 0, dtype=np.int64),
+        sizes=np.array([0, n], dtype=np.int64),
     )

@@ -35,7 +35,7 @@ import numpy as np
 from numba import njit
 
 from .core import CACHE
-from .queue import ROOT, gq_count, gq_select, gq_take, gq_top, gq_width_shift
+from .queue import ROOT, gq_count, gq_select, gq_take, gq_take_cut, gq_top, gq_width_shift
 
 EXPONENTIAL = 0
 GUMBEL = 1
@@ -48,6 +48,7 @@ ST_BLOCK_EXTRA = 3      # extra candidates drawn inside blocks
 ST_BOTTOM_CALLS = 4     # times the bottom trick ended a selection
 ST_BOTTOM_K = 5         # candidates (k) the bottom trick drew in total
 ST_BOTTOM_WINS = 6      # selections won by a bottom candidate
+ST_NODES = 7            # groups, buckets and blocks visited (empty ones included)
 N_STATS = 8
 
 
@@ -85,26 +86,29 @@ def max_noise(kind, c, r, rng):
 
 
 @njit(cache=CACHE, nogil=True)
-def _take_below(q, level, node, count, pmax, visited, rng):
+def _take_below(q, W, level, node, count, pmax, visited, rng):
     """A uniformly random active edge of a node (level 1, 2 or ROOT = the whole cut)
     among its groups <= pmax, given their number ``count``; returns (group, code)."""
+    if level == ROOT and q.dense and 2 * count >= q.total[0]:
+        # most of the cut qualifies: draw from the cut itself, no bucket is touched
+        return gq_take_cut(q, W, pmax, rng)
     bb, _ = gq_select(q, level, node, np.int64(rng.random() * count))
     lo = bb << q.sh1
     top = (np.int64(1) << q.sh1) - 1
     if not q.groups or pmax - lo >= top:
         # a whole bucket: without group counts, p always sits at a bucket's top
-        return gq_take(q, bb, 0, top, q.cnt[bb], visited, rng)
+        return gq_take(q, W, bb, 0, top, q.cnt[bb], visited, rng)
     c = 0
     for g in range(lo, pmax + 1):
         c += q.cntg[g]
-    return gq_take(q, bb, 0, pmax - lo, c, visited, rng)
+    return gq_take(q, W, bb, 0, pmax - lo, c, visited, rng)
 
 
 @njit(cache=CACHE, nogil=True)
-def _distinct_edge(q, level, node, count, pmax, chosen, n_chosen, visited, rng):
+def _distinct_edge(q, W, level, node, count, pmax, chosen, n_chosen, visited, rng):
     """As ``_take_below``, but not among chosen[:n_chosen] (uniform over the rest)."""
     while True:
-        g, code = _take_below(q, level, node, count, pmax, visited, rng)
+        g, code = _take_below(q, W, level, node, count, pmax, visited, rng)
         fresh = True
         for i in range(n_chosen):
             if chosen[i] == code:
@@ -115,13 +119,16 @@ def _distinct_edge(q, level, node, count, pmax, chosen, n_chosen, visited, rng):
 
 
 @njit(cache=CACHE, nogil=True)
-def rnm_select(q, visited, kind, r, theta, sigma, rng, stats):
+def rnm_select(q, W, visited, kind, r, theta, sigma, rng, stats):
     """One private selection from the cut held by ``q``; returns the winning edge's code.
 
     Parameters
     ----------
     q : GroupQueue
         The cut (at least one active edge).
+    W : (n, n) array
+        The dense weights (an empty array for a sparse graph), read to materialize
+        buckets and to draw bottom candidates straight from the cut.
     visited : bool array (n,)
     kind : int
         EXPONENTIAL (report-noisy-max) or GUMBEL (exponential mechanism).
@@ -160,7 +167,7 @@ def rnm_select(q, visited, kind, r, theta, sigma, rng, stats):
                 if k > chosen.shape[0]:
                     chosen = np.empty(k, dtype=np.int64)
                 for i in range(k):
-                    g, code = _distinct_edge(q, ROOT, 0, remaining, p, chosen, i, visited, rng)
+                    g, code = _distinct_edge(q, W, ROOT, 0, remaining, p, chosen, i, visited, rng)
                     chosen[i] = code
                     val = np.float64(key[g] - k0) + survival_inv(kind, _u01(rng) * pt, r)
                     if val > best:
@@ -192,6 +199,7 @@ def rnm_select(q, visited, kind, r, theta, sigma, rng, stats):
         if level == 0:
             c = q.cntg[p]
         first = False
+        stats[ST_NODES] += 1
         if c > 0:
             zmax = max_noise(kind, c, r, rng)
             if level == 0:
@@ -205,7 +213,7 @@ def rnm_select(q, visited, kind, r, theta, sigma, rng, stats):
                 # only now does the carrier's group matter: below best, neither it
                 # nor the c - 1 smaller noises can win, so no edge is looked up
                 stats[ST_BLOCK_DRAWS] += 1
-                g, code = _distinct_edge(q, level, node, c, p, chosen, 0, visited, rng)
+                g, code = _distinct_edge(q, W, level, node, c, p, chosen, 0, visited, rng)
                 val = np.float64(key[g] - k0) + zmax
                 if val > best:
                     best = val
@@ -224,7 +232,7 @@ def rnm_select(q, visited, kind, r, theta, sigma, rng, stats):
                         chosen = np.empty(k + 1, dtype=np.int64)
                     chosen[0] = code
                     for i in range(k):
-                        g, code2 = _distinct_edge(q, level, node, c, p, chosen, i + 1, visited, rng)
+                        g, code2 = _distinct_edge(q, W, level, node, c, p, chosen, i + 1, visited, rng)
                         chosen[i + 1] = code2
                         z = survival_inv(kind, s_max + _u01(rng) * (s_t - s_max), r)
                         val = np.float64(key[g] - k0) + z
@@ -237,5 +245,5 @@ def rnm_select(q, visited, kind, r, theta, sigma, rng, stats):
     if win_code < 0:
         b = win_g >> q.sh1
         goff = win_g - (b << q.sh1)
-        _, win_code = gq_take(q, b, goff, goff, q.cntg[win_g], visited, rng)
+        _, win_code = gq_take(q, W, b, goff, goff, q.cntg[win_g], visited, rng)
     return win_code

@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 import fastpamst_nb as fp
 from fastpamst_nb import chow_liu as cl_module
@@ -334,7 +335,6 @@ def test_validation_errors():
     with pytest.raises(TypeError, match="n_categories"):
         mutual_information(good, n_categories=2.5)
     with pytest.raises(TypeError, match="scipy.sparse"):
-        import scipy.sparse as sp
         mutual_information(sp.csr_matrix(good))
     with pytest.raises(ValueError, match="privacy budget"):
         chow_liu(good)

@@ -15,7 +15,9 @@ from numba import njit
 
 import naive
 from fastpamst_nb.graph import as_graph
-from fastpamst_nb.queue import ROOT, gq_build, gq_count, gq_select, gq_take, gq_top, gq_update, gq_update_csr
+from fastpamst_nb.queue import (
+    ROOT, gq_build, gq_count, gq_join, gq_select, gq_take, gq_take_cut, gq_top, gq_update, gq_update_csr,
+)
 
 CODE_MASK = (1 << 40) - 1
 
@@ -61,6 +63,7 @@ def _groups_of(graph, q):
 
 
 def _update(q, graph, v, visited):
+    gq_join(q, v, visited)
     if graph.dense:
         gq_update(q, graph.W[v], v, visited, v * graph.n)
     else:
@@ -92,11 +95,23 @@ def _connected_order(graph, rng):
     return np.array(order)
 
 
+def _dense_or_empty(graph):
+    return graph.W if graph.dense else np.zeros((0, 0))
+
+
 @njit
-def _many_takes(q, b, lo, hi, count, visited, rng, reps):
+def _many_takes(q, W, b, lo, hi, count, visited, rng, reps):
     out = np.empty(reps, dtype=np.int64)
     for i in range(reps):
-        out[i] = gq_take(q, b, lo, hi, count, visited, rng)[1]
+        out[i] = gq_take(q, W, b, lo, hi, count, visited, rng)[1]
+    return out
+
+
+@njit
+def _many_cut_takes(q, W, pmax, rng, reps):
+    out = np.empty(reps, dtype=np.int64)
+    for i in range(reps):
+        out[i] = gq_take_cut(q, W, pmax, rng)[1]
     return out
 
 
@@ -117,7 +132,6 @@ def test_queue_matches_a_naive_cut(layout):
     width = 1 << int(q.sh1)
     gen = np.random.default_rng(0)
     for v in _connected_order(graph, rng)[:-1]:
-        visited[v] = True
         _update(q, graph, v, visited)
         for e in [e for e in active if v in e]:
             active.discard(e)
@@ -148,9 +162,17 @@ def test_queue_matches_a_naive_cut(layout):
         lo = top_group - b * width
         for hi in (lo, width - 1):
             count = sum(1 for e in active if group[e] // width == b and lo <= group[e] - b * width <= hi)
-            for code in _many_takes(q, b, lo, hi, count, visited, gen, 3):
+            for code in _many_takes(q, _dense_or_empty(graph), b, lo, hi, count, visited, gen, 3):
                 e = frozenset(_decode(graph, code))
                 assert e in active and group[e] // width == b and lo <= group[e] - b * width <= hi
+        # a materialized bucket holds every active edge of its own (plus dead slots)
+        for bb in range(int(q.thr[0]), B):
+            slots = q.bag[q.start[bb]:q.start[bb] + q.fill[bb]] & CODE_MASK
+            alive = {frozenset(_decode(graph, c)) for c in slots.tolist()} & active
+            assert alive == {e for e in active if group[e] // width == bb}
+        if graph.dense:
+            for code in _many_cut_takes(q, graph.W, top_group, gen, 3):
+                assert frozenset(_decode(graph, code)) in active
 
 
 @pytest.mark.parametrize("restrict", [False, True])
@@ -164,8 +186,12 @@ def test_picks_are_uniform_over_active_members(restrict):
     assert q.off[1] == 1
     visited = np.zeros(n, dtype=np.bool_)
     for v in range(n // 2):
-        visited[v] = True
+        gq_join(q, v, visited)
         gq_update(q, W[v], v, visited, v * n)
+        if v == 0:
+            # materialize the bucket now, so that later joins leave dead slots in it
+            _many_takes(q, W, 0, 0, (1 << int(q.sh1)) - 1, q.total[0], visited, np.random.default_rng(0), 1)
+    assert q.fill[0] > q.total[0]  # dead slots are present when the picks start
     active = [(a, b) for a in range(n) for b in range(n) if visited[a] and not visited[b]]
     keys = np.array([int(math.floor(-W[a, b])) for a, b in active])
     top = int(np.max(keys - q.kmin))
@@ -176,7 +202,7 @@ def test_picks_are_uniform_over_active_members(restrict):
         members = active
         lo, hi = 0, (1 << int(q.sh1)) - 1
     runs = 20_000
-    codes = _many_takes(q, 0, lo, hi, len(members), visited, np.random.default_rng(1), runs)
+    codes = _many_takes(q, graph.W, 0, lo, hi, len(members), visited, np.random.default_rng(1), runs)
     counts = {}
     for c in codes.tolist():
         e = (c >> 20, c & ((1 << 20) - 1))
