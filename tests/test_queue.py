@@ -40,7 +40,7 @@ LAYOUTS = {
     "direct-wide-buckets": (lambda rng: _sym(rng, 30), 1e-3, 0.01, 1.0),
     "direct-single-groups": (lambda rng: _sym(rng, 30, 20, True), 1.0, 1.0, -1.0),
     "compressed-groups": (lambda rng: _sym(rng, 30, 1e7), 1.0, 0.05, 1.0),
-    "layered": (lambda rng: _sym(rng, 60), 1e-6, 10.0, 0.0),
+    "layered": (lambda rng: _sym(rng, 60), 1e-5, 10.0, 0.0),
     "sparse": (lambda rng: _sparse(40), 1e-2, 0.5, 1.0),
 }
 
