@@ -16,7 +16,7 @@ from .core import CACHE
 from .sampler import EXPONENTIAL
 
 
-@njit(cache=CACHE, nogil=True, inline="always")
+@njit(cache=CACHE, nogil=True)
 def _noise(kind, lam, rng):
     """Exp(rate lam) for report-noisy-max, Gumbel(scale 1/lam) for the exponential mechanism."""
     e = rng.standard_exponential()

@@ -5,22 +5,23 @@ i.i.d. noise Z_e (in key units, rate ``r = lam * s``): exponential noise
 (report-noisy-max, ``kind = 0``) or Gumbel noise (the exponential mechanism,
 ``kind = 1``). Nothing but the noise that matters is drawn:
 
-* **Groups and blocks from the top down.** Starting at the best non-empty group
-  and walking down, each step takes the largest aligned block of the queue's
-  layers whose key span is at most ``sigma / r`` (a single group when none is).
-  Its maximum noise is one draw, ``MaxNoise(c)`` (for a single group that is the
-  paper's MaxExp; the carrier is a uniformly random member, drawn only when it
-  matters). For a block, the carrier's group is found by a rank select, and the
-  other c - 1 edges, whose noise is i.i.d. conditioned on being at most the
-  maximum, can only win by exceeding ``best - key_top``: their number is
-  Binomial and those few get a noise drawn from the doubly truncated law.
+* **Buckets from the top down.** Starting at the best non-empty bucket and
+  walking down, each step takes the largest aligned node of the queue (a bucket,
+  a block of buckets, or a single group where a bucket's key span exceeds
+  ``sigma / r``) and draws its maximum noise in one go, ``MaxNoise(c)`` (for a
+  single group that is the paper's MaxExp). Only when ``key_top + MaxNoise`` could
+  beat the best so far is the carrier of that maximum looked up (a uniformly
+  random active member, found by rank selection): its value is exact. The other
+  c - 1 edges, whose noise is i.i.d. conditioned on being at most the maximum,
+  can only win by exceeding ``best - key_top``: their number is Binomial and those
+  few get a noise drawn from the doubly truncated law.
 * **Bottom trick, adaptive** (NOTES section 4). Before each block, if the
   remaining |L| edges, all with keys at most ``key_top``, expect fewer than
   ``theta`` noises above ``t = best - key_top``, stop: k ~ Binomial(|L|, P(Z > t)),
   k distinct uniformly random edges of L get noise from the law conditioned on
   ``Z > t`` (memoryless for exponential noise: t + Exp), the rest cannot win.
 
-The stopping point and the block sizes depend only on counts and on noise
+The stopping point and the node sizes depend only on counts and on noise
 already drawn for *other* edges, never on the noise of the edges they decide
 about, so the output distribution does not depend on ``theta`` or ``sigma``
 (tests run the extremes). They only change the speed.
@@ -52,7 +53,7 @@ ST_NODES = 7            # groups, buckets and blocks visited (empty ones include
 N_STATS = 8
 
 
-@njit(cache=CACHE, nogil=True, inline="always")
+@njit(cache=CACHE, nogil=True)
 def _u01(rng):
     """Uniform on the open interval (0, 1)."""
     u = rng.random()
@@ -61,7 +62,7 @@ def _u01(rng):
     return u
 
 
-@njit(cache=CACHE, nogil=True, inline="always")
+@njit(cache=CACHE, nogil=True)
 def survival(kind, t, r):
     """P(Z > t) for noise of rate r."""
     if kind == EXPONENTIAL:
@@ -71,7 +72,7 @@ def survival(kind, t, r):
     return -math.expm1(-math.exp(-r * t))
 
 
-@njit(cache=CACHE, nogil=True, inline="always")
+@njit(cache=CACHE, nogil=True)
 def survival_inv(kind, y, r):
     """The t with P(Z > t) = y, for 0 < y < 1."""
     if kind == EXPONENTIAL:
@@ -79,10 +80,35 @@ def survival_inv(kind, y, r):
     return -math.log(-math.log1p(-y)) / r
 
 
-@njit(cache=CACHE, nogil=True, inline="always")
+@njit(cache=CACHE, nogil=True)
 def max_noise(kind, c, r, rng):
     """The maximum of c i.i.d. noises: S^-1(1 - U^(1/c)) (NOTES erratum 1)."""
     return survival_inv(kind, -math.expm1(math.log(_u01(rng)) / c), r)
+
+
+@njit(cache=CACHE, nogil=True)
+def binomial(n, p, rng):
+    """Binomial(n, p) by waiting times: geometric gaps between successes until they
+    pass n (Devroye 1986, X.4.3), in O(1 + min(np, n(1-p))) draws.
+
+    Every binomial here has a small mean (about theta, or the few non-carriers
+    that can still win), where this is exact and cheap; numba's BTPE binomial
+    alone took ~3 s of compile time per call site.
+    """
+    if n <= 0 or p <= 0.0:
+        return 0
+    if p >= 1.0:
+        return n
+    flip = p > 0.5
+    lq = math.log1p(-(1.0 - p if flip else p))
+    k = 0
+    pos = 0
+    while True:
+        pos += np.int64(math.floor(math.log(_u01(rng)) / lq)) + 1
+        if pos > n:
+            break
+        k += 1
+    return n - k if flip else k
 
 
 @njit(cache=CACHE, nogil=True)
@@ -162,7 +188,7 @@ def rnm_select(q, W, visited, kind, r, theta, sigma, rng, stats):
             pt = survival(kind, t, r)
             if remaining * pt < theta:
                 stats[ST_BOTTOM_CALLS] += 1
-                k = rng.binomial(remaining, pt) if pt > 0.0 else 0
+                k = binomial(remaining, pt, rng)
                 stats[ST_BOTTOM_K] += k
                 if k > chosen.shape[0]:
                     chosen = np.empty(k, dtype=np.int64)
@@ -226,7 +252,7 @@ def rnm_select(q, W, visited, kind, r, theta, sigma, rng, stats):
                     s_max = survival(kind, zmax, r)
                     s_t = survival(kind, t, r)
                     pc = (s_t - s_max) / (1.0 - s_max)
-                    k = rng.binomial(c - 1, min(max(pc, 0.0), 1.0))
+                    k = binomial(c - 1, pc, rng)
                     stats[ST_BLOCK_EXTRA] += k
                     if k + 1 > chosen.shape[0]:
                         chosen = np.empty(k + 1, dtype=np.int64)

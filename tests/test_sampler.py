@@ -1,0 +1,119 @@
+"""The selection kernel alone: one grouped, discretized RNM on a frozen cut, and
+the two samplers it is built from (binomial counts and the maximum of c noises).
+
+Random cuts of small dense graphs (random group structures: ties, gaps, far
+groups) are built once; ``rnm_select`` is then run 20,000 times on the same cut
+and the selected edges are compared with the brute-force law of
+argmax(s * floor(-w / s) + noise) (naive.rnm_exp_probs for exponential noise,
+naive.softmax_probs for Gumbel noise) by a chi-square test, failing at p < 1e-4.
+"""
+
+import math
+
+import numpy as np
+import pytest
+import scipy.stats
+from numba import njit
+
+import naive
+from fastpamst_nb.graph import as_graph
+from fastpamst_nb.queue import gq_build, gq_join, gq_update
+from fastpamst_nb.sampler import EXPONENTIAL, GUMBEL, N_STATS, binomial, max_noise, rnm_select
+
+RUNS = 20_000
+STRUCTURES = ["ties", "gaps", "spread"]
+
+
+@njit
+def _select_many(q, W, visited, kind, r, theta, sigma, rng, runs):
+    stats = np.zeros(N_STATS, dtype=np.int64)
+    out = np.empty(runs, dtype=np.int64)
+    for i in range(runs):
+        out[i] = rnm_select(q, W, visited, kind, r, theta, sigma, rng, stats)
+    return out, stats
+
+
+def _cut(seed, n, structure):
+    """A dense symmetric W with a chosen group structure and a random visited set."""
+    rng = np.random.default_rng(seed)
+    if structure == "ties":
+        W = rng.integers(0, 3, size=(n, n)).astype(float)
+    elif structure == "gaps":
+        W = rng.choice([0.0, 0.5, 4.0, 9.0, 30.0], size=(n, n))
+    else:  # spread: many distinct groups, some far below the top
+        W = rng.random((n, n)) * 12.0
+    W = np.triu(W, 1)
+    W = W + W.T
+    visited_order = rng.permutation(n)[: max(2, n // 2)]
+    return W, visited_order
+
+
+@pytest.mark.parametrize("noise", ["exponential", "gumbel"])
+@pytest.mark.parametrize("structure", STRUCTURES)
+@pytest.mark.parametrize("theta, sigma", [(0.03, 1.0), (math.inf, 0.0), (0.0, -1.0), (1.0, math.inf)])
+def test_one_selection_matches_brute_force_rnm(structure, noise, theta, sigma):
+    n, s, lam = 9, 1.0, 0.8
+    W, order = _cut(STRUCTURES.index(structure), n, structure)
+    graph = as_graph(W)
+    r = lam * s
+    q = gq_build(graph, -1.0, s, r, sigma)
+    visited = np.zeros(n, dtype=np.bool_)
+    for v in order:
+        gq_join(q, v, visited)
+        gq_update(q, W[v], v, visited, v * n)
+    cut = [(a, b) for a in range(n) for b in range(n) if visited[a] and not visited[b]]
+    weights = np.array([W[a, b] for a, b in cut])
+    scores = naive.discretized_scores(weights, s)
+    probs = naive.rnm_exp_probs(scores, lam) if noise == "exponential" else naive.softmax_probs(scores, lam)
+    expected = dict(zip(cut, probs))
+    kind = EXPONENTIAL if noise == "exponential" else GUMBEL
+    codes, stats = _select_many(q, W, visited, kind, r, theta, sigma, np.random.default_rng(5), RUNS)
+    counts = {}
+    for c in codes.tolist():
+        e = (c >> 20, c & ((1 << 20) - 1))
+        counts[e] = counts.get(e, 0) + 1
+    pvalue, stat, dof = naive.chisquare_pvalue(counts, expected, RUNS)
+    assert dof >= 2, "the configuration must spread the selection over several edges"
+    assert pvalue >= 1e-4, f"p = {pvalue:.2e} (chi2 = {stat:.1f}, dof = {dof})"
+
+
+@njit
+def _binomials(n, p, rng, runs):
+    out = np.empty(runs, dtype=np.int64)
+    for i in range(runs):
+        out[i] = binomial(n, p, rng)
+    return out
+
+
+@pytest.mark.parametrize("n, p", [(10, 0.3), (7, 0.8), (1000, 0.002), (10**9, 3e-9), (50, 0.5)])
+def test_binomial_matches_the_exact_pmf(n, p):
+    draws = _binomials(n, p, np.random.default_rng(11), RUNS)
+    ks, counts = np.unique(draws, return_counts=True)
+    support = range(0, min(n, 60) + 1)
+    expected = {k: float(scipy.stats.binom.pmf(k, n, p)) for k in support}
+    expected[-1] = max(0.0, 1.0 - sum(expected.values()))  # the tail beyond the listed support
+    observed = {int(k) if k in expected else -1: int(c) for k, c in zip(ks, counts)}
+    pvalue, _, dof = naive.chisquare_pvalue(observed, expected, RUNS)
+    assert dof >= 1 and pvalue >= 1e-4
+
+
+@njit
+def _max_noises(kind, c, r, rng, runs):
+    out = np.empty(runs)
+    for i in range(runs):
+        out[i] = max_noise(kind, c, r, rng)
+    return out
+
+
+@pytest.mark.parametrize("kind", [EXPONENTIAL, GUMBEL])
+@pytest.mark.parametrize("c", [1, 7, 10**6])
+def test_max_noise_has_the_law_of_a_maximum(kind, c):
+    # binned at the exact quantiles of the max of c noises: each of 20 bins has mass 1/20
+    r = 0.7
+    q = (np.arange(1, 20) / 20.0) ** (1.0 / c)  # CDF of one noise at the max's quantiles
+    edges = -np.log(1.0 - q) / r if kind == EXPONENTIAL else -np.log(-np.log(q)) / r
+    draws = _max_noises(kind, c, r, np.random.default_rng(c), RUNS)
+    observed = dict(zip(*np.unique(np.searchsorted(edges, draws), return_counts=True)))
+    pvalue, _, _ = naive.chisquare_pvalue({int(k): int(v) for k, v in observed.items()},
+                                          {k: 0.05 for k in range(20)}, RUNS)
+    assert pvalue >= 1e-4
