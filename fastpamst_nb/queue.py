@@ -162,10 +162,7 @@ def gq_update(q, row, v, visited, rank_base):
         for u in range(n):
             if u == v:
                 continue
-            if direct:
-                g = discretize(np.float64(row[u]), sgn, s) - kmin
-            else:
-                g = np.int64(rank[rank_base + u])
+            g = _group(np.float64(row[u]), rank_base + u, direct, sgn, s, kmin, rank)
             delta += _event(bag, start, fill, cnt, cntg, groups, layered, o1, sh1, sh2,
                             g, (v << _END_BITS) | u, not visited[u], thr)
     q.total[0] += delta
