@@ -12,8 +12,11 @@ Gumbel of scale 1 / lam is added for the exponential mechanism.
   eps^2 / 2-zCDP (Bun & Steinke 2016, Prop. 1.4), so eps = sqrt(2 rho_step).
 * The exponential mechanism is eps-bounded-range, which implies eps^2 / 8-zCDP
   (Cesar & Rogers 2021, Lemma 3.2), so eps = sqrt(8 rho_step): twice the rate.
-* Rounding scores down to multiples of s raises the sensitivity to Delta + s
-  (Pagh & Retschmeier 2024, Cor. Discretized-RNM).
+* Rounding scores down to multiples of s raises the sensitivity to D_s, see
+  :func:`discretized_sensitivity`: s * ceil(Delta / s) when s is a power of two
+  (the key floor(w / s) is then computed exactly), s * ceil(Delta / s + 1/2)
+  otherwise. Both are at most Delta + s when Delta / s is an integer (the paper's
+  Cor. Discretized-RNM uses Delta + s, which doubles the noise at s = Delta).
 * Gaussian post-processing: m weights that each move by at most Delta have l2
   sensitivity Delta * sqrt(m), and N(0, sigma^2) with sigma = Delta_2 / sqrt(2 rho)
   is rho-zCDP (Bun & Steinke 2016, Prop. 1.6). The paper's experiments used
@@ -23,6 +26,7 @@ Gumbel of scale 1 / lam is added for the exponential mechanism.
 
 import math
 import numbers
+from fractions import Fraction
 
 import numpy as np
 
@@ -70,17 +74,76 @@ def pamst_rate(rho, sensitivity, n, noise="exponential"):
     return _eps_step(rho, n, noise) / (2.0 * sensitivity)
 
 
+def is_power_of_two(x):
+    """True when the positive float ``x`` is an exact power of two (2**k, k any integer)."""
+    return x > 0.0 and math.isfinite(x) and math.frexp(x)[0] == 0.5
+
+
+def key_limit(discretization):
+    """Largest |w / s| the kernels accept for the step ``s``: 2**62 for a power of two
+    (w / s is exact, the int64 key cannot overflow), 2**52 otherwise (the bound of
+    :func:`discretized_sensitivity` needs the rounding error of w / s below 1/4)."""
+    return 2.0 ** 62 if is_power_of_two(discretization) else 2.0 ** 52
+
+
+def discretized_sensitivity(sensitivity, discretization):
+    """Sensitivity D_s of the discretized score s * floor(sgn * w / s) as computed.
+
+    Parameters
+    ----------
+    sensitivity : float
+        Delta: every weight moves by at most this much between neighbours.
+    discretization : float
+        The step s.
+
+    Returns
+    -------
+    float
+        s * ceil(Delta / s) when s is a power of two, s * ceil(Delta / s + 1/2)
+        otherwise, rounded up to a float (never below the exact value).
+
+    Notes
+    -----
+    Proof. Exact arithmetic: if |x' - x| <= t then floor(x') - floor(x) < t + 1,
+    an integer, so it is at most ceil(t); with x = w / s and t = Delta / s the
+    score moves by at most s * ceil(Delta / s) (NOTES section 1).
+
+    Floating point, s a power of two: w / s only changes the exponent, so it is
+    exact unless it underflows, and the kernels map an underflow of a negative
+    quotient to key -1 (its exact floor); the exact bound holds as computed.
+
+    Floating point, any other s: the kernels refuse |w / s| >= 2**52, where the
+    correctly rounded quotient is within 1/4 of w / s (half an ulp, ulp <= 1/2;
+    an underflow errs by less). So fl(x') - fl(x) <= t + 1/2, hence
+    floor(fl(x')) - floor(fl(x)) < t + 3/2, i.e. at most ceil(t + 1/2).
+    Without the range limit the bound fails (seen: 1.97 (Delta + s) at
+    |w / s| > 2**52). Delta / s is evaluated exactly (as fractions), so a quotient
+    that rounds onto an integer cannot lower the ceiling.
+    """
+    t = Fraction(sensitivity) / Fraction(discretization)
+    if is_power_of_two(discretization):
+        steps = math.ceil(t)
+    else:
+        steps = math.ceil(t + Fraction(1, 2))
+    exact = Fraction(discretization) * steps
+    d = float(exact)
+    if Fraction(d) < exact:  # round up: a smaller D_s would add too little noise
+        d = math.nextafter(d, math.inf)
+    return d
+
+
 def fast_pamst_rate(rho, sensitivity, n, discretization=None, noise="exponential"):
     """Noise rate of Fast-PAMST on scores s * floor(-w / s).
 
-    Returns sqrt(2 rho/(n-1)) / (2 (Delta + s)) (exponential noise) or
-    sqrt(8 rho/(n-1)) / (2 (Delta + s)) (gumbel); s defaults to Delta.
+    Returns sqrt(2 rho/(n-1)) / (2 D_s) (exponential noise) or
+    sqrt(8 rho/(n-1)) / (2 D_s) (gumbel), with D_s from
+    :func:`discretized_sensitivity`; s defaults to Delta.
     """
     check_noise(noise)
     s = sensitivity if discretization is None else discretization
     if n < 2:
         return math.inf
-    return _eps_step(rho, n, noise) / (2.0 * (sensitivity + s))
+    return _eps_step(rho, n, noise) / (2.0 * discretized_sensitivity(sensitivity, s))
 
 
 def gaussian_sigma(rho, sensitivity, m):
