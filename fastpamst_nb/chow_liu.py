@@ -7,6 +7,8 @@ MI entry at once, by at most :func:`mi_sensitivity` (about ln(N)/N nats for
 binary data, the figure quoted in the introduction of Pagh & Retschmeier 2024),
 so the MI matrix fits the l_inf neighbouring relation of :func:`fast_pamst`
 exactly and :func:`chow_liu` is rho-zCDP with respect to replacing one row.
+The number of rows N and the domain sizes of the attributes are public: the
+domain sizes must be given (``n_categories``), never read from the data.
 
 Units are nats (natural logarithms) throughout.
 """
@@ -57,19 +59,32 @@ def _check_data(data):
     if arr.dtype.kind == "u" and arr.max() > np.iinfo(np.int64).max:
         raise ValueError("data values are too large to be category codes")
     codes = np.array(arr, dtype=np.int64, order="C", copy=True)
+    # error messages name the column and the rule, never a data value (codes are private)
     col_min = codes.min(axis=0)
     if col_min.min() < 0:
         j = int(np.argmin(col_min))
         raise ValueError(f"data must hold non-negative category codes 0, 1, ..., k-1; column {j} "
-                         f"contains {int(col_min[j])}")
+                         "has a negative code; encode it with np.unique(column, return_inverse=True)[1]")
     return codes
 
 
-def _check_n_categories(n_categories, codes):
-    """Per-column domain sizes k_j (int64 array of length d), checked against ``codes``."""
+def _check_n_categories(n_categories, codes, *, infer=True):
+    """Per-column domain sizes k_j (int64 array of length d), checked against ``codes``.
+
+    ``n_categories=None`` reads them from the data (``column max + 1``) when
+    ``infer`` is true (:func:`mutual_information`, not a release); a private
+    release (``infer=False``) must be given public domain sizes.
+    """
     d = codes.shape[1]
     col_max = codes.max(axis=0)
     if n_categories is None:
+        if not infer:
+            raise TypeError(
+                "chow_liu() needs n_categories=, the public domain sizes of the attributes: "
+                "sizes read from the data (column max + 1) are not private, since one row changes "
+                "them and with them the sensitivity and the noise; pass n_categories=k (every "
+                f"column has codes 0 .. k-1) or a sequence of d = {d} ints known in advance, "
+                "e.g. from the data dictionary or schema")
         return col_max + 1
     if isinstance(n_categories, (bool, np.bool_)):
         raise TypeError("n_categories must be an int or a sequence of d ints, got a bool")
@@ -81,7 +96,7 @@ def _check_n_categories(n_categories, codes):
         except Exception:  # pragma: no cover - exotic inputs
             raw = None
         if raw is None or raw.dtype.kind not in "iu":
-            raise TypeError("n_categories must be None, an int or a sequence of d ints, "
+            raise TypeError("n_categories must be an int or a sequence of d ints, "
                             f"got {type(n_categories).__name__}")
         if raw.shape != (d,):
             raise ValueError(f"n_categories must have one entry per column (d = {d}), "
@@ -92,8 +107,10 @@ def _check_n_categories(n_categories, codes):
     bad = np.nonzero(col_max >= k)[0]
     if bad.size:
         j = int(bad[0])
-        raise ValueError(f"column {j} contains the code {int(col_max[j])}, which is not below "
-                         f"n_categories[{j}] = {int(k[j])}; codes must lie in 0 .. k-1")
+        # k is public (given by the user); the offending code is data and is not quoted
+        raise ValueError(f"column {j} has a code >= n_categories[{j}] = {int(k[j])}, so it is "
+                         f"not below n_categories; codes of column {j} must lie in "
+                         f"0 .. {int(k[j]) - 1}: fix the encoding or the declared domain size")
     return k
 
 
@@ -167,7 +184,8 @@ def mutual_information(data, n_categories=None):
         Integer-coded categorical data: column j holds codes 0 .. k_j - 1
         (bool arrays are accepted as 0/1). Never modified.
     n_categories : None, int or sequence of d ints
-        Domain sizes k_j; default: ``column max + 1``. Empty categories contribute
+        Domain sizes k_j; default: ``column max + 1`` (read from the data, which
+        is fine here: this matrix is not a release). Empty categories contribute
         nothing, so this only matters for validation and memory.
 
     Returns
@@ -334,10 +352,12 @@ def chow_liu(data, rho=None, *, rng=None, noise="gumbel", epsilon=None, delta=No
         exponential mechanism, the lower-error choice).
     epsilon, delta : float, optional
         (epsilon, delta)-DP budget, converted to rho.
-    n_categories : None, int or sequence of d ints
-        Public domain sizes k_j. Default ``column max + 1`` -- which reads the
-        data: for a formal guarantee the domains must be public, so pass them
-        from the schema (they select the sensitivity bound, see below).
+    n_categories : int or sequence of d ints
+        Required. Public domain sizes k_j (column j holds codes 0 .. k_j - 1),
+        known in advance, e.g. from the data dictionary or schema. They select
+        the sensitivity bound (see below) and are recorded in ``info``, so they
+        must not be read from the data: ``None`` raises TypeError (use
+        :func:`mutual_information` for a non-private look at the data).
     sensitivity : float, optional
         l_inf sensitivity of the MI entries (nats). Default
         ``mi_sensitivity(N, k2)`` with k2 the second-largest domain size, i.e.
@@ -347,10 +367,12 @@ def chow_liu(data, rho=None, *, rng=None, noise="gumbel", epsilon=None, delta=No
     Returns
     -------
     SpanningTree
-        Over the d attributes (vertices 0 .. d-1, the columns of ``data``), with
-        ``edge_weights`` the true MI of each tree edge and ``info`` recording
-        ``rho``, ``sensitivity`` (the value used), ``maximum=True``, ``n_rows``
-        and ``n_categories``.
+        Over the d attributes (vertices 0 .. d-1, the columns of ``data``).
+        The edges are the private release. ``info`` records only public
+        values: ``rho``, ``sensitivity`` (the value used), the noise
+        parameters, ``maximum=True``, ``n_rows`` (N, public under replace-one)
+        and ``n_categories`` (the domain sizes given). ``edge_weights`` and
+        ``weight`` are the TRUE MI values: NOT private, do not publish them.
 
     Notes
     -----
@@ -366,12 +388,12 @@ def chow_liu(data, rho=None, *, rng=None, noise="gumbel", epsilon=None, delta=No
     >>> import numpy as np
     >>> from fastpamst_nb.chow_liu import chow_liu
     >>> X = np.random.default_rng(0).integers(0, 2, size=(1000, 5))
-    >>> tree = chow_liu(X, rho=1.0, rng=0)
+    >>> tree = chow_liu(X, rho=1.0, rng=0, n_categories=2)
     >>> tree.n_vertices, len(tree.edges)
     (5, 4)
     """
     codes = _check_data(data)
-    k = _check_n_categories(n_categories, codes)
+    k = _check_n_categories(n_categories, codes, infer=False)
     N = codes.shape[0]
     if sensitivity is None:
         sensitivity = mi_sensitivity(N, _pair_domain(k))
@@ -380,6 +402,8 @@ def chow_liu(data, rho=None, *, rng=None, noise="gumbel", epsilon=None, delta=No
     MI = _mutual_information(codes, k)
     tree = fast_pamst(MI, rho, sensitivity, rng=rng, noise=noise, maximum=True,
                       epsilon=epsilon, delta=delta)
+    # info holds public values only: N is public under the replace-one relation
+    # (both neighbours have N rows), and k was given by the user, not read from the data
     tree.info["n_rows"] = int(N)
     tree.info["n_categories"] = tuple(int(x) for x in k)
     return tree

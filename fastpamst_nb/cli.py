@@ -1,10 +1,16 @@
 """The ``fastpamst`` command line: ``demo``, ``run`` and ``bench``.
 
-``fastpamst demo`` runs every algorithm on the paper's default problem,
-``fastpamst run`` releases one private spanning tree of a weight matrix saved
-with numpy (.npy, dense) or scipy (.npz, sparse) as CSV, and ``fastpamst bench``
-times the algorithms against each other. User errors print one line
+``fastpamst demo`` runs every algorithm on the paper's default problem (synthetic
+data), ``fastpamst run`` releases one private spanning tree of a weight matrix
+saved with numpy (.npy, dense) or scipy (.npz, sparse) as CSV, and ``fastpamst
+bench`` times the algorithms against each other. User errors print one line
 ``fastpamst: error: ...`` and exit with status 2.
+
+A release publishes only what is private: ``fastpamst run`` writes the edges
+``u,v`` and, on request, Gaussian-noised weights (``--weights private``, which
+spends its own budget ``--weights-rho``). The true weights are written only
+with ``--weights true``, which warns that they are not private; the summary on
+stderr reports the privacy budget, never the tree's weight.
 """
 
 import argparse
@@ -16,11 +22,14 @@ import time
 import numpy as np
 
 from . import api, bench, privacy
+from .clustering import private_edge_weights
 from .core import check_positive
 
 PROG = "fastpamst"
 DEMO_DELTA = 1e-6
+RUN_DELTA = 1e-6  # delta of the (epsilon, delta) equivalent printed by `fastpamst run`
 ALGORITHMS = ("fast_pamst", "fast_pamst_gumbel", "pamst", "post_processing", "exact")
+WEIGHTS = ("none", "private", "true")
 
 
 class UsageError(Exception):
@@ -44,9 +53,13 @@ def _build_parser():
     demo.add_argument("--sensitivity", type=float, default=1e-5, help="l_inf sensitivity of each weight (default 1e-5)")
     demo.add_argument("--seed", type=int, default=0, help="seed of the matrix and the noise (default 0)")
 
-    run = sub.add_parser("run", help="release a spanning tree of a saved weight matrix as CSV",
-                         description="Release a (private) spanning tree of WEIGHTS as CSV lines u,v,weight.")
-    run.add_argument("weights", metavar="WEIGHTS", help=".npy (dense matrix) or .npz (scipy.sparse matrix)")
+    run = sub.add_parser(
+        "run", help="release a spanning tree of a saved weight matrix as CSV",
+        description="Release a private spanning tree of WEIGHTS as CSV lines u,v (its edges). "
+                    "Weights are added only on request: --weights private adds Gaussian-noised weights "
+                    "(budget --weights-rho, on top of --rho); --weights true adds the true weights, "
+                    "which are NOT private.")
+    run.add_argument("matrix", metavar="WEIGHTS", help=".npy (dense matrix) or .npz (scipy.sparse matrix)")
     run.add_argument("--rho", type=float, help="zCDP budget (required unless --algorithm exact)")
     run.add_argument("--sensitivity", type=float,
                      help="l_inf sensitivity of each weight (required unless --algorithm exact)")
@@ -55,6 +68,11 @@ def _build_parser():
                      help="seed of the noise (default: fresh OS entropy; a public seed reveals the noise)")
     run.add_argument("--output", help="CSV file to write (default: stdout)")
     run.add_argument("--maximum", action="store_true", help="maximum instead of minimum spanning tree")
+    run.add_argument("--weights", choices=WEIGHTS, default="none",
+                     help="third CSV column: none (default: u,v only), private (Gaussian-noised "
+                          "weights, needs --weights-rho) or true (the true weights: NOT private)")
+    run.add_argument("--weights-rho", type=float, metavar="R",
+                     help="zCDP budget of --weights private, spent on top of --rho (total rho + R)")
 
     bnch = sub.add_parser("bench", help="time every algorithm (rho = 0.1, sensitivity = 1e-5)",
                           description="Time every algorithm on Uniform(0, 1) complete graphs.")
@@ -100,6 +118,8 @@ def cmd_demo(args):
         runs.append(("pamst", lambda: api.pamst(W, **kw)))
 
     print(f"fastpamst demo: complete graph, n = {args.n}, weights Uniform(0, 1), seed = {args.seed}")
+    print("the weights are synthetic (made up, public), so the table shows the trees' true weights "
+          "to evaluate them; a real release (fastpamst run) never prints them")
     print(f"privacy: rho = {args.rho:g} zCDP, sensitivity = {args.sensitivity:g} "
           f"(equivalent to epsilon = {eps:.4g}, delta = {DEMO_DELTA:g})")
     print("timings exclude JIT compilation (every kernel was warmed up on an 8-vertex graph first)")
@@ -131,8 +151,9 @@ def _load_weights(path):
         raise UsageError(f"{path}: cannot read it as a {ext} weight matrix: {exc}") from None
 
 
-def _release(algorithm, W, args):
-    kw = {"rho": args.rho, "sensitivity": args.sensitivity, "rng": args.seed, "maximum": args.maximum}
+def _release(algorithm, W, args, rng=None):
+    rng = args.seed if rng is None else rng
+    kw = {"rho": args.rho, "sensitivity": args.sensitivity, "rng": rng, "maximum": args.maximum}
     if algorithm == "exact":
         return api.exact_mst(W, maximum=args.maximum)
     if algorithm == "fast_pamst":
@@ -144,36 +165,97 @@ def _release(algorithm, W, args):
     return api.post_processing(W, **kw)
 
 
-def _write_csv(tree, out):
-    out.write("u,v,weight\n")
-    # repr keeps every float digit, so the CSV weights equal the matrix entries exactly
-    for (u, v), w in zip(tree.edges.tolist(), tree.edge_weights.tolist()):
+def _write_csv(tree, out, weights=None, column=None):
+    """CSV of the tree's edges ``u,v``; with ``weights``, a third column named ``column``."""
+    if weights is None:
+        out.write("u,v\n")
+        for u, v in tree.edges.tolist():
+            out.write(f"{u},{v}\n")
+        return
+    out.write(f"u,v,{column}\n")
+    # repr keeps every float digit (true weights equal the matrix entries exactly)
+    for (u, v), w in zip(tree.edges.tolist(), np.asarray(weights, dtype=np.float64).tolist()):
         out.write(f"{u},{v},{w!r}\n")
 
 
-def cmd_run(args):
-    """``fastpamst run``: one spanning tree of a saved matrix, as CSV."""
+def _check_run_args(args):
+    """Usage errors of ``fastpamst run`` that need no data: raised before any work."""
     if args.algorithm != "exact":
         missing = [f"--{k}" for k in ("rho", "sensitivity") if getattr(args, k) is None]
         if missing:
             raise UsageError(f"{' and '.join(missing)} required for --algorithm {args.algorithm} "
                              "(only --algorithm exact runs without a privacy budget)")
+    if args.weights == "private":
+        if args.weights_rho is None:
+            raise UsageError("--weights private requires --weights-rho R, the zCDP budget of the noised "
+                             "weights (spent on top of --rho)")
+        if args.algorithm == "exact":
+            raise UsageError("--weights private needs a private tree, but --algorithm exact is not private; "
+                             "choose a private --algorithm, or --weights none or true")
+        check_positive("--weights-rho", args.weights_rho)
+    elif args.weights_rho is not None:
+        raise UsageError(f"--weights-rho is only used with --weights private (got --weights {args.weights}); "
+                         "add --weights private or drop --weights-rho")
+
+
+def _summary(args, tree, secs):
+    """The one-line stderr summary: public parameters only, never a weight."""
+    head = f"fastpamst run: algorithm = {args.algorithm}, n = {tree.n_vertices}"
+    if args.algorithm == "exact":
+        privacy_note = "NOT private (the exact tree is computed from the true weights without noise)"
+    else:
+        rho = float(tree.info.get("rho", args.rho))
+        if args.weights == "private":
+            total = rho + args.weights_rho
+            privacy_note = (f"total privacy budget rho = {total:g} zCDP (tree rho = {rho:g} + weights "
+                            f"rho = {args.weights_rho:g})")
+        else:
+            total = rho
+            privacy_note = f"privacy budget rho = {rho:g} zCDP"
+        eps = privacy.zcdp_to_approx_dp(total, RUN_DELTA)
+        privacy_note += f", i.e. epsilon = {eps:.4g} at delta = {RUN_DELTA:g}"
+        if args.weights == "true":
+            privacy_note += " (edges only: the true weights written are NOT private)"
+    return f"{head}, {privacy_note}, seconds = {secs:.4f}"
+
+
+def cmd_run(args):
+    """``fastpamst run``: one spanning tree of a saved matrix, as CSV.
+
+    Writes ``u,v`` per edge; with ``--weights private`` a third column of
+    Gaussian-noised weights (:func:`fastpamst_nb.private_edge_weights`, budget
+    ``--weights-rho``), with ``--weights true`` the true weights (not private,
+    with a warning). The stderr summary reports the privacy budget, no weight.
+    """
+    _check_run_args(args)
     if args.output:
         # fail before a long computation, not after it
         parent = os.path.dirname(os.path.abspath(args.output))
         if not os.path.isdir(parent):
             raise UsageError(f"--output {args.output}: directory {parent} does not exist")
-    W = _load_weights(args.weights)
+    W = _load_weights(args.matrix)
     _warm_up([args.algorithm], dense=isinstance(W, np.ndarray))
-    tree, secs = _timed(lambda: _release(args.algorithm, W, args))
+    # one generator for the tree, then the weights: same --seed, same CSV; the weights'
+    # noise continues the stream, so it is independent of the tree's
+    gen = np.random.default_rng(args.seed)
+    tree, secs = _timed(lambda: _release(args.algorithm, W, args, rng=gen))
+    weights, column = None, None
+    if args.weights == "private":
+        weights = private_edge_weights(tree, args.weights_rho, args.sensitivity, rng=gen)
+        column = "private_weight"
+    elif args.weights == "true":
+        weights, column = tree.edge_weights, "true_weight"
     if args.output:
         with open(args.output, "w", newline="") as f:
-            _write_csv(tree, f)
+            _write_csv(tree, f, weights, column)
     else:
-        _write_csv(tree, sys.stdout)
+        _write_csv(tree, sys.stdout, weights, column)
         sys.stdout.flush()
-    print(f"fastpamst run: algorithm = {args.algorithm}, n = {tree.n_vertices}, "
-          f"tree weight = {tree.weight:.6g}, seconds = {secs:.4f}", file=sys.stderr)
+    if args.weights == "true":
+        print(f"{PROG}: WARNING: the third column holds the TRUE edge weights; they are NOT private "
+              "(no privacy guarantee covers them): do not publish this output; use --weights private "
+              "--weights-rho R for a private release of the weights", file=sys.stderr)
+    print(_summary(args, tree, secs), file=sys.stderr)
     return 0
 
 

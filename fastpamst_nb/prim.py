@@ -152,18 +152,18 @@ def prim_csr_exact(indptr, indices, data, start, sgn):
 # ----------------------------------------------------------------------------
 
 @njit(cache=CACHE, nogil=True)
-def prim_dense_private(q, W, start, kind, rate, theta, sigma, rng, stats):
-    """Fast-PAMST on the complete graph of W (q built by ``gq_build``).
+def prim_dense_private(q, W, visited, edges, step0, n_steps, v, kind, rate, theta, sigma, rng, stats):
+    """Steps ``step0 .. step0 + n_steps - 1`` of Fast-PAMST on the complete graph of W
+    (q built by ``gq_build``); ``v`` is the vertex that joins the tree first (the
+    start, or the last vertex selected). Returns the next vertex to join.
 
     When v joins the tree, row v of W is read once: edges to unvisited vertices
     join the cut (one scattered append), edges to visited ones leave it (a
     counter decrement; their slots die lazily). Then one private selection.
+    The caller runs the steps in chunks so that a long release can be interrupted.
     """
     n = W.shape[0]
-    visited = np.zeros(n, dtype=np.bool_)
-    edges = np.empty((max(n - 1, 0), 2), dtype=np.int64)
-    v = start
-    for step in range(n - 1):
+    for step in range(step0, step0 + n_steps):
         gq_join(q, v, visited)
         gq_update(q, W[v], v, visited, v * n)
         code = rnm_select(q, W, visited, kind, rate, theta, sigma, rng, stats)
@@ -172,18 +172,15 @@ def prim_dense_private(q, W, start, kind, rate, theta, sigma, rng, stats):
         edges[step, 0] = a
         edges[step, 1] = b
         v = b
-    return edges
+    return v
 
 
 @njit(cache=CACHE, nogil=True)
-def prim_csr_private(q, indptr, indices, data, start, kind, rate, theta, sigma, rng, stats):
-    """Fast-PAMST on a symmetric CSR topology (q built by ``gq_build``)."""
-    n = indptr.shape[0] - 1
-    visited = np.zeros(n, dtype=np.bool_)
-    edges = np.empty((max(n - 1, 0), 2), dtype=np.int64)
+def prim_csr_private(q, indptr, indices, data, visited, edges, step0, n_steps, v, kind, rate,
+                     theta, sigma, rng, stats):
+    """As :func:`prim_dense_private` on a symmetric CSR topology."""
     no_dense = np.zeros((0, 0))
-    v = start
-    for step in range(n - 1):
+    for step in range(step0, step0 + n_steps):
         gq_join(q, v, visited)
         gq_update_csr(q, indptr, indices, data, v, visited)
         # a sparse edge's code is its CSR position in the row of its visited end
@@ -192,4 +189,4 @@ def prim_csr_private(q, indptr, indices, data, start, kind, rate, theta, sigma, 
         edges[step, 0] = np.searchsorted(indptr, p, side="right") - 1
         edges[step, 1] = b
         v = b
-    return edges
+    return v

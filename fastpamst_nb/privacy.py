@@ -162,28 +162,203 @@ def paper_gaussian_sigma(rho, sensitivity, n):
     return math.sqrt(n * n * sensitivity / (2.0 * rho))
 
 
-def zcdp_to_approx_dp(rho, delta):
-    """epsilon such that rho-zCDP implies (epsilon, delta)-DP.
+CONVERSIONS = ("cks", "bun-steinke")
 
-    epsilon = rho + 2 sqrt(rho ln(1/delta)) (Bun & Steinke 2016, Prop. 1.3).
+# Search range for t = log(alpha - 1) in the CKS conversion. Any alpha > 1 gives a
+# sound bound, so capping the range can only cost tightness, never privacy; the
+# optimum lies inside it for all float inputs (|t| < 400: the optimal e**t lies
+# between min(L, sqrt(L / rho)) / 3 and sqrt(L / rho)) and exp(t) cannot overflow.
+_LOG_U_MIN = -700.0
+_LOG_U_MAX = 700.0
+_MAX_STEPS_DOWN = 100
+
+
+def _check_method(method):
+    if not isinstance(method, str) or method not in CONVERSIONS:
+        raise ValueError(f"method must be one of {', '.join(repr(m) for m in CONVERSIONS)}, "
+                         f"got {method!r}")
+    return method
+
+
+def _cks_offset(u, L):
+    """c in eps = alpha rho + c for a fixed alpha = 1 + u (CKS 2020, Cor. 13).
+
+    Solving delta = exp((alpha-1)(alpha rho - eps)) / (alpha-1) * (1 - 1/alpha)**alpha
+    for eps with L = ln(1/delta) gives
+        eps = alpha rho + [alpha ln(1 - 1/alpha) - ln(alpha - 1) + L] / (alpha - 1),
+    and with alpha ln(1 - 1/alpha) = alpha (ln u - ln(1 + u)) the bracket over u is
+        c = ln u - (1 + u) ln(1 + u) / u + L / u = (L - log1p(u)) / u - log1p(1 / u),
+    the last form free of cancellation for u -> 0 and u -> inf.
+    """
+    return (L - math.log1p(u)) / u - math.log1p(1.0 / u)
+
+
+def _bisect_increasing(f, lo, hi, tol=1e-12):
+    """Bracket [lo, hi] of width <= tol around the sign change of an increasing f,
+    clipped to the initial [lo, hi]. With t = ln(alpha - 1), tol = 1e-12 moves the
+    optimum of the (flat, smooth) bounds by ~1e-24 relative: far below rounding."""
+    if f(lo) >= 0.0:
+        return lo, lo
+    if f(hi) <= 0.0:
+        return hi, hi
+    for _ in range(100):  # 1400 / 2**51 < 1e-12
+        mid = 0.5 * (lo + hi)
+        if hi - lo <= tol or mid <= lo or mid >= hi:
+            break
+        if f(mid) > 0.0:
+            hi = mid
+        else:
+            lo = mid
+    return lo, hi
+
+
+def _cks_epsilon(rho, L):
+    # eps(u) = (1 + u) rho + c(u) has derivative rho + (log1p(u) - L) / u**2, whose
+    # sign is that of g(u) = rho u**2 + log1p(u) - L, increasing in u from -L to inf:
+    # eps is unimodal with its minimum at the root of g, found by bisection over
+    # t = ln u. Both ends of the final bracket give sound bounds; take the smaller.
+    def g(t):
+        u = math.exp(t)
+        return rho * u * u + math.log1p(u) - L
+
+    lo, hi = _bisect_increasing(g, _LOG_U_MIN, _LOG_U_MAX)
+    eps = min((1.0 + u) * rho + _cks_offset(u, L) for u in (math.exp(lo), math.exp(hi)))
+    # The bound tends to ln(1 - delta) < 0 as rho -> 0; (eps, delta)-DP with eps < 0
+    # implies (0, delta)-DP, and epsilon is reported as a nonnegative number.
+    return max(eps, 0.0)
+
+
+def _cks_rho(epsilon, L, delta):
+    # rho(eps) = max over u of (eps - c(u)) / (1 + u). At the optimum rho = r(u) =
+    # (L - log1p(u)) / u**2 (the stationarity condition of _cks_epsilon), which
+    # decreases from inf to 0 on (0, e**L - 1]; so k(u) = (1 + u) r(u) + c(u), the
+    # epsilon reached there, decreases too (from inf to ln(1 - delta) < 0) and
+    # crosses eps once. Bisection on t = ln u, then the best end of the bracket.
+    def minus_k(t):
+        u = math.exp(t)
+        m = (L - math.log1p(u)) / u  # >= 0 below e**L - 1; r(u) = m / u
+        return epsilon - (m / u + 2.0 * m - math.log1p(1.0 / u))
+
+    # ln(e**L - 1) = L + ln(1 - delta), where r vanishes
+    t_max = min(_LOG_U_MAX, L + math.log1p(-delta))
+    lo, hi = _bisect_increasing(minus_k, min(_LOG_U_MIN, t_max), t_max)
+    return max((epsilon - _cks_offset(u, L)) / (1.0 + u) for u in (math.exp(lo), math.exp(hi)))
+
+
+def zcdp_to_approx_dp(rho, delta, method="cks"):
+    """The epsilon such that rho-zCDP implies (epsilon, delta)-DP.
+
+    Parameters
+    ----------
+    rho : float
+        zCDP budget (> 0, finite).
+    delta : float
+        Target delta, strictly between 0 and 1.
+    method : {"cks", "bun-steinke"}, default "cks"
+        ``"cks"``: Canonne, Kamath & Steinke (2020), Corollary 13: rho-zCDP implies
+        (eps, delta)-DP with
+        delta = inf over alpha > 1 of exp((alpha-1)(alpha rho - eps)) / (alpha-1)
+        * (1 - 1/alpha)**alpha. For a fixed alpha this is
+        eps = alpha rho + [alpha ln(1 - 1/alpha) - ln(alpha - 1) + ln(1/delta)] / (alpha - 1),
+        and the minimum over alpha is attained where
+        rho (alpha - 1)**2 + ln(alpha) = ln(1/delta), found by bisection on
+        ln(alpha - 1). The value returned is the bound at an alpha the search
+        reached, so it is always a valid epsilon (at worst a few ulps above the
+        infimum); it is clipped below at 0 (the infimum tends to
+        ln(1 - delta) < 0 as rho -> 0).
+        ``"bun-steinke"``: eps = rho + 2 sqrt(rho ln(1/delta)), Bun & Steinke (2016),
+        Proposition 1.3; never smaller than the CKS value.
+
+    Returns
+    -------
+    float
+        epsilon >= 0; rho = 0.1, delta = 1e-6 give 2.1419 (CKS) and 2.4508
+        (Bun-Steinke).
+
+    Raises
+    ------
+    ValueError
+        If rho is not finite and positive, delta is outside (0, 1) or method is
+        unknown.
+
+    References
+    ----------
+    .. [1] C. L. Canonne, G. Kamath, T. Steinke, "The Discrete Gaussian for
+       Differential Privacy", NeurIPS 2020, arXiv:2004.00010, Prop. 12 and Cor. 13.
+    .. [2] M. Bun, T. Steinke, "Concentrated Differential Privacy: Simplifications,
+       Extensions, and Lower Bounds", TCC 2016, arXiv:1605.02065, Prop. 1.3.
     """
     rho = check_positive("rho", rho)
     delta = _check_delta(delta)
-    return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
+    method = _check_method(method)
+    L = -math.log(delta)
+    if method == "cks":
+        return _cks_epsilon(rho, L)
+    return rho + 2.0 * math.sqrt(rho) * math.sqrt(L)  # rho * L could overflow
 
 
-def approx_dp_to_zcdp(epsilon, delta):
+def approx_dp_to_zcdp(epsilon, delta, method="cks"):
     """The largest rho whose (epsilon, delta) conversion is at most ``epsilon``.
 
-    Inverse of :func:`zcdp_to_approx_dp`: with L = ln(1/delta),
-    rho = (sqrt(L + epsilon) - sqrt(L))^2.
+    Inverse of :func:`zcdp_to_approx_dp` with the same ``method``. The result is
+    guaranteed, not just approximately, to satisfy
+    ``zcdp_to_approx_dp(rho, delta, method) <= epsilon`` as computed in floating
+    point: the analytic value is stepped down with :func:`math.nextafter` until it
+    does (a few ulps at most).
+
+    Parameters
+    ----------
+    epsilon : float
+        Target epsilon (> 0, finite).
+    delta : float
+        Target delta, strictly between 0 and 1.
+    method : {"cks", "bun-steinke"}, default "cks"
+        ``"cks"``: rho = max over alpha > 1 of (epsilon - c(alpha)) / alpha with
+        c(alpha) = [alpha ln(1 - 1/alpha) - ln(alpha - 1) + ln(1/delta)] / (alpha - 1)
+        (Canonne, Kamath & Steinke 2020, Cor. 13; every alpha gives a valid rho, the
+        maximizing one is found by bisection). ``"bun-steinke"``:
+        rho = (sqrt(L + epsilon) - sqrt(L))**2 with L = ln(1/delta), the inverse of
+        Bun & Steinke (2016), Prop. 1.3.
+
+    Returns
+    -------
+    float
+        rho > 0; epsilon = 2, delta = 1e-6 give rho = 0.0882 (CKS) and 0.0676
+        (Bun-Steinke).
+
+    Raises
+    ------
+    ValueError
+        If epsilon is not finite and positive, delta is outside (0, 1) or method
+        is unknown.
+
+    References
+    ----------
+    .. [1] C. L. Canonne, G. Kamath, T. Steinke, "The Discrete Gaussian for
+       Differential Privacy", NeurIPS 2020, arXiv:2004.00010, Cor. 13.
+    .. [2] M. Bun, T. Steinke, "Concentrated Differential Privacy: Simplifications,
+       Extensions, and Lower Bounds", TCC 2016, arXiv:1605.02065, Prop. 1.3.
     """
     epsilon = check_positive("epsilon", epsilon)
     delta = _check_delta(delta)
-    L = math.log(1.0 / delta)
-    # written as a difference of squares over a sum to avoid cancellation
-    root = epsilon / (math.sqrt(L + epsilon) + math.sqrt(L))
-    return root * root
+    method = _check_method(method)
+    L = -math.log(delta)
+    if method == "cks":
+        rho = _cks_rho(epsilon, L, delta)
+    else:
+        # written as a difference of squares over a sum to avoid cancellation
+        root = epsilon / (math.sqrt(L + epsilon) + math.sqrt(L))
+        rho = root * root
+    # Rounding may leave the forward conversion an ulp or so above epsilon.
+    for _ in range(_MAX_STEPS_DOWN):
+        if not rho > 0.0:
+            raise ValueError(f"epsilon={epsilon!r} is too small for delta={delta!r}: "
+                             f"the equivalent rho underflows to 0")
+        if zcdp_to_approx_dp(rho, delta, method) <= epsilon:
+            return rho
+        rho = math.nextafter(rho, 0.0)
+    raise ArithmeticError(f"could not convert (epsilon={epsilon!r}, delta={delta!r}) "
+                          f"to zCDP with method {method!r}")
 
 
 def _check_delta(delta):
@@ -195,12 +370,35 @@ def _check_delta(delta):
     return delta
 
 
-def resolve_rho(rho=None, epsilon=None, delta=None):
-    """The zCDP budget from exactly one of ``rho`` or ``(epsilon, delta)``."""
+def resolve_rho(rho=None, epsilon=None, delta=None, method="cks"):
+    """The zCDP budget from exactly one of ``rho`` or ``(epsilon, delta)``.
+
+    Parameters
+    ----------
+    rho : float, optional
+        zCDP budget, returned as is (after validation).
+    epsilon, delta : float, optional
+        Approximate-DP budget, converted with :func:`approx_dp_to_zcdp`.
+    method : {"cks", "bun-steinke"}, default "cks"
+        Conversion used for ``(epsilon, delta)``; see :func:`zcdp_to_approx_dp`.
+
+    Returns
+    -------
+    float
+        rho > 0.
+
+    References
+    ----------
+    .. [1] C. L. Canonne, G. Kamath, T. Steinke, "The Discrete Gaussian for
+       Differential Privacy", NeurIPS 2020, arXiv:2004.00010, Cor. 13.
+    .. [2] M. Bun, T. Steinke, "Concentrated Differential Privacy: Simplifications,
+       Extensions, and Lower Bounds", TCC 2016, arXiv:1605.02065, Prop. 1.3.
+    """
+    _check_method(method)
     if rho is not None:
         if epsilon is not None or delta is not None:
             raise ValueError("give either rho or (epsilon and delta), not both")
         return check_positive("rho", rho)
     if epsilon is None or delta is None:
         raise ValueError("a privacy budget is required: give rho (zCDP) or both epsilon and delta")
-    return approx_dp_to_zcdp(epsilon, delta)
+    return approx_dp_to_zcdp(epsilon, delta, method)

@@ -55,6 +55,7 @@ import numpy as np
 from numba import njit
 
 from .core import CACHE, require_memory
+from .privacy import key_limit
 
 GroupQueue = namedtuple(
     "GroupQueue",
@@ -66,7 +67,6 @@ GroupQueue = namedtuple(
 # Direct addressing pays ~40 bytes per possible key; allow it while that stays well
 # below the edge store itself.
 _DIRECT_SLACK = 1 << 18
-_KEY_LIMIT = 2.0 ** 62
 # a slot is (group offset in its bucket) << _CODE_BITS | edge code; a dense code
 # is a << _END_BITS | b (a shift and a mask: a 64-bit modulo per slot dominated compaction)
 _CODE_BITS = 40
@@ -78,8 +78,20 @@ _MAX_SH1 = 20
 
 @njit(cache=CACHE, nogil=True)
 def discretize(w, sgn, s):
-    """The integer key floor(sgn * w / s); score = s * key."""
-    return np.int64(math.floor(sgn * w / s))
+    """The integer key floor(sgn * w / s); score = s * key.
+
+    The quotient is one correctly rounded division (no fastmath), exact when s is
+    a power of two. Its only inexact case then is an underflow: a negative
+    quotient below 2**-1075 in magnitude rounds to -0.0, whose floor would be 0
+    instead of -1. The privacy calibration (``privacy.discretized_sensitivity``)
+    relies on keys being exact there and within 1/4 otherwise (|w / s| < 2**52,
+    checked by ``gq_build``).
+    """
+    y = sgn * w
+    x = y / s
+    if x == 0.0 and y < 0.0:
+        return np.int64(-1)
+    return np.int64(math.floor(x))
 
 
 @njit(cache=CACHE, nogil=True)
@@ -220,15 +232,21 @@ def gq_top(q):
     if q.layered:
         o1 = q.off[1]
         j = q.off[2] - o1 - 1
-        while cnt[o1 + j] == 0:
+        while j >= 0 and cnt[o1 + j] == 0:
             j -= 1
         b = min((j + 1) << q.sh2, B) - 1
-    while cnt[b] == 0:
+    # the guards turn inconsistent counts into an error instead of a wrapped index
+    while b >= 0 and cnt[b] == 0:
         b -= 1
+    if b < 0:
+        raise AssertionError("gq_top: the cut is not empty but every counter is 0")
     p = min((b + 1) << q.sh1, q.key.shape[0]) - 1
     if q.groups:
-        while q.cntg[p] == 0:
+        lo = b << q.sh1
+        while p >= lo and q.cntg[p] == 0:
             p -= 1
+        if p < lo:
+            raise AssertionError("gq_top: a bucket's count disagrees with its groups'")
     return p
 
 
@@ -245,19 +263,27 @@ def gq_select(q, level, node, r):
     if level == ROOT:
         j = 0
         if not q.layered:
-            while r >= cnt[j]:
+            while j < o1 and r >= cnt[j]:
                 r -= cnt[j]
                 j += 1
+            if j == o1:
+                raise AssertionError("gq_select: rank beyond the cut's counts")
             return j, r
-        while r >= cnt[o1 + j]:
+        n_blocks = q.off[2] - o1
+        while j < n_blocks and r >= cnt[o1 + j]:
             r -= cnt[o1 + j]
             j += 1
+        if j == n_blocks:
+            raise AssertionError("gq_select: rank beyond the cut's counts")
         level = 2
     if level == 2:
         j = j << q.sh2
-        while r >= cnt[j]:
+        end = min(j + (np.int64(1) << q.sh2), o1)
+        while j < end and r >= cnt[j]:
             r -= cnt[j]
             j += 1
+        if j == end:
+            raise AssertionError("gq_select: rank beyond the block's counts")
     return j, r
 
 
@@ -328,12 +354,15 @@ def gq_take_cut(q, W, pmax, rng):
     complete graph. Returns (group, code); callers use it when it accepts often."""
     n, inside, rest, n_in, n_rest = q.n, q.inside, q.rest, q.sizes[0], q.sizes[1]
     direct, sgn, s, kmin, rank = q.direct, q.sgn, q.s, q.kmin, q.rank
-    while True:
+    # callers guarantee an acceptance rate >= 1/2: 2000 rejections in a row mean
+    # the counts are wrong (or happen with probability 2**-2000)
+    for _ in range(2000):
         a = inside[np.int64(rng.random() * n_in)]
         u = rest[np.int64(rng.random() * n_rest)]
         g = _group(np.float64(W[a, u]), a * n + u, direct, sgn, s, kmin, rank)
         if g <= pmax:
             return g, (a << _END_BITS) | u
+    raise AssertionError("gq_take_cut: no edge of the cut lies in the counted groups")
 
 
 @njit(cache=CACHE, nogil=True)
@@ -353,7 +382,9 @@ def gq_take(q, W, b, lo, hi, count, visited, rng):
     f = q.fill[b]
     whole = lo == 0 and hi >= (np.int64(1) << q.sh1) - 1
     if whole or f <= 8 * count:
-        while True:
+        # acceptance >= 1/8 with right counts; after 1000 misses (probability
+        # < 1e-57) fall through to the scan, which fails loudly if counts are wrong
+        for _ in range(1000):
             slot = bag[first + np.int64(rng.random() * f)]
             code = slot & _CODE_MASK
             goff = slot >> _CODE_BITS
@@ -516,14 +547,23 @@ def _ranks_csr(indptr, indices, keys, distinct, rank):
 
 
 def _key_range(graph, sgn, s):
+    """(kmin, kmax) of the keys, after checking |w / s| < ``privacy.key_limit(s)``.
+
+    The message names the parameters and the fix, never the weights.
+    """
+    limit = key_limit(s)
     lo, hi = sorted((sgn * graph.wmin / s, sgn * graph.wmax / s))
-    if max(abs(lo), abs(hi)) >= _KEY_LIMIT:
+    if max(abs(lo), abs(hi)) >= limit:
+        exponent = int(math.log2(limit))
+        kind = "a power of two" if exponent == 62 else "not a power of two"
         raise ValueError(
-            f"the discretization step s = {s:g} is too fine for weights in "
-            f"[{graph.wmin:g}, {graph.wmax:g}]: keys w/s exceed 2**62; use a larger "
-            "discretization (it defaults to the sensitivity) or rescale the weights"
+            f"the discretization step s = {s!r} is too fine for these weights: some "
+            f"|w / s| >= 2**{exponent} (the limit for a step that is {kind}, where the "
+            "privacy calibration is proven); use a larger discretization or rescale the weights"
         )
-    return int(math.floor(lo)), int(math.floor(hi))
+    # the kernels' own rounding (discretize is monotone in sgn * w)
+    keys = sorted((int(discretize(graph.wmin, sgn, s)), int(discretize(graph.wmax, sgn, s))))
+    return keys[0], keys[1]
 
 
 def gq_build(graph, sgn, s, r, sigma):

@@ -73,6 +73,18 @@ def survival(kind, t, r):
 
 
 @njit(cache=CACHE, nogil=True)
+def log_survival(kind, t, r):
+    """log P(Z > t), accurate where P(Z > t) itself underflows (r t > 745)."""
+    if kind == EXPONENTIAL:
+        return -r * max(t, 0.0)
+    e = -r * t
+    if e < -700.0:
+        # -expm1(-x) = x (1 - x/2 + ...) with x = exp(e) < 1e-304: log is e to the last bit
+        return e
+    return math.log(-math.expm1(-math.exp(e)))
+
+
+@njit(cache=CACHE, nogil=True)
 def survival_inv(kind, y, r):
     """The t with P(Z > t) = y, for 0 < y < 1."""
     if kind == EXPONENTIAL:
@@ -81,9 +93,30 @@ def survival_inv(kind, y, r):
 
 
 @njit(cache=CACHE, nogil=True)
+def tail_noise(kind, t, log_pt, r, rng):
+    """A noise drawn from its law conditioned on Z > t, where log_pt = log P(Z > t).
+
+    Exponential noise is memoryless: max(t, 0) + Exp(r). For Gumbel noise the
+    survival level u * P(Z > t) is formed in logs, so a tail probability of
+    1e-300 (a walk far below the best) loses no precision to subnormals.
+    """
+    if kind == EXPONENTIAL:
+        return max(t, 0.0) - math.log(_u01(rng)) / r
+    ly = math.log(_u01(rng)) + log_pt
+    if ly < -700.0:
+        # S(z) = y < 1e-304: -log(-log1p(-y)) = -log(y) - y/2 + ..., exact to the last bit
+        return -ly / r
+    return survival_inv(kind, math.exp(ly), r)
+
+
+@njit(cache=CACHE, nogil=True)
 def max_noise(kind, c, r, rng):
     """The maximum of c i.i.d. noises: S^-1(1 - U^(1/c)) (NOTES erratum 1)."""
     return survival_inv(kind, -math.expm1(math.log(_u01(rng)) / c), r)
+
+
+# waiting-time gaps at or above this cannot fit in n (n < 2**62 is required)
+_GAP_CAP = 2.0 ** 62
 
 
 @njit(cache=CACHE, nogil=True)
@@ -94,19 +127,30 @@ def binomial(n, p, rng):
     Every binomial here has a small mean (about theta, or the few non-carriers
     that can still win), where this is exact and cheap; numba's BTPE binomial
     alone took ~3 s of compile time per call site.
+
+    Exact for every 0 <= p <= 1 and 0 <= n < 2**62. A gap is floor(log U / log(1-p)),
+    which exceeds 2**63 once p < ~4e-18 (p = 1e-300 gives ~1e300): it is compared
+    with the trials left as a float and cast to int64 only when it fits (the cast
+    of a larger gap wrapped and returned n + 1 successes, NOTES section 4).
     """
     if n <= 0 or p <= 0.0:
         return 0
     if p >= 1.0:
         return n
+    if n >= np.int64(1) << 62:
+        raise ValueError("binomial: n must be below 2**62")
     flip = p > 0.5
-    lq = math.log1p(-(1.0 - p if flip else p))
+    lq = math.log1p(-(1.0 - p if flip else p))  # < 0: p <= 0.5 here is never lost to rounding
     k = 0
-    pos = 0
+    pos = 0  # trials used so far; the next success comes after `gap` failures
     while True:
-        pos += np.int64(math.floor(math.log(_u01(rng)) / lq)) + 1
-        if pos > n:
+        gap = math.floor(math.log(_u01(rng)) / lq)
+        if gap >= _GAP_CAP:
             break
+        g = np.int64(gap)
+        if g >= n - pos:
+            break
+        pos += g + 1
         k += 1
     return n - k if flip else k
 
@@ -132,8 +176,16 @@ def _take_below(q, W, level, node, count, pmax, visited, rng):
 
 @njit(cache=CACHE, nogil=True)
 def _distinct_edge(q, W, level, node, count, pmax, chosen, n_chosen, visited, rng):
-    """As ``_take_below``, but not among chosen[:n_chosen] (uniform over the rest)."""
-    while True:
+    """As ``_take_below``, but not among chosen[:n_chosen] (uniform over the rest).
+
+    Rejection accepts with probability (count - n_chosen) / count >= 1 / count, so
+    64 (count + 1) tries fail only with probability < e**-64 when the counts are
+    right; past them (or when asked for more edges than exist) the counts are wrong
+    and the kernel raises instead of spinning.
+    """
+    if n_chosen >= count:
+        raise AssertionError("rnm_select: asked for more distinct edges than the node holds")
+    for _ in range(64 * (count + 1)):
         g, code = _take_below(q, W, level, node, count, pmax, visited, rng)
         fresh = True
         for i in range(n_chosen):
@@ -142,6 +194,97 @@ def _distinct_edge(q, W, level, node, count, pmax, chosen, n_chosen, visited, rn
                 break
         if fresh:
             return g, code
+    raise AssertionError("rnm_select: no fresh edge found; the queue's counts are inconsistent")
+
+
+@njit(cache=CACHE, nogil=True)
+def _grown(chosen, k):
+    """``chosen`` with room for k codes."""
+    if k > chosen.shape[0]:
+        return np.empty(k, dtype=np.int64)
+    return chosen
+
+
+@njit(cache=CACHE, nogil=True)
+def _bottom(q, W, visited, kind, r, rng, stats, p, k0, remaining, t, log_pt, best, win_g,
+            win_code, chosen):
+    """The bottom trick over the ``remaining`` active edges of groups <= p, all of
+    whose keys are <= key[p]: k ~ Binomial(remaining, P(Z > t)) of them, distinct
+    and uniform, get a noise conditioned on Z > t (t = best - ktop); the others
+    cannot beat ``best``. Returns the updated (best, win_g, win_code, chosen)."""
+    key = q.key
+    stats[ST_BOTTOM_CALLS] += 1
+    k = binomial(remaining, math.exp(log_pt), rng)
+    stats[ST_BOTTOM_K] += k
+    chosen = _grown(chosen, k)
+    for i in range(k):
+        g, code = _distinct_edge(q, W, ROOT, 0, remaining, p, chosen, i, visited, rng)
+        chosen[i] = code
+        val = np.float64(key[g] - k0) + tail_noise(kind, t, log_pt, r, rng)
+        if val > best:
+            best = val
+            win_g = g
+            win_code = code
+            stats[ST_BOTTOM_WINS] += 1
+    return best, win_g, win_code, chosen
+
+
+@njit(cache=CACHE, nogil=True)
+def _node_at(q, p, first, r, sigma):
+    """The node a walk at group p resolves next: the largest aligned node whose top
+    is p (on the first step any node holding p: nothing above p is active) that is
+    empty or narrow enough (r * key span <= sigma) to be resolved whole; buckets
+    always are when groups are not tracked. Returns (level, node, lo, count)."""
+    key = q.key
+    for lv in range(2 if q.layered else 1, 0, -1):
+        w = gq_width_shift(q, lv)
+        if not first and (p + 1) & ((np.int64(1) << w) - 1) != 0:
+            continue
+        nd = p >> w
+        cc = gq_count(q, lv, nd)
+        nlo = nd << w
+        if cc == 0 or (lv == 1 and not q.groups) or r * np.float64(key[p] - key[nlo]) <= sigma:
+            return lv, nd, nlo, cc
+    return 0, p, p, q.cntg[p]
+
+
+@njit(cache=CACHE, nogil=True)
+def _extras(q, W, visited, kind, r, rng, stats, level, node, c, p, k0, ktop, zmax, carrier,
+            best, win_g, win_code, chosen):
+    """The c - 1 non-carriers of a node whose maximum noise was zmax: their noises
+    are i.i.d. given that they are <= zmax and matter only above t = best - ktop,
+    so a Binomial number of them, distinct and uniform (and not the carrier),
+    get a noise from the law doubly truncated to (t, zmax]."""
+    key = q.key
+    t = best - ktop
+    if kind == EXPONENTIAL:
+        # P(t < Z <= zmax | Z <= zmax) and Z = t + Exp truncated to [0, zmax - t],
+        # written with expm1 so neither underflows when r * t is large
+        tt = max(t, 0.0)
+        span = -math.expm1(-r * (zmax - tt))
+        pc = math.exp(-r * tt) * span / -math.expm1(-r * zmax)
+    else:
+        s_max = survival(kind, zmax, r)
+        s_t = survival(kind, t, r)
+        pc = (s_t - s_max) / math.exp(-math.exp(-r * zmax))  # denominator: P(Z <= zmax)
+    k = binomial(c - 1, min(pc, 1.0), rng)
+    stats[ST_BLOCK_EXTRA] += k
+    chosen = _grown(chosen, k + 1)
+    chosen[0] = carrier
+    for i in range(k):
+        g, code = _distinct_edge(q, W, level, node, c, p, chosen, i + 1, visited, rng)
+        chosen[i + 1] = code
+        u = _u01(rng)
+        if kind == EXPONENTIAL:
+            z = tt - math.log1p(-u * span) / r
+        else:
+            z = survival_inv(kind, s_max + u * (s_t - s_max), r)
+        val = np.float64(key[g] - k0) + z
+        if val > best:
+            best = val
+            win_g = g
+            win_code = code
+    return best, win_g, win_code, chosen
 
 
 @njit(cache=CACHE, nogil=True)
@@ -169,7 +312,9 @@ def rnm_select(q, W, visited, kind, r, theta, sigma, rng, stats):
     stats : int64 array (N_STATS,)
 
     Complexity: O(F) per node visited; with the default theta and sigma a
-    handful of buckets per selection on the paper's benchmark.
+    handful of buckets per selection on the paper's benchmark. Keys are int64
+    and only differences to the top key k0 are turned into floats, so a constant
+    offset of every weight (a multiple of s) leaves the law unchanged.
     """
     key = q.key
     stats[ST_STEPS] += 1
@@ -182,48 +327,18 @@ def rnm_select(q, W, visited, kind, r, theta, sigma, rng, stats):
     first = True
     chosen = np.empty(8, dtype=np.int64)
     while remaining > 0:
+        if p < 0:
+            raise AssertionError("rnm_select: the walk left the queue; its counts are inconsistent")
         ktop = np.float64(key[p] - k0)
         if not first:
             t = best - ktop
-            pt = survival(kind, t, r)
-            if remaining * pt < theta:
-                stats[ST_BOTTOM_CALLS] += 1
-                k = binomial(remaining, pt, rng)
-                stats[ST_BOTTOM_K] += k
-                if k > chosen.shape[0]:
-                    chosen = np.empty(k, dtype=np.int64)
-                for i in range(k):
-                    g, code = _distinct_edge(q, W, ROOT, 0, remaining, p, chosen, i, visited, rng)
-                    chosen[i] = code
-                    val = np.float64(key[g] - k0) + survival_inv(kind, _u01(rng) * pt, r)
-                    if val > best:
-                        best = val
-                        win_g = g
-                        win_code = code
-                        stats[ST_BOTTOM_WINS] += 1
+            log_pt = log_survival(kind, t, r)
+            if remaining * math.exp(log_pt) < theta:
+                best, win_g, win_code, chosen = _bottom(q, W, visited, kind, r, rng, stats, p, k0,
+                                                        remaining, t, log_pt, best, win_g,
+                                                        win_code, chosen)
                 break
-        # the largest node whose top is p (on the first step every node holding p
-        # qualifies: nothing above p is active) that is empty, or narrow enough to
-        # be resolved whole; buckets always are when groups are not tracked
-        level = 0
-        node = p
-        lo = p
-        c = np.int64(0)
-        for lv in range(2 if q.layered else 1, 0, -1):
-            w = gq_width_shift(q, lv)
-            if not first and (p + 1) & ((np.int64(1) << w) - 1) != 0:
-                continue
-            nd = p >> w
-            cc = gq_count(q, lv, nd)
-            nlo = nd << w
-            if cc == 0 or (lv == 1 and not q.groups) or r * np.float64(key[p] - key[nlo]) <= sigma:
-                level = lv
-                node = nd
-                lo = nlo
-                c = cc
-                break
-        if level == 0:
-            c = q.cntg[p]
+        level, node, lo, c = _node_at(q, p, first, r, sigma)
         first = False
         stats[ST_NODES] += 1
         if c > 0:
@@ -245,27 +360,10 @@ def rnm_select(q, W, visited, kind, r, theta, sigma, rng, stats):
                     best = val
                     win_g = g
                     win_code = code
-                # the other c - 1 noises are i.i.d. given that they are <= zmax;
-                # they matter only above t
-                t = best - ktop
-                if c > 1 and t < zmax:
-                    s_max = survival(kind, zmax, r)
-                    s_t = survival(kind, t, r)
-                    pc = (s_t - s_max) / (1.0 - s_max)
-                    k = binomial(c - 1, pc, rng)
-                    stats[ST_BLOCK_EXTRA] += k
-                    if k + 1 > chosen.shape[0]:
-                        chosen = np.empty(k + 1, dtype=np.int64)
-                    chosen[0] = code
-                    for i in range(k):
-                        g, code2 = _distinct_edge(q, W, level, node, c, p, chosen, i + 1, visited, rng)
-                        chosen[i + 1] = code2
-                        z = survival_inv(kind, s_max + _u01(rng) * (s_t - s_max), r)
-                        val = np.float64(key[g] - k0) + z
-                        if val > best:
-                            best = val
-                            win_g = g
-                            win_code = code2
+                if c > 1 and best - ktop < zmax:
+                    best, win_g, win_code, chosen = _extras(q, W, visited, kind, r, rng, stats,
+                                                            level, node, c, p, k0, ktop, zmax,
+                                                            code, best, win_g, win_code, chosen)
             remaining -= c
         p = lo - 1
     if win_code < 0:

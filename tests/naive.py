@@ -460,8 +460,11 @@ def exp_calibration(rho, sensitivity, n, s=None, noise="exponential",
     with lambda = eps / (2 * sensitivity) and eps-DP gives eps^2/2-zCDP, so
     eps = sqrt(2 rho/(n-1)).  The Gumbel / exponential mechanism is
     eps-bounded-range, giving eps^2/8-zCDP, so eps = sqrt(8 rho/(n-1)).
-    Discretizing to multiples of s (default s = sensitivity) raises the
-    sensitivity to sensitivity + s; plain ``pamst`` does not discretize.
+    Discretizing to multiples of s (default s = sensitivity) changes the
+    sensitivity to D_s = s * ceil(Delta / s) when s is a power of two (w / s is
+    then exact in floating point) and s * ceil(Delta / s + 1/2) otherwise (the
+    rounding of w / s may move a key by up to 1/4 each side); plain ``pamst``
+    does not discretize. Delta / s is evaluated exactly with fractions.
     """
     if n < 2:
         raise ValueError("need n >= 2 (at least one selection)")
@@ -474,7 +477,14 @@ def exp_calibration(rho, sensitivity, n, s=None, noise="exponential",
     if algorithm == "pamst":
         sens = sensitivity
     elif algorithm == "fast_pamst":
-        sens = sensitivity + (sensitivity if s is None else s)
+        from fractions import Fraction
+
+        s = sensitivity if s is None else s
+        mantissa, _ = math.frexp(s)
+        steps = Fraction(sensitivity) / Fraction(s)
+        if mantissa != 0.5:  # not a power of two
+            steps += Fraction(1, 2)
+        sens = s * math.ceil(steps)
     else:
         raise ValueError(f"unknown algorithm {algorithm!r}")
     return eps / (2.0 * sens)

@@ -16,7 +16,7 @@ import pytest
 import scipy.sparse as sp
 
 import fastpamst_nb as fp
-from fastpamst_nb.baselines import noisy_csr, pamst_csr
+from fastpamst_nb.baselines import noisy_csr, pamst_csr, pamst_state
 from fastpamst_nb.graph import as_graph
 from fastpamst_nb.prim import prim_csr_exact
 from fastpamst_nb.sampler import EXPONENTIAL, GUMBEL
@@ -175,7 +175,10 @@ def pamst_sampler(weights, rho, delta_w, start, noise, maximum, lam):
     sgn = 1.0 if maximum else -1.0
 
     def kernel(gen):
-        return pamst_csr(g.indptr, g.indices, g.data, start, sgn, kind, lam, gen)
+        st = pamst_state(g.n, start)
+        pamst_csr(g.indptr, g.indices, g.data, sgn, kind, lam, gen, st.inside, st.visited, st.best,
+                  st.edges, st.sizes, g.n - 1)
+        return st.edges
 
     for seed in range(50):
         np.testing.assert_array_equal(kernel(np.random.default_rng(seed)), public(seed))
@@ -226,7 +229,7 @@ def post_processing_sampler(weights, rho, delta_w, maximum, sigma):
     sgn = 1.0 if maximum else -1.0
 
     def kernel(gen):
-        noisy = noisy_csr(g.indptr, g.indices, g.data, sigma, gen)
+        noisy = noisy_csr(g.indptr, g.indices, g.data, g.wmax if maximum else g.wmin, sigma, gen)
         return prim_csr_exact(g.indptr, g.indices, noisy, 0, sgn)[0]
 
     for seed in range(50):
@@ -253,6 +256,56 @@ def test_post_processing_triangle_law(sparse, maximum):
     # power: the paper's n^2 calibration (sigma sqrt(3) larger here) is rejected
     wrong = naive.post_processing_triangle_probs(*(sign * w for w in TRIANGLE), sigma * math.sqrt(3))
     assert naive.chisquare_pvalue(counts, wrong, N_RUNS)[0] < P_FAIL
+
+
+# ---------------------------------------------------------------------------
+# a constant offset of every weight must not change any law (NOTES erratum 5)
+# ---------------------------------------------------------------------------
+
+# 1e12 lies in [2**39, 2**40), where floats are spaced 2**-13: these weights are exact
+OFFSET = 1e12
+ULP = 2.0 ** -13
+
+
+def _offset(W, scale):
+    """Off-diagonal entries scale * W + 1e12, exactly (scale * W is a multiple of ULP)."""
+    out = W * scale + OFFSET
+    np.fill_diagonal(out, 0.0)
+    assert np.array_equal(out - OFFSET + np.eye(len(W)) * OFFSET, W * scale)
+    return out
+
+
+@pytest.mark.parametrize("noise", ["exponential", "gumbel"])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_pamst_law_ignores_a_1e12_offset(noise, sparse):
+    # noise of scale ~ULP added to raw scores near 1e12 is rounded to the float grid
+    # and ties fall to scan order: the old kernel failed this with p = 0
+    scale = 2 * ULP  # W4's entries are multiples of 0.5
+    W = _offset(W4, scale)
+    rho, delta_w = 1.0, 0.5 * scale
+    lam = naive.exp_calibration(rho, delta_w, 4, noise=noise, algorithm="pamst")
+    law = sequence_law(W4 * scale, 0, False, lam, noise)
+    weights = sp.csr_matrix(W) if sparse else W
+    counts = sample_counts(pamst_sampler(weights, rho, delta_w, 0, noise, False, lam))
+    pvalue, stat, dof = naive.chisquare_pvalue(counts, law, N_RUNS)
+    assert dof >= 4 and pvalue >= P_FAIL, f"chi2 = {stat:.1f} on {dof} dof"
+
+
+@pytest.mark.parametrize("maximum", [False, True])
+def test_post_processing_law_ignores_a_1e12_offset(maximum):
+    w = (8 * ULP, 10 * ULP, 13 * ULP)
+    W = _offset(np.array([[0, w[0], w[1]], [w[0], 0, w[2]], [w[1], w[2], 0]]) / ULP, ULP)
+    rho, delta_w = 1.0, ULP
+    sigma = naive.gaussian_sigma(rho, delta_w, 3)  # 1.2 ULP: the old sums were rounded to ULP
+    sign = -1.0 if maximum else 1.0
+    law = naive.post_processing_triangle_probs(*(sign * x for x in w), sigma)
+    gen = np.random.default_rng(2)
+    counts = Counter()
+    for _ in range(N_RUNS):
+        edges = fp.post_processing(W, rho, delta_w, rng=gen, maximum=maximum).edges
+        counts[frozenset((min(a, b), max(a, b)) for a, b in edges.tolist())] += 1
+    pvalue, stat, dof = naive.chisquare_pvalue(counts, law, N_RUNS)
+    assert pvalue >= P_FAIL, f"chi2 = {stat:.1f} on {dof} dof"
 
 
 # ---------------------------------------------------------------------------

@@ -126,7 +126,7 @@ def test_mi_bool_and_never_modifies_input():
     before_b, before_f = X.copy(), Xf.copy()
     np.testing.assert_allclose(mutual_information(X), slow_mi(X.astype(int)), atol=1e-13)
     np.testing.assert_allclose(mutual_information(Xf), slow_mi(Xf.astype(int)), atol=1e-13)
-    chow_liu(Xf, rho=1.0, rng=0)
+    chow_liu(Xf, rho=1.0, rng=0, n_categories=3)
     assert np.array_equal(X, before_b) and np.array_equal(Xf, before_f)
     assert Xf.dtype == np.int8 and Xf.flags.f_contiguous
 
@@ -252,11 +252,11 @@ def test_chow_liu_huge_rho_is_exact():
         X[:, j] = np.where(rng.random(400) < rng.uniform(0.2, 0.9), X[:, src], X[:, j])
     MI = mutual_information(X)
     exact = fp.exact_mst(MI, maximum=True)
-    tree = chow_liu(X, rho=1e12, rng=0, sensitivity=1e-12)
+    tree = chow_liu(X, rho=1e12, rng=0, sensitivity=1e-12, n_categories=3)
     assert tree.weight == pytest.approx(exact.weight, rel=1e-12)
     assert edge_set(tree) == edge_set(exact)
     # with the real sensitivity, scores are rounded to multiples of s = Delta: at most s lost per edge
-    tree = chow_liu(X, rho=1e12, rng=0)
+    tree = chow_liu(X, rho=1e12, rng=0, n_categories=3)
     s = tree.info["discretization"]
     assert exact.weight - (len(tree) * s) <= tree.weight <= exact.weight + 1e-12
 
@@ -274,14 +274,14 @@ def test_chow_liu_recovers_chain(k):
     assert {tuple(sorted((perm[a], perm[b]))) for a, b in exact_p.edges.tolist()} == chain
     # strong dependence and N = 5000: a moderate budget recovers it privately
     for seed in range(3):
-        assert edge_set(chow_liu(X, rho=10.0, rng=seed)) == chain
+        assert edge_set(chow_liu(X, rho=10.0, rng=seed, n_categories=k)) == chain
 
 
 def test_chow_liu_seed_info_and_budget():
     rng = np.random.default_rng(8)
     X = chain_data(rng, 1000, 12)
-    a = chow_liu(X, rho=0.05, rng=123)
-    b = chow_liu(X, rho=0.05, rng=123)
+    a = chow_liu(X, rho=0.05, rng=123, n_categories=2)
+    b = chow_liu(X, rho=0.05, rng=123, n_categories=2)
     assert np.array_equal(a.edges, b.edges) and a.weight == b.weight
     assert a.n_vertices == 12 and len(a) == 11
     assert a.info["maximum"] is True and a.info["noise"] == "gumbel"
@@ -291,7 +291,7 @@ def test_chow_liu_seed_info_and_budget():
     assert a.weight == pytest.approx(sum(MI[u, v] for u, v in a.edges.tolist()), rel=1e-12)
     assert a.weight <= fp.exact_mst(MI, maximum=True).weight + 1e-12
     # exponential noise and (epsilon, delta) budgets pass through
-    c = chow_liu(X, epsilon=1.0, delta=1e-6, noise="exponential", rng=0)
+    c = chow_liu(X, epsilon=1.0, delta=1e-6, noise="exponential", rng=0, n_categories=2)
     assert c.info["rho"] == pytest.approx(approx_dp_to_zcdp(1.0, 1e-6))
     assert c.info["noise"] == "exponential"
 
@@ -299,19 +299,20 @@ def test_chow_liu_seed_info_and_budget():
 def test_chow_liu_sensitivity_choice():
     rng = np.random.default_rng(9)
     X = rng.integers(0, 2, size=(300, 5))
-    assert chow_liu(X, rho=1, rng=0).info["sensitivity"] == mi_sensitivity(300, 2)
+    assert chow_liu(X, rho=1, rng=0, n_categories=2).info["sensitivity"] == mi_sensitivity(300, 2)
     # a single ternary attribute: every pair still has a binary side
     X[:, 3] = rng.integers(0, 3, 300)
-    assert chow_liu(X, rho=1, rng=0).info["sensitivity"] == mi_sensitivity(300, 2)
+    t = chow_liu(X, rho=1, rng=0, n_categories=[2, 2, 2, 3, 2])
+    assert t.info["sensitivity"] == mi_sensitivity(300, 2)
     # two attributes with >= 3 categories (declared public domains): the k >= 3 bound
     t = chow_liu(X, rho=1, rng=0, n_categories=[2, 2, 4, 3, 2])
     assert t.info["sensitivity"] == mi_sensitivity(300, 3)
     assert t.info["n_categories"] == (2, 2, 4, 3, 2)
-    assert chow_liu(X, rho=1, rng=0, sensitivity=0.25).info["sensitivity"] == 0.25
+    assert chow_liu(X, rho=1, rng=0, sensitivity=0.25, n_categories=4).info["sensitivity"] == 0.25
 
 
 def test_chow_liu_single_attribute():
-    tree = chow_liu(np.array([[0], [1], [1]]), rho=1.0, rng=0)
+    tree = chow_liu(np.array([[0], [1], [1]]), rho=1.0, rng=0, n_categories=2)
     assert tree.n_vertices == 1 and len(tree) == 0 and tree.weight == 0.0
 
 
@@ -320,16 +321,16 @@ def test_validation_errors():
     with pytest.raises(TypeError, match="integer-coded"):
         mutual_information(good.astype(float))
     with pytest.raises(TypeError, match="integer-coded"):
-        chow_liu(np.array([["a", "b"], ["c", "d"]]), rho=1)
+        chow_liu(np.array([["a", "b"], ["c", "d"]]), rho=1, n_categories=2)
     with pytest.raises(ValueError, match="2-D"):
         mutual_information(np.zeros(5, dtype=int))
     with pytest.raises(ValueError, match="at least N = 2 rows"):
-        chow_liu(np.zeros((1, 3), dtype=int), rho=1)
+        chow_liu(np.zeros((1, 3), dtype=int), rho=1, n_categories=2)
     with pytest.raises(ValueError, match="at least d = 1"):
         mutual_information(np.zeros((4, 0), dtype=int))
     with pytest.raises(ValueError, match="non-negative.*column 1"):
         mutual_information(np.array([[0, 0], [1, -1]]))
-    with pytest.raises(ValueError, match="not below n_categories"):
+    with pytest.raises(ValueError, match="column 1 has a code >= n_categories\\[1\\] = 2"):
         mutual_information(np.array([[0, 2], [1, 1]]), n_categories=2)
     with pytest.raises(ValueError, match="one entry per column"):
         mutual_information(good, n_categories=[2, 2])
@@ -340,10 +341,70 @@ def test_validation_errors():
     with pytest.raises(TypeError, match="scipy.sparse"):
         mutual_information(sp.csr_matrix(good))
     with pytest.raises(ValueError, match="privacy budget"):
-        chow_liu(good)
+        chow_liu(good, n_categories=2)
     with pytest.raises(ValueError, match="sensitivity"):
-        chow_liu(good, rho=1, sensitivity=-1.0)
+        chow_liu(good, rho=1, sensitivity=-1.0, n_categories=2)
     with pytest.raises(ValueError, match="noise"):
-        chow_liu(good, rho=1, noise="laplace")
+        chow_liu(good, rho=1, noise="laplace", n_categories=2)
     with pytest.raises(TypeError, match="rng"):
-        chow_liu(good, rho=1, rng="seed")
+        chow_liu(good, rho=1, rng="seed", n_categories=2)
+    with pytest.raises(TypeError, match="n_categories must be an int or a sequence"):
+        chow_liu(good, rho=1, n_categories=[2.0, 2.0, 2.0])
+
+
+# ----------------------------------------------------------------------------- what a release publishes
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"sensitivity": 0.01}, {"n_categories": None}])
+def test_chow_liu_requires_public_domain_sizes(kwargs):
+    X = np.random.default_rng(11).integers(0, 3, size=(50, 4))
+    with pytest.raises(TypeError) as err:
+        chow_liu(X, rho=1.0, rng=0, **kwargs)
+    msg = str(err.value)
+    assert "n_categories" in msg and "not private" in msg  # why ...
+    assert "data dictionary" in msg and "sequence of d = 4 ints" in msg  # ... and how to fix it
+    # mutual_information is not a release: it may still read the domains from the data
+    assert mutual_information(X).shape == (4, 4)
+
+
+def test_neighbouring_data_sets_give_the_same_info():
+    """info holds public values only: replacing one row never changes it."""
+    rng = np.random.default_rng(12)
+    X = rng.integers(0, 2, size=(200, 5))
+    Y = X.copy()
+    Y[17] = [2, 1, 3, 0, 2]  # a neighbour: one row replaced, by codes no other row uses
+    for kwargs in ({"n_categories": 4}, {"n_categories": [3, 2, 4, 2, 3]}, {"n_categories": None},
+                   {"n_categories": 4, "noise": "exponential"}, {"n_categories": 4, "sensitivity": 0.05}):
+        results = []
+        for data in (X, Y):
+            try:
+                results.append(chow_liu(data, rho=0.5, rng=3, **kwargs).info)
+            except (TypeError, ValueError) as exc:
+                results.append(type(exc))
+        # either both neighbours are refused or both publish identical info
+        assert results[0] == results[1], kwargs
+    info = chow_liu(X, rho=0.5, rng=3, n_categories=4).info
+    assert info["n_rows"] == 200 and info["n_categories"] == (4,) * 5
+    assert info["sensitivity"] == mi_sensitivity(200, 4)
+
+
+def test_error_messages_do_not_quote_data_values():
+    X = np.zeros((6, 4), dtype=np.int64)
+    X[:, 1] = [0, 1, 0, 1, 0, 1]
+    big = X.copy()
+    big[3, 2] = 987654
+    with pytest.raises(ValueError) as err:
+        chow_liu(big, rho=1.0, n_categories=4)
+    assert "987654" not in str(err.value)
+    assert "column 2 has a code >= n_categories[2] = 4" in str(err.value)
+    with pytest.raises(ValueError) as err:
+        mutual_information(big, n_categories=[2, 2, 5, 2])
+    assert "987654" not in str(err.value) and "column 2" in str(err.value)
+    neg = X.copy()
+    neg[4, 3] = -987654
+    for call in (lambda: chow_liu(neg, rho=1.0, n_categories=4), lambda: mutual_information(neg)):
+        with pytest.raises(ValueError) as err:
+            call()
+        msg = str(err.value)
+        assert "987654" not in msg
+        assert "column 3 has a negative code" in msg

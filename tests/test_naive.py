@@ -417,7 +417,14 @@ def test_calibration():
     base = math.sqrt(2 * rho / (n - 1))
     assert naive.exp_calibration(rho, d, n, algorithm="pamst") == pytest.approx(base / (2 * d), rel=1e-15)
     assert naive.exp_calibration(rho, d, n) == pytest.approx(base / (4 * d), rel=1e-15)
-    assert naive.exp_calibration(rho, d, n, s=3 * d) == pytest.approx(base / (8 * d), rel=1e-15)
+    # s not a power of two: D_s = s * ceil(Delta/s + 1/2), i.e. 3d * ceil(1/3 + 1/2) = 3d
+    assert naive.exp_calibration(rho, d, n, s=3 * d) == pytest.approx(base / (6 * d), rel=1e-15)
+    # s a power of two: D_s = s * ceil(Delta/s): Delta itself when s divides it ...
+    d2 = 2.0 ** -10
+    assert naive.exp_calibration(rho, d2, n) == pytest.approx(base / (2 * d2), rel=1e-15)
+    assert naive.exp_calibration(rho, d2, n, s=d2 / 16) == pytest.approx(base / (2 * d2), rel=1e-15)
+    # ... and the next multiple of s otherwise: 0.75 -> 2 * 0.5
+    assert naive.exp_calibration(rho, 0.75, n, s=0.5) == pytest.approx(base / 2.0, rel=1e-15)
     # Gumbel: eps = sqrt(8 rho_step), i.e. exactly twice the exponential rate.
     assert naive.exp_calibration(rho, d, n, noise="gumbel") == pytest.approx(base / (2 * d), rel=1e-15)
     assert naive.exp_calibration(rho, d, n, noise="gumbel", algorithm="pamst") == pytest.approx(base / d, rel=1e-15)

@@ -32,15 +32,15 @@ def test_rates_match_the_table():
     (0.5, math.exp(-2.0), 0.5 + 2 * math.sqrt(1.0)),
 ])
 def test_zcdp_to_approx_dp_known_values(rho, delta, eps):
-    assert fp.zcdp_to_approx_dp(rho, delta) == pytest.approx(eps, rel=1e-14)
-    assert fp.approx_dp_to_zcdp(eps, delta) == pytest.approx(rho, rel=1e-12)
+    assert fp.zcdp_to_approx_dp(rho, delta, method="bun-steinke") == pytest.approx(eps, rel=1e-14)
+    assert fp.approx_dp_to_zcdp(eps, delta, method="bun-steinke") == pytest.approx(rho, rel=1e-12)
 
 
 def test_conversions_are_inverse_over_a_grid():
     for rho in np.geomspace(1e-6, 1e3, 19):
         for delta in (1e-12, 1e-6, 0.01, 0.5):
-            eps = fp.zcdp_to_approx_dp(rho, delta)
-            assert fp.approx_dp_to_zcdp(eps, delta) == pytest.approx(rho, rel=1e-10)
+            eps = fp.zcdp_to_approx_dp(rho, delta, method="bun-steinke")
+            assert fp.approx_dp_to_zcdp(eps, delta, method="bun-steinke") == pytest.approx(rho, rel=1e-10)
 
 
 @pytest.mark.parametrize("bad", [0.0, 1.0, -0.1, 2.0, math.nan])
@@ -70,3 +70,179 @@ def test_exactly_one_way_of_giving_the_budget():
         fp.fast_pamst(W, sensitivity=1.0, epsilon=1.0)
     with pytest.raises(ValueError, match="budget is required"):
         fp.fast_pamst(W, sensitivity=1.0)
+
+
+# --- CKS (Canonne, Kamath & Steinke 2020) vs Bun & Steinke (2016) conversions --------
+
+def _cks_grid_min(rho, delta, lo=1e-8, hi=1e8, num=200_001):
+    """Brute force: min over a dense grid of alpha of the bound obtained by solving
+    delta = exp((a-1)(a rho - eps)) / (a-1) * (1 - 1/a)**a (CKS 2020, Cor. 13) for eps.
+    Written independently of the library (numpy, alpha itself, no log(alpha-1) tricks)."""
+    a = 1.0 + np.geomspace(lo, hi, num)
+    eps = a * rho + (a * np.log1p(-1.0 / a) - np.log(a - 1.0) - math.log(delta)) / (a - 1.0)
+    i = int(np.argmin(eps))
+    return eps[i], a[max(i - 1, 0)], a[min(i + 1, num - 1)]
+
+
+def _cks_refined_min(rho, delta):
+    """The grid minimum, then a second dense grid between the neighbours of the argmin."""
+    _, a0, a1 = _cks_grid_min(rho, delta)
+    best, _, _ = _cks_grid_min(rho, delta, a0 - 1.0, a1 - 1.0, 20_001)
+    return best
+
+
+def _cks_delta(alpha, rho, eps):
+    """delta of CKS 2020, Cor. 13 at one alpha, evaluated literally."""
+    return math.exp((alpha - 1) * (alpha * rho - eps)) / (alpha - 1) * (1 - 1 / alpha) ** alpha
+
+
+def _gaussian_delta(rho, eps):
+    """Exact privacy profile of the Gaussian mechanism N(0, sigma^2), sensitivity 1,
+    sigma^2 = 1 / (2 rho), which is exactly rho-zCDP (Bun & Steinke 2016, Prop. 1.6):
+    delta(eps) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu), mu = sqrt(2 rho)
+    (Balle & Wang 2018, Thm. 8). Every valid zCDP -> DP conversion must give an eps
+    with delta(eps) <= delta."""
+    mu = math.sqrt(2 * rho)
+    phi = lambda x: 0.5 * math.erfc(-x / math.sqrt(2))  # noqa: E731
+    return phi(mu / 2 - eps / mu) - math.exp(eps) * phi(-mu / 2 - eps / mu)
+
+
+def test_cks_known_value_from_the_issue():
+    # rho = 0.1, delta = 1e-6: 2.14 with CKS instead of 2.45 with Bun-Steinke
+    eps = fp.zcdp_to_approx_dp(0.1, 1e-6)
+    assert eps == fp.zcdp_to_approx_dp(0.1, 1e-6, method="cks")
+    assert eps == pytest.approx(2.1419389, abs=1e-6)
+    assert fp.zcdp_to_approx_dp(0.1, 1e-6, method="bun-steinke") == pytest.approx(2.4507880, abs=1e-6)
+    # the delta of the corollary, evaluated literally at the optimal alpha ~ 11.658
+    # (where rho (alpha-1)^2 + ln(alpha) = ln(1/delta)), gives back delta
+    assert _cks_delta(11.6581, 0.1, eps) == pytest.approx(1e-6, rel=1e-6)
+    assert 0.1 * 10.6581 ** 2 + math.log(11.6581) == pytest.approx(6 * math.log(10), rel=1e-5)
+    # and the inverse
+    assert fp.approx_dp_to_zcdp(eps, 1e-6) == pytest.approx(0.1, rel=1e-12)
+    assert fp.approx_dp_to_zcdp(2.0, 1e-6) == pytest.approx(0.0881527, rel=1e-6)
+
+
+@pytest.mark.parametrize("rho", [1e-8, 1e-5, 1e-3, 0.1, 1.0, 30.0, 1e4])
+@pytest.mark.parametrize("delta", [1e-300, 1e-50, 1e-10, 1e-6, 0.01, 0.5])
+def test_cks_matches_a_brute_force_grid_over_alpha(rho, delta):
+    eps = fp.zcdp_to_approx_dp(rho, delta, method="cks")
+    grid, _, _ = _cks_grid_min(rho, delta)
+    fine = _cks_refined_min(rho, delta)
+    tol = 1e-13 * max(1.0, abs(fine))
+    if fine <= 0.0:  # the bound tends to ln(1 - delta) < 0 as rho -> 0; reported as 0
+        assert eps == 0.0
+        return
+    # never worse than any alpha of the grid, and as good as the refined grid
+    assert eps <= grid + tol
+    assert eps == pytest.approx(fine, rel=1e-11, abs=1e-15)
+
+
+def test_cks_is_between_the_gaussian_mechanism_and_bun_steinke():
+    for rho in np.geomspace(1e-3, 10.0, 13):
+        for delta in (1e-10, 1e-6, 1e-3, 0.1):
+            cks = fp.zcdp_to_approx_dp(rho, delta)
+            bs = fp.zcdp_to_approx_dp(rho, delta, method="bun-steinke")
+            assert cks <= bs
+            # the Gaussian mechanism is rho-zCDP: a valid conversion cannot beat it
+            assert _gaussian_delta(rho, cks) <= delta
+    for rho in np.geomspace(1e-8, 1e4, 200):
+        for delta in (1e-300, 1e-20, 1e-6, 0.5):
+            assert fp.zcdp_to_approx_dp(rho, delta) <= fp.zcdp_to_approx_dp(rho, delta, method="bun-steinke")
+
+
+def test_cks_is_clipped_at_zero_for_tiny_rho():
+    # the infimum over alpha tends to ln(1 - delta) < 0 as rho -> 0
+    assert fp.zcdp_to_approx_dp(1e-8, 0.5) == 0.0
+    # so a tiny epsilon still allows a positive rho, which the Gaussian confirms:
+    # its total variation distance 2 Phi(mu / 2) - 1 is at most delta
+    rho = fp.approx_dp_to_zcdp(1e-9, 0.5)
+    assert rho == pytest.approx(0.385756, rel=1e-5)
+    assert _gaussian_delta(rho, 1e-9) <= 0.5
+
+
+def _random_pairs(n, seed):
+    rng = np.random.default_rng(seed)
+    eps = 10.0 ** rng.uniform(-6, 3, n)
+    delta = 10.0 ** rng.uniform(-300, math.log10(0.5), n)
+    return [(float(e), float(d)) for e, d in zip(eps, delta)]
+
+
+def _grid_pairs():
+    return [(float(e), float(d)) for e in np.geomspace(1e-6, 1e3, 40)
+            for d in (1e-300, 1e-100, 1e-20, 1e-10, 1e-6, 1e-3, 0.1, 0.5)]
+
+
+@pytest.mark.parametrize("method", ["cks", "bun-steinke"])
+def test_approx_dp_to_zcdp_never_overshoots_and_is_tight(method):
+    for eps, delta in _random_pairs(2500, 1) + _grid_pairs():
+        rho = fp.approx_dp_to_zcdp(eps, delta, method=method)
+        back = fp.zcdp_to_approx_dp(rho, delta, method=method)
+        assert back <= eps, (eps, delta)  # exactly, as computed
+        assert back == pytest.approx(eps, rel=1e-9), (eps, delta)
+        # the largest such rho up to a few ulps
+        up = rho
+        for _ in range(16):
+            up = math.nextafter(up, math.inf)
+        assert fp.zcdp_to_approx_dp(up, delta, method=method) > eps, (eps, delta)
+
+
+def test_the_bun_steinke_closed_form_alone_overshoots():
+    # the bug of issue 9: (sqrt(L + eps) - sqrt(L))^2 gives back eps + 1 ulp in ~20% of cases
+    pairs = _random_pairs(1000, 2)
+    over = 0
+    for eps, delta in pairs:
+        L = -math.log(delta)
+        closed = (eps / (math.sqrt(L + eps) + math.sqrt(L))) ** 2
+        over += fp.zcdp_to_approx_dp(closed, delta, method="bun-steinke") > eps
+        rho = fp.approx_dp_to_zcdp(eps, delta, method="bun-steinke")
+        assert rho <= closed
+        assert fp.zcdp_to_approx_dp(rho, delta, method="bun-steinke") <= eps
+    assert over > 0
+
+
+@pytest.mark.parametrize("method", ["cks", "bun-steinke"])
+@pytest.mark.parametrize("delta", [1e-300, 1e-30, 1e-6, 0.01, 0.5])
+def test_conversions_are_monotone_and_finite_over_wide_ranges(method, delta):
+    rhos = np.geomspace(1e-8, 1e4, 1500)
+    eps = [fp.zcdp_to_approx_dp(float(r), delta, method=method) for r in rhos]
+    assert all(math.isfinite(e) and e >= 0.0 for e in eps)
+    assert all(b >= a for a, b in zip(eps, eps[1:]))
+    assert all(b > a for a, b in zip(eps, eps[1:]) if a > 0.0)
+    epss = np.geomspace(1e-6, 1e3, 1500)
+    rho = [fp.approx_dp_to_zcdp(float(e), delta, method=method) for e in epss]
+    assert all(math.isfinite(r) and r > 0.0 for r in rho)
+    assert all(b > a for a, b in zip(rho, rho[1:]))
+
+
+@pytest.mark.parametrize("method", ["cks", "bun-steinke"])
+def test_extreme_inputs_do_not_overflow(method):
+    for rho in (5e-324, 1e-300, 1e300, 1.7e308):
+        for delta in (5e-324, 1e-300, 0.5, 1 - 2.0 ** -53):
+            eps = fp.zcdp_to_approx_dp(rho, delta, method=method)
+            assert not math.isnan(eps) and eps >= 0.0
+    for eps in (1e-150, 1e300, 1.7e308):
+        for delta in (5e-324, 1e-300, 0.5, 1 - 2.0 ** -53):
+            rho = fp.approx_dp_to_zcdp(eps, delta, method=method)
+            assert 0.0 < rho < math.inf
+            assert fp.zcdp_to_approx_dp(rho, delta, method=method) <= eps
+    with pytest.raises(ValueError, match="too small"):
+        fp.approx_dp_to_zcdp(1e-300, 1e-300, method=method)
+
+
+@pytest.mark.parametrize("bad", ["CKS", "rdp", "", None, 1])
+def test_unknown_conversion_method_is_rejected(bad):
+    for call in (lambda: fp.zcdp_to_approx_dp(0.1, 1e-6, method=bad),
+                 lambda: fp.approx_dp_to_zcdp(1.0, 1e-6, method=bad),
+                 lambda: privacy.resolve_rho(epsilon=1.0, delta=1e-6, method=bad),
+                 lambda: privacy.resolve_rho(0.1, method=bad)):
+        with pytest.raises(ValueError, match="'cks', 'bun-steinke'"):
+            call()
+
+
+def test_resolve_rho_uses_cks_by_default():
+    rho = privacy.resolve_rho(epsilon=2.0, delta=1e-6)
+    assert rho == fp.approx_dp_to_zcdp(2.0, 1e-6, method="cks")
+    bs = privacy.resolve_rho(epsilon=2.0, delta=1e-6, method="bun-steinke")
+    assert bs == fp.approx_dp_to_zcdp(2.0, 1e-6, method="bun-steinke")
+    assert rho > 1.3 * bs  # CKS allows about 30% more rho, hence less noise
+    assert privacy.resolve_rho(0.25) == 0.25

@@ -128,9 +128,41 @@ def test_repr(algo):
     tree = ALGOS[algo](random_symmetric(np.random.default_rng(2), 500))
     r = repr(tree)
     assert len(r) < 120 and "\n" not in r  # short, even for a big tree
-    assert "n_vertices=500" in r
-    assert f"weight={tree.weight:.6g}" in r
-    assert algo.split("-")[0] in r
+    assert "n_vertices=500" in r and "n_edges=499" in r
+    assert f"algorithm={algo.split('-')[0]!r}" in r
+    # the repr (what Jupyter shows) publishes only public parameters: never the true weight
+    assert "weight" not in r
+    assert f"{tree.weight:.6g}" not in r and f"{tree.weight:.3g}" not in r
+    if algo == "exact":
+        assert "rho" not in r  # no budget: nothing to show
+    else:
+        assert f"rho={tree.info['rho']!r}" in r
+
+
+def distinctive_path(n=6, w=123.456789):
+    """A path graph whose every edge weighs ``w`` (a number that cannot appear by accident)."""
+    W = np.zeros((n, n))
+    i = np.arange(n - 1)
+    W[i, i + 1] = W[i + 1, i] = w
+    return sp.csr_matrix(W)
+
+
+@pytest.mark.parametrize("algo", list(ALGOS))
+def test_repr_and_str_show_no_weight_digits(algo):
+    tree = ALGOS[algo](distinctive_path())
+    assert tree.weight == pytest.approx(5 * 123.456789)
+    for text in (repr(tree), str(tree), repr([tree])):
+        for digits in ("123.45", "123.46", "617.28", "617.3", "617.2"):
+            assert digits not in text, text
+
+
+def test_true_weight_is_an_alias_documented_as_not_private():
+    tree = fp.fast_pamst(distinctive_path(), 0.5, 0.1, rng=0)
+    assert tree.true_weight == tree.weight == pytest.approx(5 * 123.456789)
+    doc = SpanningTree.true_weight.__doc__
+    assert "TRUE" in doc and "NOT private" in doc
+    assert "NOT private" in SpanningTree.edge_weights.__doc__
+    assert "NOT private" in SpanningTree.__doc__
 
 
 def test_constructor_normalizes():
