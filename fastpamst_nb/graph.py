@@ -185,6 +185,7 @@ def _topology_graph(weights, topology, name):
         T = np.asarray(topology)
         if T.dtype != np.bool_ and not np.issubdtype(T.dtype, np.number):
             raise TypeError(f"topology must be a boolean (n, n) mask, got dtype {T.dtype}")
+        _check_shape(T.shape, "topology")
         rows, cols = np.nonzero(T)
     _check_shape(T.shape, "topology")
     if sp.issparse(weights):

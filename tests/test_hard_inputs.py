@@ -1,0 +1,493 @@
+"""Hard inputs (NOTES section 4): walks across large key gaps, extreme arithmetic.
+
+A selection whose walk jumps a gap of tens to hundreds of noise units asks the
+bottom trick for Binomial(|L|, p) with p down to 1e-300. There a float-to-int64
+cast of a geometric gap wrapped: ``binomial(5, 1e-25)`` returned 5 and
+``binomial(1000, 1e-100)`` 1001, so releases hung (more distinct edges asked for
+than exist) or boosted every far edge (an unbounded privacy loss between
+neighbouring inputs). Every test here failed or hung before the fix.
+
+Each released-law test runs 20,000 seeded releases and compares the counts of
+released edge sequences with the exact law (tests/naive.py) by a chi-square test
+that fails at p < 1e-4; each runs under a time limit, so a hang fails the test
+instead of the suite (the kernels release the GIL, the limit is a thread join).
+"""
+
+import math
+import os
+import signal
+import threading
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import scipy.stats
+from numba import njit
+
+import fastpamst_nb as fp
+from fastpamst_nb import api
+from fastpamst_nb.api import DEFAULT_SIGMA, DEFAULT_THETA
+from fastpamst_nb.graph import as_graph
+from fastpamst_nb.privacy import discretized_sensitivity
+from fastpamst_nb.queue import discretize, gq_build
+from fastpamst_nb.sampler import (
+    EXPONENTIAL,
+    GUMBEL,
+    ST_BOTTOM_CALLS,
+    binomial,
+    log_survival,
+    tail_noise,
+)
+
+import naive
+from test_fast_pamst import expected_sequences, released_counts
+
+RUNS = 20_000
+P_FAIL = 1e-4
+LIMIT = 300  # seconds: a hang, not a speed bound (each case takes a few seconds)
+
+
+def within(seconds, fn, *args, **kwargs):
+    """fn(*args, **kwargs), failing the test if it has not returned after ``seconds``."""
+    out = {}
+
+    def run():
+        try:
+            out["value"] = fn(*args, **kwargs)
+        except BaseException as exc:  # re-raised in the test's thread
+            out["error"] = exc
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        pytest.fail(f"{getattr(fn, '__name__', fn)} did not return within {seconds} s: a hang")
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
+
+
+# ---------------------------------------------------------------------------
+# the samplers at the extremes
+# ---------------------------------------------------------------------------
+
+def _binomials(n, p, seed, runs):
+    return _binomials_jit(n, p, np.random.default_rng(seed), runs)
+
+
+@njit
+def _binomials_jit(n, p, rng, runs):
+    out = np.empty(runs, dtype=np.int64)
+    for i in range(runs):
+        out[i] = binomial(n, p, rng)
+    return out
+
+
+def test_binomial_never_exceeds_n_at_tiny_p():
+    # the reported cases: the wrapped gap returned n and n + 1
+    for n, p in [(5, 1e-25), (1000, 1e-100), (1, 1e-300), (10**6, 5e-324)]:
+        draws = _binomials(n, p, 1, RUNS)
+        assert draws.min() == 0 and draws.max() == 0, (n, p)
+
+
+@pytest.mark.parametrize("p", [1e-17, 1e-20, 1e-40, 1e-300])
+def test_binomial_exact_law_at_tiny_p(p):
+    # n near 2**61 gives tiny p a visible mean where it has one: 1e-17 -> 23, 1e-20 -> 0.023
+    n = 2**61
+    draws = _binomials(n, p, 7, RUNS)
+    assert draws.min() >= 0 and draws.max() <= n
+    mean = n * p
+    if mean < 1e-10:
+        # P(k > 0) < 1e-10 per draw: 20,000 draws are all 0 unless the law is broken
+        assert np.all(draws == 0)
+        return
+    support = range(0, int(mean + 10 * math.sqrt(mean) + 10))
+    expected = {k: float(scipy.stats.binom.pmf(k, n, p)) for k in support}
+    expected[-1] = max(0.0, 1.0 - sum(expected.values()))
+    ks, counts = np.unique(draws, return_counts=True)
+    observed = {int(k) if int(k) in expected else -1: int(c) for k, c in zip(ks, counts)}
+    pvalue, _, dof = naive.chisquare_pvalue(observed, expected, RUNS)
+    assert pvalue >= P_FAIL
+    if mean > 1:
+        assert dof >= 5
+
+
+def test_binomial_near_one_and_refuses_huge_n():
+    draws = _binomials(1000, 1.0 - 1e-12, 3, 2000)
+    assert np.all(draws <= 1000) and np.all(draws >= 999)
+    with pytest.raises(ValueError, match="2\\*\\*62"):
+        _binomials(2**62, 0.5, 0, 1)
+
+
+def _tails(kind, t, r, seed, runs):
+    return _tails_jit(kind, t, r, np.random.default_rng(seed), runs)
+
+
+@njit
+def _tails_jit(kind, t, r, rng, runs):
+    lp = log_survival(kind, t, r)
+    out = np.empty(runs)
+    for i in range(runs):
+        out[i] = tail_noise(kind, t, lp, r, rng)
+    return out, lp
+
+
+@pytest.mark.parametrize("kind", [EXPONENTIAL, GUMBEL])
+@pytest.mark.parametrize("rt", [0.5, 40.0, 700.0, 800.0])
+def test_tail_noise_far_in_the_tail(kind, rt):
+    # Z | Z > t for r t up to 800, where P(Z > t) = e**-800 underflows to 0:
+    # the excess Z - t is Exp(r) up to a relative error below e**-40 (Gumbel: the
+    # tail density is exp(-r z) (1 + O(e**-rt))); at rt = 0.5 the Gumbel excess is not
+    # exponential, so it is binned at its exact conditional quantiles instead
+    r = 3.0
+    t = rt / r
+    draws, lp = _tails(kind, t, r, 5, RUNS)
+    if kind == EXPONENTIAL:
+        assert lp == pytest.approx(-rt, rel=1e-15)
+    else:
+        assert lp == pytest.approx(math.log(-math.expm1(-math.exp(-rt))), rel=1e-12) if rt < 700 \
+            else lp == -rt
+    assert np.all(draws > t)
+    u = np.arange(1, 20) / 20.0
+    if kind == EXPONENTIAL or rt >= 40:
+        edges = t - np.log1p(-u) / r
+    else:  # exact: S(z) = S(t) (1 - u)
+        pt = math.exp(lp)
+        edges = -np.log(-np.log1p(-pt * (1 - u))) / r
+    observed = dict(zip(*np.unique(np.searchsorted(edges, draws), return_counts=True)))
+    pvalue, _, _ = naive.chisquare_pvalue({int(k): int(v) for k, v in observed.items()},
+                                          {k: 0.05 for k in range(20)}, RUNS)
+    assert pvalue >= P_FAIL
+
+
+# ---------------------------------------------------------------------------
+# the discretization: exact keys, proven sensitivity, refused ranges
+# ---------------------------------------------------------------------------
+
+def _exact_floor(w, sgn, s):
+    return math.floor(Fraction(sgn * w) / Fraction(s))
+
+
+def test_keys_are_exact_for_a_power_of_two_step():
+    rng = np.random.default_rng(0)
+    for s in (2.0 ** -30, 2.0 ** -3, 1.0, 2.0 ** 40):
+        # up to |w / s| ~ 2**60, plus values next to multiples of s
+        ws = rng.standard_normal(3000) * s * 2.0 ** rng.integers(0, 60, 3000)
+        ws = np.concatenate([ws, np.nextafter(np.round(ws / s) * s, np.inf),
+                             np.nextafter(np.round(ws / s) * s, -np.inf)])
+        for sgn in (-1.0, 1.0):
+            for w in ws[:2000]:
+                assert discretize(float(w), sgn, s) == _exact_floor(float(w), sgn, s)
+
+
+def test_keys_near_2_53_and_underflow():
+    s = 0.5
+    for k in range(-3, 4):
+        w = 2.0 ** 52 + k  # exact (ulp 1); w / s = 2**53 + 2k exactly
+        assert discretize(w, 1.0, s) == 2**53 + 2 * k
+        assert discretize(w, -1.0, s) == -(2**53 + 2 * k)
+    # a negative quotient below 2**-1075 rounds to -0.0; its exact floor is -1
+    for w in (5e-324, 1e-310, 1e-300):
+        big = 2.0 ** 1000
+        assert discretize(w, -1.0, big) == -1 == _exact_floor(w, -1.0, big)
+        assert discretize(w, 1.0, big) == 0 == _exact_floor(w, 1.0, big)
+        assert discretize(-w, 1.0, big) == -1
+    assert discretize(0.0, -1.0, 1.0) == 0 and discretize(-0.0, 1.0, 1.0) == 0
+
+
+@pytest.mark.parametrize("s, delta", [(0.1, 0.25), (0.3, 0.3), (1e-5, 1e-5), (0.7, 0.2),
+                                      (2.0 ** -4, 1.0), (0.75, 1.0)])
+def test_discretized_sensitivity_bounds_every_computed_key(s, delta):
+    # neighbours |w' - w| <= delta (exactly) anywhere below the refused range,
+    # next to key boundaries, where rounding of w / s can move a key
+    rng = np.random.default_rng(1)
+    limit = 2.0 ** 52 if math.frexp(s)[0] != 0.5 else 2.0 ** 62
+    # D_s covers a whole number of steps (rounded up to a float, never down)
+    steps = math.floor(Fraction(discretized_sensitivity(delta, s)) / Fraction(s))
+    assert Fraction(discretized_sensitivity(delta, s)) >= steps * Fraction(s)
+    worst = 0
+    for scale in (1.0, 1e3, 1e9, 2.0 ** 40, limit / 4):
+        x = rng.integers(-2**30, 2**30, 4000) * (scale / 2**30)  # keys up to ~scale
+        w = np.round(x) * s  # next to key boundaries
+        w = np.concatenate([w, np.nextafter(w, np.inf), np.nextafter(w, -np.inf), x * s])
+        for sign in (1.0, -1.0):
+            w2 = w + sign * delta
+            too_far = np.abs(w2 - w) > delta  # w2 - w is exact: both are within a factor 2
+            while np.any(too_far):
+                w2[too_far] = np.nextafter(w2[too_far], w[too_far])
+                too_far = np.abs(w2 - w) > delta
+            keep = np.maximum(np.abs(w), np.abs(w2)) / s < limit
+            for a, b in zip(w[keep][:3000], w2[keep][:3000]):
+                worst = max(worst, abs(int(discretize(float(a), -1.0, s)) - int(discretize(float(b), -1.0, s))))
+    assert worst <= steps, f"a key moved {worst} steps; D_s allows {steps}"
+
+
+def test_key_ranges_beyond_the_proof_are_refused_without_values():
+    W = np.array([[0.0, 4.5e15 + 0.5, 1.0], [4.5e15 + 0.5, 0.0, 2.0], [1.0, 2.0, 0.0]])
+    # s = 1 (a power of two): |w / s| < 2**62 is accepted
+    fp.fast_pamst(W, 1.0, 1.0, rng=0)
+    # s = 0.75: |w / s| ~ 6e15 > 2**52, where rounding could move keys further than D_s
+    with pytest.raises(ValueError, match="2\\*\\*52") as info:
+        fp.fast_pamst(W, 1.0, 1.0, discretization=0.75, rng=0)
+    assert "4.5e+15" not in str(info.value) and "4500000000000000" not in str(info.value)
+    with pytest.raises(ValueError, match="2\\*\\*62"):
+        fp.fast_pamst(W * 2.0 ** 20, 1.0, 1.0, rng=0)
+
+
+# ---------------------------------------------------------------------------
+# released law on inputs whose walks cross gaps of 40-700 noise units
+# ---------------------------------------------------------------------------
+
+def _graph(n, edges, default):
+    """Complete graph: ``edges`` {(a, b): w}, every other pair weighs ``default``."""
+    W = np.full((n, n), float(default))
+    np.fill_diagonal(W, 0.0)
+    for (a, b), w in edges.items():
+        W[a, b] = W[b, a] = w
+    return W
+
+
+def _rho_for_rate(lam, sensitivity, s, n, noise):
+    """The rho whose Fast-PAMST rate is lam (the calibration of NOTES section 1, inverted)."""
+    d_s = discretized_sensitivity(sensitivity, s)
+    factor = 2.0 if noise == "exponential" else 8.0
+    return (2.0 * d_s * lam) ** 2 * (n - 1) / factor
+
+
+# name: (W, sensitivity, discretization, rate lam, what it exercises)
+HARD = {
+    # integer weights, heavy ties, one key = 100 noise units: after the top group the
+    # walk meets p = e**-100 (the cast wrapped below p ~ 4e-18)
+    "rate-100-ties": (_graph(5, {(0, 1): 0, (1, 2): 0, (2, 3): 1, (3, 4): 0, (0, 3): 1,
+                                 (1, 4): 1, (0, 2): 0}, 2), 1.0, None, 100.0),
+    # a near cluster 1 noise unit apart and far edges 400 noise units below, with more
+    # than 16384 groups: two counter layers (groups-only knob), the top group (w = 32)
+    # at the bottom of a block and every block down to the far group empty
+    "layered-gap-400": (_graph(5, {(0, 1): 32, (1, 2): 82, (2, 3): 32, (3, 4): 132, (0, 2): 82,
+                                   (1, 3): 132}, 20000), 1.0, None, 0.02),
+    # the same with the default knobs: buckets of 8 groups, 24,833 of them, so two
+    # counter layers; the top group (w = 1344) sits at the bottom of a block of 2048
+    # groups and the far group is 20,000 noise units down (p underflows to 0)
+    "layered-default": (_graph(5, {(0, 1): 1344, (1, 2): 1364, (2, 3): 1344, (3, 4): 1384,
+                                   (0, 2): 1364, (1, 3): 1384}, 200000), 1.0, None, 0.1),
+    # weights spanning 1e6 sensitivities (compressed group ranks), far edges 700
+    # noise units below a near cluster whose groups are 0.7 noise units apart
+    "compressed-gap-700": (_graph(5, {(0, 1): 0, (1, 2): 1000, (2, 3): 2000, (3, 4): 0,
+                                      (0, 2): 1000, (1, 3): 2000}, 1e6), 1.0, None, 7e-4),
+    # integer weights with a fine sensitivity (2**-6): 64 keys per unit, empty buckets
+    # between the integers, a far edge 50 noise units down
+    "integer-fine-sensitivity": (_graph(5, {(0, 1): 0, (1, 2): 1, (2, 3): 1, (3, 4): 2,
+                                            (0, 2): 2, (1, 3): 0}, 50), 2.0 ** -6, None, 1.0),
+    # tightly clustered values at |w| = 1e12 with s = 2**-13 (exact): keys near
+    # -8.2e15, next to 2**53; the far group 60 noise units down
+    "offset-1e12-keys-near-2**53": (_graph(5, {(0, 1): 1e12, (1, 2): 1e12 + 2.0 ** -13,
+                                               (2, 3): 1e12, (3, 4): 1e12 + 2.0 ** -12,
+                                               (0, 2): 1e12 + 2.0 ** -13, (1, 3): 1e12 + 2.0 ** -12},
+                                              1e12 + 60 * 2.0 ** -13), 2.0 ** -13, None, 2.0 ** 13),
+}
+
+
+def _hard_check(name, noise, theta, sigma, maximum=False):
+    W, sensitivity, disc, lam = HARD[name]
+    if maximum:
+        W = -W  # the maximum tree of -W is the minimum tree of W: same walks
+    n = W.shape[0]
+    s = sensitivity if disc is None else disc
+    rho = _rho_for_rate(lam, sensitivity, s, n, noise)
+    counts, stats, rate = within(LIMIT, released_counts, W, rho, sensitivity, disc, noise=noise,
+                                 maximum=maximum, theta=theta, sigma=sigma)
+    assert rate == pytest.approx(lam, rel=1e-12)
+    expected = expected_sequences(W, rate, s, noise=noise, maximum=maximum)
+    assert sum(RUNS * p >= 5 for p in expected.values()) >= 3, "configuration too concentrated"
+    pvalue, stat, dof = naive.chisquare_pvalue(counts, expected, RUNS)
+    assert pvalue >= P_FAIL, f"p = {pvalue:.2e} (chi2 = {stat:.1f}, dof = {dof})"
+    return stats
+
+
+KNOBS = {"default": (DEFAULT_THETA, DEFAULT_SIGMA), "groups-only": (0.0, -1.0),
+         "bottom-asap": (math.inf, 0.0)}
+# layered-default exists for its default layout (200,000 groups a release: 9 s a run)
+CASES = [(name, knobs) for name in HARD for knobs in KNOBS
+         if name != "layered-default" or knobs == "default"]
+
+
+@pytest.mark.parametrize("name, knobs", CASES, ids=[f"{a}-{b}" for a, b in CASES])
+def test_exponential_law_across_large_gaps(name, knobs):
+    knobs = KNOBS[knobs]
+    stats = _hard_check(name, "exponential", *knobs)
+    if knobs[0] == math.inf:
+        assert stats[ST_BOTTOM_CALLS] > 0
+
+
+@pytest.mark.parametrize("name", list(HARD))
+def test_gumbel_law_across_large_gaps(name):
+    _hard_check(name, "gumbel", DEFAULT_THETA, DEFAULT_SIGMA)
+
+
+def test_hard_layouts_are_what_they_claim():
+    # guard the configurations: a change of layout rules must not quietly make them easy
+    def queue(name, sigma):
+        W, sensitivity, _, lam = HARD[name]
+        return gq_build(as_graph(W), -1.0, sensitivity, lam * sensitivity, sigma)
+
+    q = queue("layered-gap-400", -1.0)
+    assert q.layered and q.direct and q.sh1 == 0
+    top = int(math.floor(-32.0)) - q.kmin
+    assert top % (1 << (q.sh1 + q.sh2)) == 0, "top group not at the bottom of a block"
+    q = queue("layered-default", DEFAULT_SIGMA)
+    assert q.layered and q.direct
+    top = int(math.floor(-1344.0)) - q.kmin
+    assert top % (1 << (q.sh1 + q.sh2)) == 0
+    assert not queue("compressed-gap-700", DEFAULT_SIGMA).direct
+
+
+def test_maximum_tree_across_a_large_gap():
+    _hard_check("layered-gap-400", "exponential", 0.0, -1.0, maximum=True)
+
+
+# ---------------------------------------------------------------------------
+# neighbouring inputs through the public API
+# ---------------------------------------------------------------------------
+
+def test_neighbouring_inputs_release_laws_within_their_privacy_bound():
+    # per-step epsilon 0.2 (exponential RNM: lam = eps / (2 D_s)); the far edges sit
+    # 500 noise units below, so every selection ends with the bottom trick at
+    # p ~ e**-500. Before the fix the two neighbours gave P = 0.9999 against 0.0000
+    # for one edge; now each release follows its exact law, and the exact laws of
+    # the neighbours are within e**(3 * 0.2) of each other.
+    delta = 2.0 ** -4
+    n = 4
+    near = {(0, 1): 0.0, (1, 2): delta, (2, 3): 0.0, (0, 2): 2 * delta}
+    W = _graph(n, near, 5000 * delta)
+    W2 = W.copy()
+    W2[0, 1] = W2[1, 0] = delta  # one weight moved by the sensitivity
+    eps_step = 0.2
+    rho = (n - 1) * eps_step ** 2 / 2
+    laws, counts = [], []
+    for weights in (W, W2):
+        gen = np.random.default_rng(11)
+
+        def release_many(weights=weights, gen=gen):
+            c = {}
+            for _ in range(RUNS):
+                tree = fp.fast_pamst(weights, rho, delta, rng=gen)
+                key = tuple(map(tuple, tree.edges.tolist()))
+                c[key] = c.get(key, 0) + 1
+            return c, tree.info["rate"]
+
+        c, lam = within(LIMIT, release_many)
+        assert lam == pytest.approx(eps_step / (2 * delta), rel=1e-12)
+        law = expected_sequences(weights, lam, delta)
+        pvalue, stat, dof = naive.chisquare_pvalue(c, law, RUNS)
+        assert dof >= 3 and pvalue >= P_FAIL, f"p = {pvalue:.2e} (chi2 = {stat:.1f}, dof = {dof})"
+        laws.append(law)
+        counts.append(c)
+    bound = math.exp((n - 1) * eps_step) * (1 + 1e-9)
+    for seq in set(laws[0]) | set(laws[1]):
+        p, q = laws[0].get(seq, 0.0), laws[1].get(seq, 0.0)
+        assert p <= bound * q and q <= bound * p, seq
+    # and no far edge was ever released (each has probability < 1e-200)
+    for c in counts:
+        for seq in c:
+            assert all(W[a, b] < 100 * delta for a, b in seq)
+
+
+# ---------------------------------------------------------------------------
+# interrupting long releases
+# ---------------------------------------------------------------------------
+
+def _counting_chunks(monkeypatch):
+    """Make api.run_in_chunks record how many steps each call to ``advance`` ran."""
+    done = []
+    real = api.run_in_chunks
+
+    def counting(advance, n_steps):
+        def wrapped(start, k):
+            advance(start, k)
+            done.append(k)
+        real(wrapped, n_steps)
+
+    monkeypatch.setattr(api, "run_in_chunks", counting)
+    return done
+
+
+@pytest.mark.parametrize("algorithm", ["fast_pamst", "fast_pamst_sparse", "pamst", "pamst_sparse"])
+def test_releases_run_in_chunks(monkeypatch, algorithm):
+    done = _counting_chunks(monkeypatch)
+    n = 300
+    W = np.random.default_rng(0).random((n, n))
+    W = W + W.T
+    if algorithm.endswith("sparse"):
+        import scipy.sparse as sp
+        W = sp.csr_matrix(W)
+    fn = fp.pamst if algorithm.startswith("pamst") else fp.fast_pamst
+    a = fn(W, 1.0, 0.01, rng=3)
+    # the first chunks are single steps (so that a slow step returns to Python at once)
+    assert len(done) > 1 and done[0] == 1 and sum(done) == n - 1
+    # chunking never changes the release: one chunk gives the same tree
+    monkeypatch.setattr(api, "run_in_chunks", lambda advance, n_steps: advance(0, n_steps))
+    b = fn(W, 1.0, 0.01, rng=3)
+    assert np.array_equal(a.edges, b.edges)
+
+
+def test_ctrl_c_stops_a_long_release(monkeypatch):
+    # SIGINT arrives while a jitted chunk runs (PAMST at n = 700 runs for seconds); it is
+    # honoured when the chunk returns, so the release stops with steps left undone
+    done = _counting_chunks(monkeypatch)
+    n = 700
+    W = np.random.default_rng(1).random((n, n))
+    W = W + W.T
+    armed = [True]
+
+    def handler(signum, frame):
+        if armed[0]:
+            raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, handler)
+    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+    try:
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            fp.pamst(W, 1.0, 0.01, rng=0)
+    finally:
+        armed[0] = False
+        timer.cancel()
+        signal.signal(signal.SIGINT, previous)
+    assert 0 < sum(done) < n - 1
+
+
+# ---------------------------------------------------------------------------
+# the reported end-to-end case: 300 sites over 1000 km, distances in metres
+# ---------------------------------------------------------------------------
+
+def _metre_sites(layout):
+    rng = np.random.default_rng(300)
+    if layout == "uniform":
+        xy = rng.random((300, 2)) * 1e6  # metres, a 1000 km square
+    else:  # two tight towns 1000 km apart: clustered points and a huge gap
+        xy = rng.normal(scale=500.0, size=(300, 2))
+        xy[150:, 0] += 1e6
+    D = np.sqrt(((xy[:, None, :] - xy[None, :, :]) ** 2).sum(-1))
+    return (D + D.T) / 2
+
+
+@pytest.mark.parametrize("layout", ["uniform", "two-towns"])
+@pytest.mark.parametrize("algorithm", ["fast_pamst", "fast_pamst_gumbel"])
+def test_cli_run_on_a_metre_distance_matrix(tmp_path, layout, algorithm):
+    import subprocess
+    import sys
+
+    path = tmp_path / "sites.npy"
+    np.save(path, _metre_sites(layout))
+    out = tmp_path / "tree.csv"
+    proc = subprocess.run([sys.executable, "-m", "fastpamst_nb.cli", "run", str(path), "--rho", "1",
+                           "--sensitivity", "1", "--algorithm", algorithm, "--seed", "0",
+                           "--output", str(out)], capture_output=True, text=True, timeout=LIMIT)
+    assert proc.returncode == 0, proc.stderr
+    rows = out.read_text().split()
+    assert rows[0] == "u,v" and len(rows) == 300
+    seen = {0}
+    for row in rows[1:]:
+        a, b = map(int, row.split(","))
+        assert a in seen and b not in seen
+        seen.add(b)
