@@ -2,7 +2,10 @@
 
 >>> import numpy as np, fastpamst_nb as fp
 >>> W = np.random.default_rng(0).random((100, 100)); W = (W + W.T) / 2
->>> tree = fp.fast_pamst(W, rho=0.1, sensitivity=1e-5, rng=0)
+>>> tree = fp.fast_pamst(W, rho=0.1, sensitivity=1e-5, rng=0)  # a fixed seed only to be reproducible
+
+Only ``tree.edges`` is private; ``tree.weight`` is the true weight, for evaluation.
+Real releases use ``rng=None`` (fresh entropy): one seed reused correlates releases.
 """
 
 from . import privacy

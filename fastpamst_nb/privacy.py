@@ -288,10 +288,7 @@ def zcdp_to_approx_dp(rho, delta, method="cks"):
     .. [2] M. Bun, T. Steinke, "Concentrated Differential Privacy: Simplifications,
        Extensions, and Lower Bounds", TCC 2016, arXiv:1605.02065, Prop. 1.3.
     """
-    rho = check_positive("rho", rho)
-    delta = _check_delta(delta)
-    method = _check_method(method)
-    L = -math.log(delta)
+    rho, delta, L, method = _conversion_args("rho", rho, delta, method)
     if method == "cks":
         return _cks_epsilon(rho, L)
     return rho + 2.0 * math.sqrt(rho) * math.sqrt(L)  # rho * L could overflow
@@ -339,10 +336,7 @@ def approx_dp_to_zcdp(epsilon, delta, method="cks"):
     .. [2] M. Bun, T. Steinke, "Concentrated Differential Privacy: Simplifications,
        Extensions, and Lower Bounds", TCC 2016, arXiv:1605.02065, Prop. 1.3.
     """
-    epsilon = check_positive("epsilon", epsilon)
-    delta = _check_delta(delta)
-    method = _check_method(method)
-    L = -math.log(delta)
+    epsilon, delta, L, method = _conversion_args("epsilon", epsilon, delta, method)
     if method == "cks":
         rho = _cks_rho(epsilon, L, delta)
     else:
@@ -359,6 +353,12 @@ def approx_dp_to_zcdp(epsilon, delta, method="cks"):
         rho = math.nextafter(rho, 0.0)
     raise ArithmeticError(f"could not convert (epsilon={epsilon!r}, delta={delta!r}) "
                           f"to zCDP with method {method!r}")
+
+
+def _conversion_args(name, value, delta, method):
+    """Checked (value, delta, L = ln(1/delta), method) of a conversion."""
+    delta = _check_delta(delta)
+    return check_positive(name, value), delta, -math.log(delta), _check_method(method)
 
 
 def _check_delta(delta):
