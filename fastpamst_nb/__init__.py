@@ -5,6 +5,7 @@
 >>> tree = fp.fast_pamst(W, rho=0.1, sensitivity=1e-5, rng=0)  # a fixed seed only to be reproducible
 
 Only ``tree.edges`` is private; ``tree.weight`` is the true weight, for evaluation.
+``tree.save(path)`` and ``tree.to_csv(path)`` write only the private release by default.
 Real releases use ``rng=None`` (fresh entropy): one seed reused correlates releases.
 """
 

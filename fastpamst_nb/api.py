@@ -1,15 +1,22 @@
 """Public API: exact and private spanning trees of a dense or sparse weight matrix.
 
-Every function takes ``weights`` as a dense (n, n) array (the complete graph) or
-a scipy.sparse (n, n) matrix (its stored entries are the public edges), must be
-symmetric, ignores the diagonal and never modifies the input. Private
-algorithms are rho-zCDP under the l_inf neighbouring relation: neighbouring
-inputs differ by at most ``sensitivity`` in every entry. Give the budget either
+Every function takes ``weights`` as a dense (n, n) array (the complete graph), a
+scipy.sparse (n, n) matrix (its stored entries are the public edges), a
+condensed distance vector of length n(n-1)/2 (``scipy.spatial.distance.pdist``
+output, read as its ``squareform``) or a ``networkx.Graph`` (nodes 0..n-1, its
+edges are the public edges, ``"weight"`` attributes the weights); a matrix must
+be symmetric, the diagonal is ignored and the input is never modified (see
+:func:`fastpamst_nb.graph.as_graph`). Private algorithms are rho-zCDP under the
+l_inf neighbouring relation: neighbouring inputs differ by at most
+``sensitivity`` in every entry. Give the budget either
 as ``rho`` or as ``epsilon`` and ``delta`` (converted with
 :func:`fastpamst_nb.privacy.approx_dp_to_zcdp`).
 """
 
+from __future__ import annotations
+
 import numbers
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 from numba import njit
@@ -18,11 +25,20 @@ from . import privacy
 from .baselines import noisy_csr, noisy_dense, pamst_csr, pamst_dense, pamst_state
 from .chunks import run_in_chunks
 from .core import CACHE, as_generator, check_positive, require_memory
-from .graph import as_graph
+from .graph import as_graph, vertex_count
 from .prim import prim_csr_exact, prim_csr_private, prim_dense_exact, prim_dense_private
 from .queue import gq_build
 from .sampler import EXPONENTIAL, GUMBEL, N_STATS
 from .tree import SpanningTree
+
+if TYPE_CHECKING:  # annotations only: nothing here is imported at run time
+    import networkx
+    import scipy.sparse
+    from numpy.typing import ArrayLike
+
+    Weights = ArrayLike | scipy.sparse.sparray | scipy.sparse.spmatrix | networkx.Graph
+    Topology = ArrayLike | scipy.sparse.sparray | scipy.sparse.spmatrix | None
+    Seed = int | np.random.SeedSequence | np.random.BitGenerator | np.random.Generator | None
 
 # speed knobs of the selection kernel (see sampler.py); they never change the output law.
 # A bottom candidate costs a rank selection and a pick in a cold bucket (often its
@@ -34,19 +50,36 @@ DEFAULT_SIGMA = 1.0
 
 @njit(cache=CACHE, nogil=True)
 def _csr_edge_weights(indptr, indices, data, edges):
+    """Weights of ``edges``; the row of the first pair that is not an edge (or -1)."""
     out = np.empty(edges.shape[0])
     for i in range(edges.shape[0]):
         a = edges[i, 0]
         b = edges[i, 1]
         lo = indptr[a]
-        out[i] = data[lo + np.searchsorted(indices[lo:indptr[a + 1]], b)]
-    return out
+        pos = lo + np.searchsorted(indices[lo:indptr[a + 1]], b)
+        if pos >= indptr[a + 1] or indices[pos] != b:
+            return out, i
+        out[i] = data[pos]
+    return out, -1
 
 
 def _edge_weights(graph, edges):
+    """The weights of ``edges``; ValueError naming the first pair that is not an edge."""
     if graph.dense:
+        loops = np.flatnonzero(edges[:, 0] == edges[:, 1])
+        if loops.size:
+            _raise_not_an_edge(edges, int(loops[0]))
         return np.asarray(graph.W[edges[:, 0], edges[:, 1]], dtype=np.float64)
-    return _csr_edge_weights(graph.indptr, graph.indices, graph.data, edges)
+    out, bad = _csr_edge_weights(graph.indptr, graph.indices, graph.data, edges)
+    if bad >= 0:
+        _raise_not_an_edge(edges, bad)
+    return out
+
+
+def _raise_not_an_edge(edges, k):
+    a, b = int(edges[k, 0]), int(edges[k, 1])
+    raise ValueError(f"tree edge ({a}, {b}) is not an edge of the graph; pass the weights (and "
+                     "topology) the tree was computed from")
 
 
 def _check_start(start, n):
@@ -65,25 +98,53 @@ def _tree(graph, edges, algorithm, info):
     return SpanningTree(edges, _edge_weights(graph, edges), graph.n, algorithm, info)
 
 
+def _validate(weights, topology, start):
+    """The validated graph; ``start`` is checked against n read off the shapes first."""
+    n = vertex_count(weights, topology)
+    if n:  # before the O(n^2) validation pass when the shapes tell n
+        _check_start(start, n)
+    graph = as_graph(weights, topology=topology)
+    return graph, _check_start(start, graph.n)
+
+
 def _private_setup(weights, topology, rho, epsilon, delta, sensitivity, start, rng):
     rho = privacy.resolve_rho(rho, epsilon, delta)
     sensitivity = check_positive("sensitivity", sensitivity)
-    graph = as_graph(weights, topology=topology)
-    start = _check_start(start, graph.n)
-    return graph, rho, sensitivity, start, as_generator(rng)
+    gen = as_generator(rng)
+    graph, start = _validate(weights, topology, start)
+    return graph, rho, sensitivity, start, gen
 
 
-def exact_mst(weights, *, maximum=False, start=0, topology=None):
+def _exact_edges(graph, start, sgn):
+    if graph.dense:
+        return prim_dense_exact(graph.W, start, sgn)
+    edges, _ = prim_csr_exact(graph.indptr, graph.indices, graph.data, start, sgn)
+    return edges
+
+
+def _check_tree_size(tree, n):
+    if tree.n_vertices != n:
+        raise ValueError(
+            f"tree spans n_vertices = {tree.n_vertices} vertices but the weights have n = {n}; "
+            "pass the weights (and topology) the tree was computed from"
+        )
+
+
+def exact_mst(weights: Weights, *, maximum: bool = False, start: int = 0,
+              topology: Topology = None) -> SpanningTree:
     """The exact (non-private) minimum spanning tree.
 
     Parameters
     ----------
-    weights : array_like (n, n) or scipy.sparse (n, n)
-        Symmetric weights; dense means the complete graph.
-    maximum : bool
+    weights : array_like (n, n), scipy.sparse (n, n), array_like (n(n-1)/2,) or networkx.Graph
+        Symmetric weights; dense means the complete graph, sparse its stored
+        entries. A 1-D condensed distance vector (``scipy.spatial.distance.pdist``
+        output) is the complete graph of its ``squareform``; a networkx.Graph
+        (nodes 0..n-1) has its own edges and ``"weight"`` attributes. Never modified.
+    maximum : bool, default False
         Return a maximum spanning tree instead.
-    start : int
-        First vertex of Prim's algorithm.
+    start : int, default 0
+        First vertex of Prim's algorithm, 0 <= start < n.
     topology : None, bool array_like (n, n) or scipy.sparse (n, n)
         The public edge set (see :func:`fast_pamst`); None: every pair of a dense
         ``weights``, the stored entries of a sparse one.
@@ -91,58 +152,166 @@ def exact_mst(weights, *, maximum=False, start=0, topology=None):
     Returns
     -------
     SpanningTree
+        ``edges`` in the order Prim added them; ``weight`` the total weight.
+
+    Raises
+    ------
+    TypeError
+        Non-numeric, complex or masked ``weights``, a directed or multi networkx
+        graph, a non-int ``start``.
+    ValueError
+        ``weights`` not (n, n) (nor a condensed vector of length n(n-1)/2), not
+        symmetric, with a NaN/inf edge weight, a disconnected topology, a
+        ``start`` out of range, or too large for the available memory.
 
     Notes
     -----
     Dense: O(n^2) Prim. Sparse: O(m log n) Prim with a binary heap.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import fastpamst_nb as fp
+    >>> W = np.array([[0., 1., 4.], [1., 0., 2.], [4., 2., 0.]])
+    >>> tree = fp.exact_mst(W)
+    >>> tree.edges.tolist(), tree.weight
+    ([[0, 1], [1, 2]], 3.0)
+
+    A condensed distance vector, as ``scipy.spatial.distance.pdist`` returns it:
+
+    >>> from scipy.spatial.distance import pdist
+    >>> X = np.array([[0.0], [1.0], [3.0]])  # three points on a line
+    >>> fp.exact_mst(pdist(X)).edges.tolist()
+    [[0, 1], [1, 2]]
     """
-    graph = as_graph(weights, topology=topology)
-    start = _check_start(start, graph.n)
-    sgn = _sign(maximum)
-    if graph.dense:
-        edges = prim_dense_exact(graph.W, start, sgn)
-    else:
-        edges, _ = prim_csr_exact(graph.indptr, graph.indices, graph.data, start, sgn)
+    graph, start = _validate(weights, topology, start)
+    edges = _exact_edges(graph, start, _sign(maximum))
     return _tree(graph, edges, "exact", {"maximum": bool(maximum)})
 
 
-def excess_weight(weights, tree, *, maximum=None, topology=None):
+def excess_weight(weights: Weights, tree: SpanningTree, *, maximum: bool | None = None,
+                  topology: Topology = None) -> float:
     """How much worse ``tree`` is than the optimum: tree weight minus the exact MST weight.
 
     For a maximum spanning tree (``maximum=True``, or the tree's own setting
     when None) it is the optimum minus the tree weight, so it is >= 0 either way.
+    The tree's weight is read from ``weights`` (so a tree saved without its true
+    weights can be evaluated too).
+
+    Parameters
+    ----------
+    weights : array_like (n, n), scipy.sparse (n, n), array_like (n(n-1)/2,) or networkx.Graph
+        The weights the tree was computed from (any form :func:`exact_mst` takes).
+    tree : SpanningTree
+        A spanning tree of this graph (``tree.n_vertices == n``).
+    maximum : bool or None, default None
+        Compare with the maximum spanning tree; None: ``tree.info["maximum"]``
+        (False when absent).
+    topology : None, bool array_like (n, n) or scipy.sparse (n, n)
+        The public edge set the tree was computed on, as in :func:`fast_pamst`.
+
+    Returns
+    -------
+    float
+        The excess, in the weights' units, >= 0 (up to rounding). It is computed
+        from the true weights: NOT private, for evaluation only.
+
+    Raises
+    ------
+    TypeError
+        ``tree`` is not a SpanningTree, or ``weights`` is refused as in :func:`exact_mst`.
+    ValueError
+        ``tree.n_vertices`` differs from n (the tree belongs to another graph),
+        a tree edge is out of range or not an edge of the graph, or ``weights``
+        is refused as in :func:`exact_mst`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import fastpamst_nb as fp
+    >>> W = np.array([[0., 1., 4.], [1., 0., 2.], [4., 2., 0.]])
+    >>> fp.excess_weight(W, fp.exact_mst(W))
+    0.0
+    >>> worst = fp.exact_mst(W, maximum=True)  # edges (0, 2) and (2, 1): weight 6
+    >>> fp.excess_weight(W, worst, maximum=False)
+    3.0
     """
+    if not isinstance(tree, SpanningTree):
+        raise TypeError(f"tree must be a SpanningTree (what exact_mst, fast_pamst, ... return), "
+                        f"got {type(tree).__name__}")
     if maximum is None:
         maximum = bool(tree.info.get("maximum", False))
-    best = exact_mst(weights, maximum=maximum, topology=topology).weight
-    return best - tree.weight if maximum else tree.weight - best
+    n = vertex_count(weights, topology)
+    if n:  # from the shapes, before the O(n^2) validation pass
+        _check_tree_size(tree, n)
+    graph = as_graph(weights, topology=topology)
+    _check_tree_size(tree, graph.n)
+    edges = np.asarray(tree.edges, dtype=np.int64).reshape(-1, 2)
+    if edges.shape[0] != graph.n - 1:
+        raise ValueError(f"tree has {edges.shape[0]} edges; a spanning tree of n = {graph.n} "
+                         f"vertices has n - 1 = {graph.n - 1}")
+    if edges.size and (edges.min() < 0 or edges.max() >= graph.n):
+        raise ValueError(f"tree edges must index vertices 0 .. {graph.n - 1} (n = {graph.n}); "
+                         "pass the weights the tree was computed from")
+    weight = float(_edge_weights(graph, edges).sum())
+    best = float(_edge_weights(graph, _exact_edges(graph, 0, _sign(maximum))).sum())
+    return best - weight if maximum else weight - best
 
 
-def pamst(weights, rho=None, sensitivity=None, *, rng=None, start=0, noise="exponential",
-          maximum=False, epsilon=None, delta=None, topology=None):
+def pamst(weights: Weights, rho: float | None = None, sensitivity: float | None = None, *,
+          rng: Seed = None, start: int = 0, noise: Literal["exponential", "gumbel"] = "exponential",
+          maximum: bool = False, epsilon: float | None = None, delta: float | None = None,
+          topology: Topology = None) -> SpanningTree:
     """PAMST (Pinot 2018): Prim with a report-noisy-max over all cut edges per step.
 
     Parameters
     ----------
-    weights : array_like (n, n) or scipy.sparse (n, n)
-    rho : float
-        Total zCDP budget (> 0); or give ``epsilon`` and ``delta`` instead.
+    weights : array_like (n, n), scipy.sparse (n, n), array_like (n(n-1)/2,) or networkx.Graph
+        Symmetric weights, in any units; dense means the complete graph, a
+        condensed distance vector (``pdist`` output) its ``squareform``, a
+        networkx.Graph (nodes 0..n-1) its edges with their ``"weight"``
+        attributes. Never modified.
+    rho : float, optional
+        Total zCDP budget (dimensionless, > 0); or give ``epsilon`` and ``delta`` instead.
     sensitivity : float
-        l_inf sensitivity Delta of every weight (weights' units, > 0).
-    rng : None, int or numpy.random.Generator
-        Same seed, same tree; see :func:`fast_pamst` on seeds.
-    start : int
+        l_inf sensitivity Delta of every weight (in the weights' units, > 0):
+        neighbouring inputs differ by at most Delta in every entry. Required.
+    rng : None, int, numpy.random.SeedSequence, numpy.random.BitGenerator or numpy.random.Generator
+        Anything ``numpy.random.default_rng`` takes (SPEC 7). Same seed, same
+        tree; None (the default) draws fresh OS entropy, which is what real
+        releases should use. See :func:`fast_pamst` on seeds.
+    start : int, default 0
+        First vertex, 0 <= start < n (public).
     noise : {"exponential", "gumbel"}
         Exponential noise of rate sqrt(2 rho/(n-1)) / (2 Delta) (report-noisy-max), or
         the exponential mechanism with rate sqrt(8 rho/(n-1)) / (2 Delta).
-    maximum : bool
+    maximum : bool, default False
         Private maximum spanning tree (scores +w instead of -w).
+    epsilon : float, optional
+        (epsilon, delta)-DP target (dimensionless, > 0), converted to rho with
+        :func:`fastpamst_nb.privacy.approx_dp_to_zcdp`; needs ``delta``, excludes ``rho``.
+    delta : float, optional
+        The delta of that target, 0 < delta < 1.
     topology : None, bool array_like (n, n) or scipy.sparse (n, n)
         The public edge set, as in :func:`fast_pamst`.
 
     Returns
     -------
     SpanningTree
+        Only ``edges`` is private; ``weight``/``edge_weights`` are the true
+        input weights, for evaluation only.
+
+    Raises
+    ------
+    TypeError
+        ``sensitivity`` missing; non-numeric, complex or masked ``weights``; a
+        directed or multi networkx graph; an ``rng`` of the wrong type (bool,
+        float, str, ``numpy.random.RandomState``: use ``numpy.random.default_rng``).
+    ValueError
+        A budget or sensitivity that is not finite and positive, both ``rho``
+        and ``epsilon``/``delta`` or neither, ``weights`` not (n, n) (nor a
+        condensed vector of length n(n-1)/2), not symmetric, with a NaN/inf
+        edge weight, a disconnected topology, or too large for the available memory.
 
     Notes
     -----
@@ -150,6 +319,18 @@ def pamst(weights, rho=None, sensitivity=None, *, rng=None, start=0, noise="expo
     O(n m) on a sparse one. The paper's baseline; use :func:`fast_pamst`. Noise
     is added to each score minus the step's best score, so a constant offset of
     the weights (1e12, say) cannot round it away. Interruptible with Ctrl-C.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import fastpamst_nb as fp
+    >>> W = np.array([[0., 1., 4.], [1., 0., 2.], [4., 2., 0.]])
+    >>> tree = fp.pamst(W, rho=100.0, sensitivity=0.01, rng=0)  # fixed seed: reproducibility only
+    >>> tree.edges.tolist()
+    [[0, 1], [1, 2]]
+
+    Real releases use ``rng=None`` (fresh entropy); a fixed seed reused across
+    releases reuses their noise.
     """
     if sensitivity is None:
         raise TypeError("pamst() needs sensitivity=, the l_inf sensitivity of each weight")
@@ -174,8 +355,9 @@ def pamst(weights, rho=None, sensitivity=None, *, rng=None, start=0, noise="expo
     return _tree(graph, edges, "pamst", info)
 
 
-def post_processing(weights, rho=None, sensitivity=None, *, rng=None, maximum=False,
-                    epsilon=None, delta=None, topology=None):
+def post_processing(weights: Weights, rho: float | None = None, sensitivity: float | None = None,
+                    *, rng: Seed = None, maximum: bool = False, epsilon: float | None = None,
+                    delta: float | None = None, topology: Topology = None) -> SpanningTree:
     """Gaussian post-processing (Sealfon 2016): noise every weight once, then an exact MST.
 
     Adds N(0, sigma^2) to each of the m undirected edges with
@@ -183,13 +365,66 @@ def post_processing(weights, rho=None, sensitivity=None, *, rng=None, maximum=Fa
     each move by at most Delta is Delta sqrt(m)); the tree's reported weight is
     its true weight.
 
+    Parameters
+    ----------
+    weights : array_like (n, n), scipy.sparse (n, n), array_like (n(n-1)/2,) or networkx.Graph
+        Symmetric weights, in any units; dense means the complete graph, a
+        condensed distance vector (``pdist`` output) its ``squareform``, a
+        networkx.Graph (nodes 0..n-1) its edges with their ``"weight"``
+        attributes. Never modified.
+    rho : float, optional
+        Total zCDP budget (dimensionless, > 0); or give ``epsilon`` and ``delta`` instead.
+    sensitivity : float
+        l_inf sensitivity Delta of every weight (in the weights' units, > 0):
+        neighbouring inputs differ by at most Delta in every entry. Required.
+    rng : None, int, numpy.random.SeedSequence, numpy.random.BitGenerator or numpy.random.Generator
+        Anything ``numpy.random.default_rng`` takes (SPEC 7). Same seed, same
+        tree; None (the default) draws fresh OS entropy, which is what real
+        releases should use. See :func:`fast_pamst` on seeds.
+    maximum : bool, default False
+        Private maximum spanning tree (exact maximum tree of the noisy weights).
+    epsilon : float, optional
+        (epsilon, delta)-DP target (dimensionless, > 0), converted to rho with
+        :func:`fastpamst_nb.privacy.approx_dp_to_zcdp`; needs ``delta``, excludes ``rho``.
+    delta : float, optional
+        The delta of that target, 0 < delta < 1.
+    topology : None, bool array_like (n, n) or scipy.sparse (n, n)
+        The public edge set, as in :func:`fast_pamst`; m counts its edges.
+
     Returns
     -------
     SpanningTree
+        Only ``edges`` is private; ``weight``/``edge_weights`` are the true
+        (un-noised) input weights, for evaluation only. ``info["sigma"]`` is
+        the noise standard deviation, in the weights' units.
+
+    Raises
+    ------
+    TypeError
+        ``sensitivity`` missing; non-numeric, complex or masked ``weights``; a
+        directed or multi networkx graph; an ``rng`` of the wrong type (bool,
+        float, str, ``numpy.random.RandomState``: use ``numpy.random.default_rng``).
+    ValueError
+        A budget or sensitivity that is not finite and positive, both ``rho``
+        and ``epsilon``/``delta`` or neither, ``weights`` not (n, n) (nor a
+        condensed vector of length n(n-1)/2), not symmetric, with a NaN/inf
+        edge weight, a disconnected topology, or too large for the available memory.
 
     Notes
     -----
     O(n^2) time and one extra float64 (n, n) matrix on a dense graph; O(m log n) sparse.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import fastpamst_nb as fp
+    >>> W = np.array([[0., 1., 4.], [1., 0., 2.], [4., 2., 0.]])
+    >>> tree = fp.post_processing(W, rho=100.0, sensitivity=0.01, rng=0)  # fixed seed: reproducibility only
+    >>> tree.edges.tolist()
+    [[0, 1], [1, 2]]
+
+    Real releases use ``rng=None`` (fresh entropy); a fixed seed reused across
+    releases reuses their noise.
     """
     if sensitivity is None:
         raise TypeError("post_processing() needs sensitivity=, the l_inf sensitivity of each weight")
@@ -213,8 +448,12 @@ def post_processing(weights, rho=None, sensitivity=None, *, rng=None, maximum=Fa
     return _tree(graph, edges, "post_processing", info)
 
 
-def fast_pamst(weights, rho=None, sensitivity=None, *, rng=None, start=0, noise="exponential",
-               discretization=None, maximum=False, epsilon=None, delta=None, topology=None):
+def fast_pamst(weights: Weights, rho: float | None = None, sensitivity: float | None = None, *,
+               rng: Seed = None, start: int = 0,
+               noise: Literal["exponential", "gumbel"] = "exponential",
+               discretization: float | None = None, maximum: bool = False,
+               epsilon: float | None = None, delta: float | None = None,
+               topology: Topology = None) -> SpanningTree:
     """Fast-PAMST (Pagh & Retschmeier 2024): private Prim with a discretized, grouped RNM.
 
     Each of the n - 1 steps selects a cut edge with probability exactly that of
@@ -223,17 +462,23 @@ def fast_pamst(weights, rho=None, sensitivity=None, *, rng=None, start=0, noise=
 
     Parameters
     ----------
-    weights : array_like (n, n) or scipy.sparse (n, n)
-        Symmetric weights; dense means the complete graph. float32 and float64
-        C/F-ordered arrays (memmaps included) are read in place.
-    rho : float
-        Total zCDP budget (> 0); or give ``epsilon`` and ``delta`` instead.
+    weights : array_like (n, n), scipy.sparse (n, n), array_like (n(n-1)/2,) or networkx.Graph
+        Symmetric weights, in any units; dense means the complete graph, a
+        condensed distance vector (``pdist`` output) its ``squareform``, a
+        networkx.Graph (nodes 0..n-1) its edges with their ``"weight"``
+        attributes. Never modified. float32 and float64 C/F-ordered arrays
+        (memmaps included) are read in place.
+    rho : float, optional
+        Total zCDP budget (dimensionless, > 0); or give ``epsilon`` and ``delta`` instead.
     sensitivity : float
-        l_inf sensitivity Delta of every weight (weights' units, > 0).
-    rng : None, int or numpy.random.Generator
-        Same seed, same tree. See the Notes on seeds.
-    start : int
-        First vertex.
+        l_inf sensitivity Delta of every weight (in the weights' units, > 0):
+        neighbouring inputs differ by at most Delta in every entry. Required.
+    rng : None, int, numpy.random.SeedSequence, numpy.random.BitGenerator or numpy.random.Generator
+        Anything ``numpy.random.default_rng`` takes (SPEC 7). Same seed, same
+        tree; None (the default) draws fresh OS entropy, which is what real
+        releases should use. See the Notes on seeds.
+    start : int, default 0
+        First vertex, 0 <= start < n (public).
     noise : {"exponential", "gumbel"}
         "exponential": report-noisy-max, rate sqrt(2 rho/(n-1)) / (2 D_s)
         (the paper). "gumbel": the exponential mechanism, rate
@@ -245,8 +490,13 @@ def fast_pamst(weights, rho=None, sensitivity=None, *, rng=None, start=0, noise=
     discretization : float, optional
         The step s (weights' units); defaults to ``sensitivity``. Weights with
         |w / s| >= 2**62 (s a power of two) or 2**52 (any other s) are refused.
-    maximum : bool
+    maximum : bool, default False
         Private maximum spanning tree (scores s * floor(w / s)).
+    epsilon : float, optional
+        (epsilon, delta)-DP target (dimensionless, > 0), converted to rho with
+        :func:`fastpamst_nb.privacy.approx_dp_to_zcdp`; needs ``delta``, excludes ``rho``.
+    delta : float, optional
+        The delta of that target, 0 < delta < 1.
     topology : None, bool array_like (n, n) or scipy.sparse (n, n)
         The public edge set: the true entries of a mask, the non-zero stored
         entries of a sparse pattern; each edge's weight is read from ``weights``
@@ -254,10 +504,28 @@ def fast_pamst(weights, rho=None, sensitivity=None, *, rng=None, start=0, noise=
         of a dense ``weights``, the stored entries of a sparse one. Never derive
         the topology from the weights: ``scipy.sparse.csr_matrix(W)`` and
         ``A + A.T`` drop zero weights, which makes the edge set private.
+        Missing edges of a masked array ``M``: ``topology=~M.mask`` with
+        ``M.filled(0)``.
 
     Returns
     -------
     SpanningTree
+        Only ``edges`` is private; ``weight``/``edge_weights`` are the true
+        input weights, for evaluation only.
+
+    Raises
+    ------
+    TypeError
+        ``sensitivity`` missing; non-numeric, complex or masked ``weights``; a
+        directed or multi networkx graph; an ``rng`` of the wrong type (bool,
+        float, str, ``numpy.random.RandomState``: use ``numpy.random.default_rng``).
+    ValueError
+        A budget or sensitivity that is not finite and positive, both ``rho``
+        and ``epsilon``/``delta`` or neither, ``weights`` not (n, n) (nor a
+        condensed vector of length n(n-1)/2), not symmetric, with a NaN/inf
+        edge weight, a disconnected topology, or too large for the available memory.
+        Also a ``discretization`` that is not finite and positive, or weights
+        too large for the discretized keys.
 
     Notes
     -----
@@ -275,6 +543,22 @@ def fast_pamst(weights, rho=None, sensitivity=None, *, rng=None, start=0, noise=
     floating-point DP code). Reusing one integer seed across releases reuses
     their noise and correlates them: use ``rng=None`` (fresh OS entropy) for
     real releases; fixed seeds are for tests and examples.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import fastpamst_nb as fp
+    >>> W = np.array([[0., 1., 4.], [1., 0., 2.], [4., 2., 0.]])
+    >>> tree = fp.fast_pamst(W, rho=100.0, sensitivity=0.01, rng=0)  # fixed seed: reproducibility only
+    >>> tree.edges.tolist()
+    [[0, 1], [1, 2]]
+
+    A networkx graph is read with all its edges (weight 0 included):
+
+    >>> import networkx as nx  # doctest: +SKIP
+    >>> G = nx.Graph([(0, 1, {"weight": 0.0}), (1, 2, {"weight": 2.0})])  # doctest: +SKIP
+    >>> fp.fast_pamst(G, rho=1.0, sensitivity=0.1, rng=0).edges.tolist()  # doctest: +SKIP
+    [[0, 1], [1, 2]]
     """
     return _fast_pamst(weights, rho, sensitivity, rng=rng, start=start, noise=noise,
                        discretization=discretization, maximum=maximum, epsilon=epsilon,

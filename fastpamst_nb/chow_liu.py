@@ -404,6 +404,7 @@ def chow_liu(data, rho=None, *, rng=None, noise="gumbel", epsilon=None, delta=No
                       epsilon=epsilon, delta=delta)
     # info holds public values only: N is public under the replace-one relation
     # (both neighbours have N rows), and k was given by the user, not read from the data
-    tree.info["n_rows"] = int(N)
-    tree.info["n_categories"] = tuple(int(x) for x in k)
-    return tree
+    from .tree import SpanningTree  # trees are immutable: build the full info, then the tree
+
+    info = {**tree.info, "n_rows": int(N), "n_categories": tuple(int(x) for x in k)}
+    return SpanningTree(tree.edges, tree.edge_weights, tree.n_vertices, tree.algorithm, info)

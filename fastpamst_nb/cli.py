@@ -8,9 +8,14 @@ bench`` times the algorithms against each other. User errors print one line
 
 A release publishes only what is private: ``fastpamst run`` writes the edges
 ``u,v`` and, on request, Gaussian-noised weights (``--weights private``, which
-spends its own budget ``--weights-rho``). The true weights are written only
+spends its own zCDP budget ``--weights-rho``). The true weights are written only
 with ``--weights true``, which warns that they are not private; the summary on
 stderr reports the privacy budget, never the tree's weight.
+
+Every check that needs no data (the flags, their combinations, whether
+``--output`` can be written) runs first; then the .npy header is read (shape
+and dtype, without the data) and checked, and only then the kernels are warmed
+up on an 8-vertex matrix of the same kind as the input and the tree computed.
 """
 
 import argparse
@@ -18,6 +23,7 @@ import json
 import os
 import sys
 import time
+import zipfile
 
 import numpy as np
 
@@ -27,9 +33,14 @@ from .core import check_positive
 
 PROG = "fastpamst"
 DEMO_DELTA = 1e-6
-RUN_DELTA = 1e-6  # delta of the (epsilon, delta) equivalent printed by `fastpamst run`
+RUN_DELTA = 1e-6  # delta of the (epsilon, delta) equivalent printed by `fastpamst run` without --delta
 ALGORITHMS = ("fast_pamst", "fast_pamst_gumbel", "pamst", "post_processing", "exact")
 WEIGHTS = ("none", "private", "true")
+NOISES = ("exponential", "gumbel")
+# which algorithms take which option of `fastpamst run` (fast_pamst_gumbel is fast_pamst --noise gumbel)
+FAST = ("fast_pamst", "fast_pamst_gumbel")
+NOISE_ALGORITHMS = (*FAST, "pamst")
+START_ALGORITHMS = (*FAST, "pamst", "exact")
 
 
 class UsageError(Exception):
@@ -43,7 +54,10 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _build_parser():
+    from . import __version__
+
     parser = _Parser(prog=PROG, description="Differentially private minimum spanning trees (Fast-PAMST).")
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="{demo,run,bench}")
 
     demo = sub.add_parser("demo", help="run every algorithm on a random complete graph",
@@ -56,14 +70,30 @@ def _build_parser():
     run = sub.add_parser(
         "run", help="release a spanning tree of a saved weight matrix as CSV",
         description="Release a private spanning tree of WEIGHTS as CSV lines u,v (its edges). "
+                    "The budget is --rho (zCDP) or --epsilon and --delta (converted to zCDP). "
                     "Weights are added only on request: --weights private adds Gaussian-noised weights "
-                    "(budget --weights-rho, on top of --rho); --weights true adds the true weights, "
-                    "which are NOT private.")
+                    "(zCDP budget --weights-rho, on top of the tree's); --weights true adds the true "
+                    "weights, which are NOT private.")
     run.add_argument("matrix", metavar="WEIGHTS", help=".npy (dense matrix) or .npz (scipy.sparse matrix)")
-    run.add_argument("--rho", type=float, help="zCDP budget (required unless --algorithm exact)")
+    budget = run.add_argument_group(
+        "privacy budget", "give --rho, or --epsilon with --delta (required unless --algorithm exact)")
+    budget.add_argument("--rho", type=float, help="zCDP budget of the tree")
+    budget.add_argument("--epsilon", type=float, metavar="E",
+                        help="(epsilon, delta)-DP budget of the tree, with --delta; converted to the "
+                             "largest rho whose (epsilon, delta) is within it (fastpamst_nb.approx_dp_to_zcdp)")
+    budget.add_argument("--delta", type=float, metavar="D", help="delta of --epsilon, 0 < D < 1")
     run.add_argument("--sensitivity", type=float,
                      help="l_inf sensitivity of each weight (required unless --algorithm exact)")
-    run.add_argument("--algorithm", choices=ALGORITHMS, default="fast_pamst", help="default fast_pamst")
+    run.add_argument("--algorithm", choices=ALGORITHMS, default="fast_pamst",
+                     help="default fast_pamst; fast_pamst_gumbel is fast_pamst --noise gumbel")
+    run.add_argument("--noise", choices=NOISES,
+                     help="noise of fast_pamst and pamst: exponential (report-noisy-max, the default) "
+                          "or gumbel (the exponential mechanism: same rho, lower error)")
+    run.add_argument("--discretization", type=float, metavar="S",
+                     help="step of fast_pamst's discretized scores, in the weights' units "
+                          "(default: the sensitivity)")
+    run.add_argument("--start", type=int, metavar="K",
+                     help="vertex Prim's algorithm starts from, 0 <= K < n (fast_pamst, pamst, exact; default 0)")
     run.add_argument("--seed", type=int, default=None,
                      help="seed of the noise (default: fresh OS entropy; a public seed reveals the noise)")
     run.add_argument("--output", help="CSV file to write (default: stdout)")
@@ -72,7 +102,8 @@ def _build_parser():
                      help="third CSV column: none (default: u,v only), private (Gaussian-noised "
                           "weights, needs --weights-rho) or true (the true weights: NOT private)")
     run.add_argument("--weights-rho", type=float, metavar="R",
-                     help="zCDP budget of --weights private, spent on top of --rho (total rho + R)")
+                     help="zCDP budget (a rho, also when the tree's budget is --epsilon/--delta) of "
+                          "--weights private, spent on top of the tree's (total rho + R)")
 
     bnch = sub.add_parser("bench", help="time every algorithm (rho = 0.1, sensitivity = 1e-5)",
                           description="Time every algorithm on Uniform(0, 1) complete graphs.")
@@ -82,15 +113,55 @@ def _build_parser():
     return parser
 
 
-def _warm_up(algorithms=ALGORITHMS, dense=True):
-    """Compile (or load from the numba cache) the kernels on a tiny graph, so timings exclude it."""
-    W = bench.uniform_weights(8, seed=0)
-    if not dense:
+def _warm_up_weights():
+    """8 x 8 symmetric weights in [0, 100): integer dtypes (even int8) keep them distinct."""
+    return bench.uniform_weights(8, seed=0) * 100.0
+
+
+def _small_like(like):
+    """An 8 x 8 symmetric matrix that reaches the kernels with the same numba types as ``like``.
+
+    numba compiles one machine-code version per argument type, and it types an
+    array by dtype, dimension, layout (C/F) and mutability: a read-only memmap
+    of float64 is ``readonly array(float64, 2d, C)``, not the ``array(float64,
+    2d, C)`` of an ordinary array. A small array of the same dtype and order
+    with ``setflags(write=False)`` has exactly the memmap's type, so warming up
+    on it compiles (or loads from the cache) what the real run will call; a
+    dtype the API converts (integers, big-endian floats) is converted alike.
+    """
+    W = _warm_up_weights()
+    W = W.astype(like.dtype)
+    if like.flags.f_contiguous and not like.flags.c_contiguous:
+        W = np.asfortranarray(W)
+    if not like.flags.writeable:
+        W.setflags(write=False)
+    return W
+
+
+def _warm_up(algorithms=ALGORITHMS, like=None, noise="exponential"):
+    """Compile (or load from the numba cache) the kernels on a tiny graph, so timings exclude it.
+
+    ``like``: the matrix of the real run; the tiny graph is of the same kind (a
+    small csr of float64 for a sparse one, which the API turns into the same
+    int64/float64 CSR arrays; see :func:`_small_like` for a dense one). None: an
+    ordinary float64 array.
+    """
+    if like is None:
+        W = _warm_up_weights()
+    elif isinstance(like, np.ndarray):
+        W = _small_like(like)
+    else:
         import scipy.sparse as sp
-        W = sp.csr_matrix(W)
-    args = argparse.Namespace(rho=1.0, sensitivity=1e-3, seed=0, maximum=False)
+        W = sp.csr_matrix(_warm_up_weights())
+    args = argparse.Namespace(rho=1.0, epsilon=None, delta=None, sensitivity=1e-3, seed=0,
+                              maximum=False, noise=noise, discretization=None, start=None)
+    # fast_pamst's queue addresses few distinct keys directly (here 1e5 keys of step 1e-3) and
+    # radix-sorts many (1e7 of step 1e-5), with kernels of its own: real inputs may take either
+    fine = argparse.Namespace(**{**vars(args), "discretization": 1e-5})
     for algorithm in algorithms:
         _release(algorithm, W, args)
+        if algorithm in FAST:
+            _release(algorithm, W, fine)
 
 
 def _timed(fn):
@@ -134,6 +205,50 @@ def cmd_demo(args):
     return 0
 
 
+def _not_npy(path, why):
+    return UsageError(f"{path}: not a valid .npy file ({why}); save the matrix with np.save(path, W)")
+
+
+def _check_matrix(path, shape, dtype):
+    """Shape and dtype of the user's matrix (from the .npy header: no data read)."""
+    if dtype.hasobject:
+        raise UsageError(f"{path}: holds Python objects (dtype {dtype}), not numbers; save a numeric "
+                         "array with np.save, e.g. np.save(path, np.asarray(W, dtype=np.float64))")
+    if len(shape) != 2 or shape[0] != shape[1]:
+        raise UsageError(f"{path}: the weight matrix must be square (n, n), got shape {tuple(shape)}")
+    if shape[0] == 0:
+        raise UsageError(f"{path}: the weight matrix is empty (n = 0); a spanning tree needs a vertex")
+    if dtype == np.bool_ or not (np.issubdtype(dtype, np.integer) or np.issubdtype(dtype, np.floating)):
+        raise UsageError(f"{path}: holds dtype {dtype}; the weights must be real numbers (a float or "
+                         "integer dtype): save W.astype(np.float64)")
+
+
+def _check_npy(path):
+    """Read and check the .npy header (shape, dtype, data size) before mapping the file."""
+    fmt = np.lib.format
+    with open(path, "rb") as f:
+        try:
+            version = fmt.read_magic(f)
+        except ValueError:
+            why = "the file is empty" if os.path.getsize(path) == 0 else \
+                "it does not start with the .npy signature \\x93NUMPY: np.save did not write it"
+            raise _not_npy(path, why) from None
+        if version not in ((1, 0), (2, 0)):
+            return  # a newer format: np.load knows it, and reports its own problems
+        read_header = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
+        try:
+            shape, _, dtype = read_header(f)
+        except Exception as exc:  # a malformed or truncated header
+            raise _not_npy(path, f"unreadable header: {' '.join(str(exc).split())}") from None
+        offset = f.tell()
+    _check_matrix(path, shape, dtype)
+    need = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    have = os.path.getsize(path) - offset
+    if have < need:
+        raise _not_npy(path, f"truncated: the header announces a {shape[0]} x {shape[1]} matrix of "
+                             f"{dtype}, {need} bytes of data, but the file holds {have}")
+
+
 def _load_weights(path):
     """Dense .npy as a read-only memmap (never read whole into memory) or sparse .npz."""
     ext = os.path.splitext(path)[1].lower()
@@ -142,26 +257,49 @@ def _load_weights(path):
                          "give a .npy dense matrix (np.save) or a .npz scipy.sparse matrix (scipy.sparse.save_npz)")
     if not os.path.isfile(path):
         raise UsageError(f"{path}: no such file")
+    if ext == ".npy":
+        _check_npy(path)
+    elif not zipfile.is_zipfile(path):  # else np.load would take it for a pickle
+        raise UsageError(f"{path}: not a valid .npz file (not a zip archive); save the sparse matrix "
+                         "with scipy.sparse.save_npz(path, A)")
     try:
         if ext == ".npy":
-            return np.load(path, mmap_mode="r", allow_pickle=False)
-        import scipy.sparse as sp
-        return sp.load_npz(path)
+            W = np.load(path, mmap_mode="r", allow_pickle=False)
+        else:
+            import scipy.sparse as sp
+            W = sp.load_npz(path)
     except Exception as exc:  # any failure to parse the user's file is a user error
+        if "pickle" in str(exc):  # numpy's advice (allow_pickle=True) would run code from the file
+            raise UsageError(f"{path}: holds Python objects (pickled data), not numbers; save a numeric "
+                             f"matrix with {'np.save' if ext == '.npy' else 'scipy.sparse.save_npz'}") from None
         raise UsageError(f"{path}: cannot read it as a {ext} weight matrix: {exc}") from None
+    _check_matrix(path, W.shape, W.dtype)
+    return W
+
+
+def _budget(args):
+    """The tree's budget as keyword arguments of the API: rho, or epsilon and delta."""
+    if args.epsilon is not None:
+        return {"epsilon": args.epsilon, "delta": args.delta}
+    return {"rho": args.rho}
+
+
+def _noise(algorithm, noise):
+    """The noise an algorithm runs with (fast_pamst_gumbel is the alias of fast_pamst --noise gumbel)."""
+    return "gumbel" if algorithm == "fast_pamst_gumbel" else (noise or "exponential")
 
 
 def _release(algorithm, W, args, rng=None):
     rng = args.seed if rng is None else rng
-    kw = {"rho": args.rho, "sensitivity": args.sensitivity, "rng": rng, "maximum": args.maximum}
+    start = 0 if args.start is None else args.start
     if algorithm == "exact":
-        return api.exact_mst(W, maximum=args.maximum)
-    if algorithm == "fast_pamst":
-        return api.fast_pamst(W, noise="exponential", **kw)
-    if algorithm == "fast_pamst_gumbel":
-        return api.fast_pamst(W, noise="gumbel", **kw)
+        return api.exact_mst(W, maximum=args.maximum, start=start)
+    kw = {"sensitivity": args.sensitivity, "rng": rng, "maximum": args.maximum, **_budget(args)}
+    if algorithm in FAST:
+        return api.fast_pamst(W, noise=_noise(algorithm, args.noise), discretization=args.discretization,
+                              start=start, **kw)
     if algorithm == "pamst":
-        return api.pamst(W, **kw)
+        return api.pamst(W, noise=_noise(algorithm, args.noise), start=start, **kw)
     return api.post_processing(W, **kw)
 
 
@@ -178,42 +316,122 @@ def _write_csv(tree, out, weights=None, column=None):
         out.write(f"{u},{v},{w!r}\n")
 
 
+def _check_writable(path, flag):
+    """Fail now, not after a long computation, if ``path`` cannot be written."""
+    full = os.path.abspath(path)
+    if os.path.isdir(full):
+        raise UsageError(f"{flag} {path} is a directory; give a file name inside it, "
+                         f"e.g. {os.path.join(path, 'out' + ('.json' if flag == '--json' else '.csv'))}")
+    parent = os.path.dirname(full)
+    if os.path.exists(parent) and not os.path.isdir(parent):
+        raise UsageError(f"{flag} {path}: {parent} is a file, not a directory; choose another path")
+    if not os.path.isdir(parent):
+        raise UsageError(f"{flag} {path}: directory {parent} does not exist; create it or choose another path")
+    if os.path.exists(full):
+        if not os.access(full, os.W_OK):
+            raise UsageError(f"{flag} {path}: the file exists and is not writable; "
+                             "choose another path or make it writable")
+    elif not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"{flag} {path}: directory {parent} is not writable; choose another path")
+
+
+def _check_budget(args):
+    """--rho, or --epsilon with --delta: exactly one way, validated (cheap) before any work."""
+    given = [f"--{k}" for k in ("epsilon", "delta") if getattr(args, k) is not None]
+    if len(given) == 1:
+        other = "--delta D" if given[0] == "--epsilon" else "--epsilon E"
+        raise UsageError(f"{given[0]} needs {other}: an (epsilon, delta) budget is the pair; "
+                         f"add {other}, or give the zCDP budget --rho R instead")
+    if given and args.rho is not None:
+        raise UsageError("--rho and --epsilon/--delta both give the tree's budget; give one of them: "
+                         "--rho R (zCDP) or --epsilon E --delta D")
+    if args.rho is not None:
+        check_positive("--rho", args.rho)
+    elif given:
+        check_positive("--epsilon", args.epsilon)
+        if not 0.0 < args.delta < 1.0:
+            raise UsageError(f"--delta must lie strictly between 0 and 1, got {args.delta:g}")
+        privacy.approx_dp_to_zcdp(args.epsilon, args.delta)  # e.g. an epsilon too small for delta
+
+
 def _check_run_args(args):
     """Usage errors of ``fastpamst run`` that need no data: raised before any work."""
-    if args.algorithm != "exact":
-        missing = [f"--{k}" for k in ("rho", "sensitivity") if getattr(args, k) is None]
+    algorithm = args.algorithm
+    _check_budget(args)
+    if algorithm != "exact":
+        missing = []
+        if args.rho is None and args.epsilon is None:
+            missing.append("--rho R (or --epsilon E --delta D)")
+        if args.sensitivity is None:
+            missing.append("--sensitivity")
         if missing:
-            raise UsageError(f"{' and '.join(missing)} required for --algorithm {args.algorithm} "
+            raise UsageError(f"{' and '.join(missing)} required for --algorithm {algorithm} "
                              "(only --algorithm exact runs without a privacy budget)")
+        check_positive("--sensitivity", args.sensitivity)
+    if args.noise is not None:
+        if algorithm not in NOISE_ALGORITHMS:
+            raise UsageError(f"--noise chooses the selection noise of fast_pamst and pamst; --algorithm "
+                             f"{algorithm} has no such noise: drop --noise")
+        if algorithm == "fast_pamst_gumbel" and args.noise != "gumbel":
+            raise UsageError(f"--algorithm fast_pamst_gumbel means fast_pamst --noise gumbel, which "
+                             f"contradicts --noise {args.noise}; use --algorithm fast_pamst --noise {args.noise}")
+    if args.discretization is not None:
+        if algorithm not in FAST:
+            raise UsageError(f"--discretization is the step of fast_pamst's discretized scores; --algorithm "
+                             f"{algorithm} does not discretize: drop it or use --algorithm fast_pamst")
+        check_positive("--discretization", args.discretization)
+    if args.start is not None:
+        if algorithm not in START_ALGORITHMS:
+            raise UsageError(f"--start is the first vertex of Prim's algorithm (fast_pamst, pamst, exact); "
+                             f"--algorithm {algorithm} has none: drop --start")
+        if args.start < 0:
+            raise UsageError(f"--start must be a vertex index 0 <= K < n, got {args.start}")
     if args.weights == "private":
         if args.weights_rho is None:
-            raise UsageError("--weights private requires --weights-rho R, the zCDP budget of the noised "
-                             "weights (spent on top of --rho)")
-        if args.algorithm == "exact":
+            raise UsageError("--weights private requires --weights-rho R, the zCDP budget (a rho) of the "
+                             "noised weights (spent on top of the tree's budget)")
+        if algorithm == "exact":
             raise UsageError("--weights private needs a private tree, but --algorithm exact is not private; "
                              "choose a private --algorithm, or --weights none or true")
         check_positive("--weights-rho", args.weights_rho)
     elif args.weights_rho is not None:
         raise UsageError(f"--weights-rho is only used with --weights private (got --weights {args.weights}); "
                          "add --weights private or drop --weights-rho")
+    if args.output:
+        _check_writable(args.output, "--output")
+        if os.path.isfile(args.matrix) and os.path.exists(args.output) \
+                and os.path.samefile(args.output, args.matrix):
+            raise UsageError(f"--output {args.output} is the input matrix: writing the CSV would "
+                             "destroy it; choose another --output")
 
 
 def _summary(args, tree, secs):
     """The one-line stderr summary: public parameters only, never a weight."""
-    head = f"fastpamst run: algorithm = {args.algorithm}, n = {tree.n_vertices}"
+    head = f"fastpamst run: algorithm = {args.algorithm}"
+    if args.algorithm in NOISE_ALGORITHMS:
+        head += f", noise = {_noise(args.algorithm, args.noise)}"
+    if args.discretization is not None:
+        head += f", discretization = {args.discretization:g}"
+    if args.start is not None:
+        head += f", start = {args.start}"
+    head += f", n = {tree.n_vertices}"
     if args.algorithm == "exact":
         privacy_note = "NOT private (the exact tree is computed from the true weights without noise)"
     else:
-        rho = float(tree.info.get("rho", args.rho))
+        rho = float(tree.info["rho"])  # the library's, converted from --epsilon/--delta if given
+        if args.epsilon is not None:  # the conversion, and epsilon reported at the user's delta
+            source, delta = f"converted from epsilon = {args.epsilon:g}, delta = {args.delta:g}", args.delta
+        else:
+            source, delta = "", RUN_DELTA
         if args.weights == "private":
             total = rho + args.weights_rho
-            privacy_note = (f"total privacy budget rho = {total:g} zCDP (tree rho = {rho:g} + weights "
-                            f"rho = {args.weights_rho:g})")
+            privacy_note = (f"total privacy budget rho = {total:g} zCDP (tree rho = {rho:g}"
+                            f"{f' [{source}]' if source else ''} + weights rho = {args.weights_rho:g})")
         else:
             total = rho
-            privacy_note = f"privacy budget rho = {rho:g} zCDP"
-        eps = privacy.zcdp_to_approx_dp(total, RUN_DELTA)
-        privacy_note += f", i.e. epsilon = {eps:.4g} at delta = {RUN_DELTA:g}"
+            privacy_note = f"privacy budget rho = {rho:g} zCDP{f' ({source})' if source else ''}"
+        eps = privacy.zcdp_to_approx_dp(total, delta)
+        privacy_note += f", i.e. epsilon = {eps:.4g} at delta = {delta:g}"
         if args.weights == "true":
             privacy_note += " (edges only: the true weights written are NOT private)"
     return f"{head}, {privacy_note}, seconds = {secs:.4f}"
@@ -223,18 +441,19 @@ def cmd_run(args):
     """``fastpamst run``: one spanning tree of a saved matrix, as CSV.
 
     Writes ``u,v`` per edge; with ``--weights private`` a third column of
-    Gaussian-noised weights (:func:`fastpamst_nb.private_edge_weights`, budget
-    ``--weights-rho``), with ``--weights true`` the true weights (not private,
-    with a warning). The stderr summary reports the privacy budget, no weight.
+    Gaussian-noised weights (:func:`fastpamst_nb.private_edge_weights`, zCDP
+    budget ``--weights-rho``), with ``--weights true`` the true weights (not
+    private, with a warning). The stderr summary reports the privacy budget, no
+    weight. Order: flags and ``--output`` (no data), the matrix's header (shape,
+    dtype, ``--start`` against n), the warm-up, the tree.
     """
     _check_run_args(args)
-    if args.output:
-        # fail before a long computation, not after it
-        parent = os.path.dirname(os.path.abspath(args.output))
-        if not os.path.isdir(parent):
-            raise UsageError(f"--output {args.output}: directory {parent} does not exist")
-    W = _load_weights(args.matrix)
-    _warm_up([args.algorithm], dense=isinstance(W, np.ndarray))
+    W = _load_weights(args.matrix)  # a memmap: shape and dtype known, no data read
+    n = W.shape[0]
+    if args.start is not None and args.start >= n:
+        raise UsageError(f"--start {args.start} is out of range: {args.matrix} has n = {n} vertices; "
+                         f"use 0 <= K < {n}")
+    _warm_up([args.algorithm], like=W, noise=_noise(args.algorithm, args.noise))
     # one generator for the tree, then the weights: same --seed, same CSV; the weights'
     # noise continues the stream, so it is independent of the tree's
     gen = np.random.default_rng(args.seed)
@@ -261,6 +480,8 @@ def cmd_run(args):
 
 def cmd_bench(args):
     """``fastpamst bench``: timings of every algorithm (the logic is in :mod:`fastpamst_nb.bench`)."""
+    if args.json:
+        _check_writable(args.json, "--json")  # before minutes of timing
     result = bench.run_bench(args.n, args.repeat, log=lambda line: print(line, file=sys.stderr, flush=True))
     print(bench.format_table(result))
     if args.json:

@@ -95,6 +95,9 @@ def single_linkage(tree, n_clusters, *, weights=None):
         if w.shape != (n - 1,):
             raise ValueError(f"weights must have one entry per tree edge, shape ({n - 1},), got {w.shape}")
     if np.isnan(w).any():
+        if weights is None:
+            raise ValueError("tree has no true weights (NaN: loaded from a file saved without "
+                             "include_true_weights=True); pass weights=, e.g. privately released ones")
         raise ValueError("weights must not contain NaN")
     n_cut = n_clusters - 1
     # heaviest first for minimum trees, lightest first for maximum trees; stable => release order on ties
@@ -110,34 +113,69 @@ def single_linkage(tree, n_clusters, *, weights=None):
     return rank[raw]
 
 
-def private_edge_weights(tree, rho, sensitivity, *, rng=None):
+def private_edge_weights(tree, rho=None, sensitivity=None, *, epsilon=None, delta=None, rng=None):
     """Gaussian-noised weights of a released tree's edges (rho-zCDP), for cutting it privately.
 
     Parameters
     ----------
     tree : SpanningTree
-        A released tree (its edge set is already public).
-    rho : float
-        zCDP budget of this release (> 0); it composes additively with the
-        tree's own: releasing a tree with rho_1 and these weights with rho_2 is
-        (rho_1 + rho_2)-zCDP.
+        A released tree (its edge set is already public), with its true
+        weights (``tree.has_true_weights``; not a tree loaded from a file
+        saved without them).
+    rho : float, optional
+        zCDP budget of this release (> 0); or give ``epsilon`` and ``delta``
+        instead. It composes additively with the tree's own: releasing a tree
+        with rho_1 and these weights with rho_2 is (rho_1 + rho_2)-zCDP.
     sensitivity : float
-        l_inf sensitivity Delta of every weight (the tree's weights' units).
+        l_inf sensitivity Delta of every weight (> 0, in the units of the
+        tree's weights). Required.
+    epsilon, delta : float, optional
+        The budget as (epsilon, delta)-DP instead of ``rho`` (epsilon > 0,
+        0 < delta < 1), converted to the largest rho that guarantees it with
+        :func:`fastpamst_nb.privacy.resolve_rho` (the CKS conversion).
     rng : None, int or numpy.random.Generator
+        Source of the noise; ``None`` (fresh entropy) for a real release.
 
     Returns
     -------
     ndarray of float64, shape (n - 1,)
-        ``tree.edge_weights + N(0, sigma^2)`` with
-        ``sigma = Delta * sqrt((n - 1) / (2 rho))``: the n - 1 weights each move
-        by at most Delta, so their l2 sensitivity is Delta sqrt(n - 1) (the
-        Gaussian mechanism, Bun & Steinke 2016, Prop. 1.6).
+        ``tree.edge_weights + N(0, sigma^2)`` in the order of ``tree.edges``
+        (weights' units), with ``sigma = Delta * sqrt((n - 1) / (2 rho))``: the
+        n - 1 weights each move by at most Delta, so their l2 sensitivity is
+        Delta sqrt(n - 1) (the Gaussian mechanism, Bun & Steinke 2016,
+        Prop. 1.6). Empty for a single-vertex tree.
+
+    Raises
+    ------
+    TypeError
+        If ``tree`` is not a SpanningTree, ``sensitivity`` is missing, or a
+        budget argument is not a real number.
+    ValueError
+        If no budget or both ``rho`` and ``(epsilon, delta)`` are given, a
+        budget or ``sensitivity`` is not finite and positive, ``delta`` is
+        not in (0, 1), or the tree has no true weights.
+
+    Examples
+    --------
+    >>> import numpy as np, fastpamst_nb as fp
+    >>> x = np.array([0.0, 0.1, 0.2, 5.0, 5.1, 9.0])
+    >>> D = np.abs(x[:, None] - x[None, :])
+    >>> tree = fp.fast_pamst(D, rho=10.0, sensitivity=0.01, rng=0)
+    >>> w = fp.private_edge_weights(tree, rho=10.0, sensitivity=0.01, rng=1)   # total rho = 20
+    >>> w.shape
+    (5,)
+    >>> w = fp.private_edge_weights(tree, epsilon=1.0, delta=1e-6, sensitivity=0.01, rng=1)
     """
     n, _ = _check_tree(tree)
-    rho = check_positive("rho", rho)
+    if sensitivity is None:
+        raise TypeError("private_edge_weights() needs sensitivity=, the l_inf sensitivity of each weight")
+    rho = privacy.resolve_rho(rho, epsilon, delta)
     sensitivity = check_positive("sensitivity", sensitivity)
     gen = as_generator(rng)
     w = np.asarray(tree.edge_weights, dtype=np.float64)
+    if np.isnan(w).any():
+        raise ValueError("tree has no true weights (NaN: loaded from a file saved without "
+                         "include_true_weights=True); noise the weights of the original tree instead")
     if n < 2:
         return w.copy()
     sigma = privacy.gaussian_sigma(rho, sensitivity, n - 1)

@@ -14,30 +14,49 @@ import numpy as np
 CACHE = True
 
 
+_RNG_KINDS = ("None, an int seed >= 0, a numpy.random.SeedSequence, a numpy.random.BitGenerator "
+              "or a numpy.random.Generator")
+
+
 def as_generator(rng):
     """Return a ``numpy.random.Generator`` from ``rng`` (SPEC 7).
 
     Parameters
     ----------
-    rng : None, int or numpy.random.Generator
-        ``None`` draws fresh OS entropy, an int seeds a new PCG64 generator, a
-        Generator is used as it is (its state advances).
+    rng : None, int, numpy.random.SeedSequence, numpy.random.BitGenerator or numpy.random.Generator
+        What ``numpy.random.default_rng`` accepts (SPEC 7): ``None`` draws fresh
+        OS entropy, an int >= 0 or a SeedSequence seeds a new PCG64 generator,
+        a BitGenerator is wrapped (it is shared, so its state advances), a
+        Generator is used as it is (its state advances). ``rng=5``,
+        ``rng=SeedSequence(5)`` and ``rng=PCG64(5)`` give the same stream.
 
     Returns
     -------
     numpy.random.Generator
+
+    Raises
+    ------
+    TypeError
+        A bool, float, str, legacy ``numpy.random.RandomState`` or any other type.
+    ValueError
+        A negative int seed.
     """
-    if rng is None or isinstance(rng, np.random.Generator):
+    if rng is None or isinstance(rng, (np.random.Generator, np.random.BitGenerator, np.random.SeedSequence)):
         return np.random.default_rng(rng)
     if isinstance(rng, (bool, np.bool_)):
-        raise TypeError("rng must be None, an int seed or a numpy.random.Generator, got a bool")
+        raise TypeError(f"rng must be {_RNG_KINDS} (SPEC 7), got a bool")
     if isinstance(rng, numbers.Integral):
         if rng < 0:
             raise ValueError(f"rng seed must be non-negative, got {rng}; pass a seed >= 0")
         return np.random.default_rng(int(rng))
+    if isinstance(rng, np.random.RandomState):
+        raise TypeError(
+            f"rng must be {_RNG_KINDS} (SPEC 7), got the legacy numpy.random.RandomState; "
+            "use a Generator instead, e.g. rng=np.random.default_rng(seed)"
+        )
     raise TypeError(
-        "rng must be None, an int seed or a numpy.random.Generator "
-        f"(SPEC 7), got {type(rng).__name__}; e.g. rng=np.random.default_rng(0)"
+        f"rng must be {_RNG_KINDS} (SPEC 7), got {type(rng).__name__}; "
+        "e.g. rng=np.random.default_rng(0)"
     )
 
 

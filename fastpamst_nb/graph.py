@@ -3,6 +3,11 @@
 A dense (n, n) array means the complete graph on n vertices; a scipy.sparse (n, n)
 matrix means the graph whose edges are its stored entries (explicit zeros
 included). Either way the matrix must be symmetric and its diagonal is ignored.
+Two more forms people already have are read as one of those: a condensed
+distance vector (``scipy.spatial.distance.pdist``) is the complete graph of its
+``squareform``, and a ``networkx.Graph`` is its own edge set (a topology) with
+the ``"weight"`` attributes. A masked array is refused: its mask would be
+silently dropped by numpy.
 
 The topology is public; the weights are private. A topology read off the weights
 is not public: ``scipy.sparse.csr_matrix(W)``, ``A + A.T`` and ``eliminate_zeros``
@@ -18,14 +23,16 @@ Kernels never see Python objects per edge: a dense graph is the user's own array
 symmetric CSR triple ``(indptr, indices, data)`` with the diagonal removed.
 """
 
+import numbers
 from collections import namedtuple
+from math import isqrt
 
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
 from scipy.sparse.csgraph import connected_components
 
-from .core import CACHE
+from .core import CACHE, require_memory
 
 Graph = namedtuple("Graph", ["n", "m", "dense", "W", "indptr", "indices", "data", "wmin", "wmax"])
 Graph.__doc__ = """A validated weighted graph.
@@ -83,16 +90,32 @@ def _check_dtype(dtype, name):
 
 
 def _to_kernel_float(a, name):
-    """float32/float64 pass through untouched; other real dtypes become float64 only when exact."""
+    """float32/float64 pass through untouched; other real dtypes become float64 only when exact.
+
+    The float64 result (8 bytes per entry) is checked against the available
+    memory before it is allocated; the exactness check runs in row blocks, so
+    it needs no second full-size array.
+    """
     if a.dtype in (np.float32, np.float64):
         return a
-    b = a.astype(np.float64)
-    if not np.array_equal(b.astype(a.dtype), a):
-        raise ValueError(
-            f"{name} of dtype {a.dtype} cannot be represented exactly as float64 "
-            "(integers above 2**53 or extended precision); rescale or round it yourself first"
-        )
+    require_memory(8 * a.size, f"converting {name} of dtype {a.dtype} and shape {a.shape} to float64")
+    b = np.empty(a.shape, dtype=np.float64)
+    # a is 1-D (edge values) or 2-D (a dense matrix): blocks of whole rows
+    step = max(1, _BLOCK // max(1, a.size // max(1, a.shape[0])))
+    for i in range(0, a.shape[0], step):
+        src, dst = a[i:i + step], b[i:i + step]
+        dst[...] = src
+        with np.errstate(invalid="ignore", over="ignore"):
+            exact = np.array_equal(dst.astype(a.dtype), src)
+        if not exact:
+            raise ValueError(
+                f"{name} of dtype {a.dtype} cannot be represented exactly as float64 "
+                "(integers above 2**53 or extended precision); rescale or round it yourself first"
+            )
     return b
+
+
+_BLOCK = 2**18  # entries per block of the dtype conversion's exactness check
 
 
 def _check_shape(shape, name):
@@ -109,33 +132,65 @@ def as_graph(weights, name="weights", topology=None):
 
     Parameters
     ----------
-    weights : array_like (n, n) or scipy.sparse (n, n)
-        Dense: the complete graph; any real dtype, C or F order, read-only and
-        np.memmap allowed (not copied when it is float32/float64 and C or F
-        contiguous). Sparse: stored entries are the edges.
+    weights : array_like (n, n), array_like (n(n-1)/2,), scipy.sparse (n, n) or networkx.Graph
+        Dense (n, n): the complete graph; any real dtype, C or F order, read-only
+        and np.memmap allowed (not copied when it is float32/float64 and C or F
+        contiguous). Sparse: stored entries are the edges. 1-D: a condensed
+        distance vector, the output of ``scipy.spatial.distance.pdist``, whose
+        length must be n(n-1)/2 for some n >= 2; it is expanded with
+        ``scipy.spatial.distance.squareform`` into the complete graph on n
+        vertices (an (n, n) matrix is allocated, 8 n^2 bytes as float64).
+        networkx.Graph: its nodes must be the integers 0..n-1, its edges (all
+        of them, weight 0 included) are the topology and every edge needs a
+        real ``"weight"`` attribute; self-loops are ignored like the diagonal.
+        A numpy masked array is refused (numpy would drop its mask): express
+        missing edges with ``topology=`` instead.
     name : str
         How error messages call the argument.
     topology : None, array_like (n, n) or scipy.sparse (n, n)
         The public edge set: dense, the entries that are true (non-zero); sparse,
         the stored entries whose value is non-zero. None: all pairs of a dense
-        ``weights``, the stored entries of a sparse one.
+        ``weights``, the stored entries of a sparse one, the edges of a
+        networkx graph (which cannot be combined with ``topology=``).
+
+    Returns
+    -------
+    Graph
 
     Raises
     ------
     TypeError
-        Non-numeric or complex input.
+        Non-numeric or complex input, a masked array, a directed or multi
+        networkx graph.
     ValueError
-        Not 2-D, not square, n = 0, a NaN/inf edge weight, not symmetric, or a
-        disconnected sparse topology.
+        Not 2-D (nor a condensed vector of length n(n-1)/2), not square, n = 0,
+        a NaN/inf edge weight, not symmetric, a disconnected sparse topology,
+        networkx nodes that are not 0..n-1 or an edge without a weight, or an
+        input whose conversion or copy would not fit in the available memory
+        (decided from its shape, before allocating).
     """
+    _refuse_masked(weights, name)
+    _refuse_masked(topology, "topology")
+    if _is_networkx_graph(weights):
+        if topology is not None:
+            raise ValueError(
+                f"{name} is a networkx graph, whose edges already are the topology; drop "
+                "topology=, or pass the weights as an (n, n) array or scipy.sparse matrix"
+            )
+        weights, topology = _networkx_topology(weights, name)
     if topology is not None:
         return _topology_graph(weights, topology, name)
     if sp.issparse(weights):
         return _sparse_graph(weights, name)
     W = _dense_array(weights, name)
     if not W.flags.c_contiguous:
-        # W is symmetric, so the transpose of an F-ordered array is the same matrix, C-ordered
-        W = W.T if W.flags.f_contiguous else np.ascontiguousarray(W)
+        if W.flags.f_contiguous:
+            # W is symmetric, so the transpose of an F-ordered array is the same matrix, C-ordered
+            W = W.T
+        else:  # a strided view (W[::2, ::2], np.broadcast_to, ...): the kernels need a copy
+            require_memory(W.size * W.itemsize, f"a contiguous copy of the non-contiguous {name} "
+                           f"of shape {W.shape} and dtype {W.dtype}")
+            W = np.ascontiguousarray(W)
     status, i, j, wmin, wmax = _dense_scan(W)
     if status == 1:
         _raise_not_finite(name, i, j)
@@ -145,8 +200,71 @@ def as_graph(weights, name="weights", topology=None):
     return Graph(n, n * (n - 1) // 2, True, W, _EMPTY_I, _EMPTY_I, _EMPTY_F, wmin, wmax)
 
 
-def _dense_array(weights, name):
-    """``weights`` as a float32/float64 ndarray (no copy when it already is one)."""
+def vertex_count(weights, topology=None):
+    """The number of vertices read off shapes alone (no pass over the values), or None.
+
+    None when it cannot be told cheaply (nested lists, a malformed shape, ...):
+    :func:`as_graph` then decides, and its :class:`Graph` is authoritative.
+    Lets callers check vertex-indexed parameters before the O(n^2) validation.
+    """
+    shape = getattr(topology, "shape", None)
+    if isinstance(shape, tuple) and len(shape) == 2 and shape[0] == shape[1]:
+        return int(shape[0])
+    if topology is None and _is_networkx_graph(weights):
+        return weights.number_of_nodes()
+    shape = getattr(weights, "shape", None)
+    if isinstance(weights, (np.ndarray, np.generic)) or sp.issparse(weights):
+        if len(shape) == 2 and shape[0] == shape[1]:
+            return int(shape[0])
+        if len(shape) == 1 and not sp.issparse(weights):
+            return _condensed_n(shape[0])
+    return None
+
+
+def _refuse_masked(obj, name):
+    if not isinstance(obj, np.ma.MaskedArray):
+        return
+    if name == "topology":
+        raise TypeError(
+            "topology is a numpy masked array; its mask would be ignored, so it is refused. "
+            "Pass a plain boolean (n, n) array, e.g. topology.filled(False)"
+        )
+    raise TypeError(
+        f"{name} is a numpy masked array; its mask would be ignored (masked entries would "
+        "become edges), so it is refused. Express missing edges with a public mask of the "
+        f"edges instead: pass topology=~{name}.mask (True where there is an edge, fixed without "
+        f"looking at the weights) together with {name}.filled(0), or pass a scipy.sparse "
+        "matrix whose stored entries are the edges"
+    )
+
+
+def _condensed_n(length):
+    """n with n(n-1)/2 == length and n >= 2, or None."""
+    n = (1 + isqrt(1 + 8 * int(length))) // 2
+    return n if n >= 2 and n * (n - 1) // 2 == length else None
+
+
+def _condensed_to_square(v, name):
+    """The (n, n) matrix of a condensed distance vector (``pdist`` output)."""
+    n = _condensed_n(v.shape[0])
+    if n is None:
+        raise ValueError(
+            f"{name} is 1-D of length {v.shape[0]}: neither a 2-D (n, n) matrix nor a condensed "
+            "distance vector (the output of scipy.spatial.distance.pdist, of length n(n-1)/2 "
+            "for some n >= 2: 1, 3, 6, 10, ...). Pass the (n, n) matrix, e.g. "
+            "scipy.spatial.distance.squareform(v) of a condensed vector v"
+        )
+    from scipy.spatial.distance import squareform
+
+    v = _to_kernel_float(v, name)
+    require_memory(n * n * v.itemsize, f"the ({n}, {n}) matrix of the condensed distance vector "
+                   f"{name} (scipy.spatial.distance.squareform)")
+    return squareform(v, force="tomatrix", checks=False)
+
+
+def _dense_array(weights, name, convert=True):
+    """``weights`` as an (n, n) ndarray: float32/float64 (no copy when it already is one)
+    when ``convert``, its own real dtype otherwise. A 1-D condensed vector is expanded."""
     if isinstance(weights, (str, bytes)) or weights is None:
         raise TypeError(f"{name} must be an (n, n) array or scipy.sparse matrix, got {type(weights).__name__}")
     try:
@@ -154,8 +272,79 @@ def _dense_array(weights, name):
     except Exception as exc:  # ragged lists and the like
         raise TypeError(f"{name} could not be read as a numeric (n, n) array: {exc}") from None
     _check_dtype(W.dtype, name)
+    if W.ndim == 1:
+        W = _condensed_to_square(W, name)
     _check_shape(W.shape, name)
-    return _to_kernel_float(W, name)
+    return _to_kernel_float(W, name) if convert else W
+
+
+def _is_networkx_graph(obj):
+    """True for a networkx.Graph (or subclass); never imports networkx for other objects."""
+    if not any(c.__module__.partition(".")[0] == "networkx" for c in type(obj).__mro__):
+        return False
+    try:
+        import networkx as nx
+    except ImportError:  # pragma: no cover - a networkx object without networkx
+        return False
+    return isinstance(obj, nx.Graph)
+
+
+def _networkx_topology(G, name):
+    """A networkx graph as (sparse weights, sparse topology) for :func:`_topology_graph`.
+
+    The edge list is read directly rather than through ``to_scipy_sparse_array``,
+    whose handling of weight-0 edges is networkx's choice: dropping them would
+    make the topology depend on the weights.
+    """
+    kind = type(G).__name__
+    if G.is_directed():
+        raise TypeError(
+            f"{name} is a directed networkx graph ({kind}); spanning trees here are undirected: "
+            "build a networkx.Graph with one 'weight' per undirected edge"
+        )
+    if G.is_multigraph():
+        raise TypeError(
+            f"{name} is a networkx multigraph ({kind}); merge each group of parallel edges into "
+            "one edge with one 'weight' (your choice, e.g. the smallest) in a networkx.Graph"
+        )
+    n = G.number_of_nodes()
+    _check_shape((n, n), name)
+    for u in G:
+        if isinstance(u, (bool, np.bool_)) or not isinstance(u, numbers.Integral) or not 0 <= u < n:
+            label = repr(u) if len(repr(u)) <= 40 else repr(u)[:37] + "..."
+            raise ValueError(
+                f"the nodes of the networkx graph {name} must be the integers 0..{n - 1} "
+                f"(n = {n}), found node {label}; relabel it with "
+                "networkx.convert_node_labels_to_integers(G, label_attribute='label')"
+            )
+    rows, cols, vals = [], [], []
+    for a, b, w in G.edges(data="weight"):
+        if a == b:
+            continue  # a self-loop is a diagonal entry: ignored
+        if w is None:
+            raise ValueError(
+                f"edge ({a}, {b}) of the networkx graph {name} has no 'weight' attribute; "
+                "give every edge one, e.g. G.add_edge(u, v, weight=w)"
+            )
+        rows.append(int(a))
+        cols.append(int(b))
+        vals.append(w)
+    try:
+        data = np.asarray(vals) if vals else np.zeros(0)
+    except Exception:
+        data = np.asarray(vals, dtype=object)
+    if data.ndim != 1 or data.dtype == np.bool_ or not (
+            np.issubdtype(data.dtype, np.integer) or np.issubdtype(data.dtype, np.floating)):
+        raise TypeError(
+            f"the 'weight' attributes of the networkx graph {name} must be real numbers "
+            f"(int or float), got dtype {data.dtype if data.ndim == 1 else 'of non-scalars'}"
+        )
+    data = _to_kernel_float(data, name)
+    r = np.asarray(rows + cols, dtype=np.int64)
+    c = np.asarray(cols + rows, dtype=np.int64)
+    weights = sp.coo_matrix((np.concatenate([data, data]), (r, c)), shape=(n, n))
+    topology = sp.coo_matrix((np.ones(r.size, dtype=np.int8), (r, c)), shape=(n, n))
+    return weights, topology
 
 
 def _raise_not_finite(name, i, j):
@@ -191,8 +380,8 @@ def _topology_graph(weights, topology, name):
     if sp.issparse(weights):
         _check_shape(weights.shape, name)
         _check_dtype(weights.dtype, name)
-    else:
-        weights = _dense_array(weights, name)
+    else:  # only the topology's entries are read, so the matrix itself is not converted
+        weights = _dense_array(weights, name, convert=False)
     if weights.shape != T.shape:
         raise ValueError(f"{name} and topology must have the same shape, got {weights.shape} "
                          f"and {T.shape}")

@@ -32,6 +32,22 @@ import numpy as np
 
 from .core import check_positive
 
+__all__ = [
+    "CONVERSIONS",
+    "NOISES",
+    "approx_dp_to_zcdp",
+    "check_noise",
+    "discretized_sensitivity",
+    "fast_pamst_rate",
+    "gaussian_sigma",
+    "is_power_of_two",
+    "key_limit",
+    "pamst_rate",
+    "paper_gaussian_sigma",
+    "resolve_rho",
+    "zcdp_to_approx_dp",
+]
+
 NOISES = ("exponential", "gumbel")
 
 

@@ -1,4 +1,4 @@
-"""End-to-end tests of the ``fastpamst`` command line, run as real subprocesses."""
+"""End-to-end tests of the ``fastpamst`` command line: real subprocesses, and ``main([...])`` in-process."""
 
 import csv
 import io
@@ -9,9 +9,16 @@ import shutil
 import subprocess
 import sys
 
+import numba
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from numba.core.registry import CPUDispatcher
+
+import fastpamst_nb as fp
+from fastpamst_nb import bench as fp_bench
+from fastpamst_nb import cli as fp_cli
+from fastpamst_nb.graph import _dense_scan
 
 NAMES = ("exact_mst", "fast_pamst", "fast_pamst_gumbel", "post_processing", "pamst")
 MODULE = [sys.executable, "-m", "fastpamst_nb.cli"]
@@ -328,3 +335,382 @@ def test_bench_writes_json(tmp_path):
         assert all(t > 0 for t in doc[n].values())
     assert math.isfinite(doc["fast_pamst_slope"])
     assert "numpy+scipy" in proc.stdout and "fast_pamst time ~ n^" in proc.stdout
+
+
+# ----------------------------------------------------------------------------- in-process: issue 11's flags
+# main([...]) runs the same code as the console script, without a Python start-up per case
+
+N_IN = 40
+BUDGET = ["--rho", 0.01, "--sensitivity", 1e-3]
+
+
+def main_run(capsys, *args):
+    """``fastpamst ARGS`` in this process: (exit status, stdout, stderr)."""
+    code = fp_cli.main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def main_error(capsys, *args):
+    """The one error line of ``fastpamst ARGS``, after checking the error protocol."""
+    code, out, err = main_run(capsys, *args)
+    assert code == 2 and out == "", (code, out, err)
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("fastpamst: error: "), err
+    return lines[0]
+
+
+def _must_not_run(what):
+    def boom(*args, **kwargs):
+        raise AssertionError(f"{what} ran before the usage error was reported")
+    return boom
+
+
+@pytest.fixture
+def matrix(tmp_path):
+    """A saved Uniform complete graph (N_IN vertices): (path as str, W)."""
+    W = uniform(N_IN, 11)
+    np.save(tmp_path / "w.npy", W)
+    return str(tmp_path / "w.npy"), W
+
+
+@pytest.fixture
+def no_reading(monkeypatch):
+    """Errors that need no data must come before the matrix is opened."""
+    monkeypatch.setattr(fp_cli, "_load_weights", _must_not_run("reading the matrix"))
+
+
+@pytest.fixture
+def no_computing(monkeypatch):
+    """Errors that need only the matrix's header must come before warm-up and computation."""
+    monkeypatch.setattr(fp_cli, "_warm_up", _must_not_run("the JIT warm-up"))
+    monkeypatch.setattr(fp_cli, "_release", _must_not_run("the release"))
+
+
+# --- --epsilon / --delta
+
+def test_epsilon_delta_runs_at_the_converted_rho(matrix, capsys):
+    path, W = matrix
+    rho = fp.approx_dp_to_zcdp(2.0, 1e-6)  # the library's default conversion
+    code, by_eps, err = main_run(capsys, "run", path, "--epsilon", 2, "--delta", 1e-6,
+                                 "--sensitivity", 1e-3, "--seed", 3)
+    assert code == 0, err
+    _, by_rho, _ = main_run(capsys, "run", path, "--rho", repr(rho), "--sensitivity", 1e-3, "--seed", 3)
+    assert by_eps == by_rho  # same budget, same seed: the same tree
+    edges = read_edges(by_eps)
+    assert_spanning_tree(edges, lambda u, v: W[u, v], N_IN)
+    lib = fp.fast_pamst(W, epsilon=2.0, delta=1e-6, sensitivity=1e-3, rng=3)
+    assert edges == [tuple(e) for e in lib.edges.tolist()]
+    # the summary reports rho, where it came from, and epsilon at the user's delta
+    assert f"privacy budget rho = {rho:g} zCDP (converted from epsilon = 2, delta = 1e-06)" in err
+    assert "i.e. epsilon = 2 at delta = 1e-06" in err
+
+
+def test_epsilon_delta_with_private_weights_adds_a_rho(matrix, capsys):
+    path, _ = matrix
+    rho = fp.approx_dp_to_zcdp(2.0, 1e-6)
+    code, out, err = main_run(capsys, "run", path, "--epsilon", 2, "--delta", 1e-6, "--sensitivity", 1e-3,
+                              "--weights", "private", "--weights-rho", 0.5, "--seed", 0)
+    assert code == 0, err
+    assert len(read_weighted(out, "private_weight")) == N_IN - 1
+    total = rho + 0.5
+    assert f"total privacy budget rho = {total:g} zCDP (tree rho = {rho:g}" in err
+    assert "weights rho = 0.5" in err
+    assert f"epsilon = {fp.zcdp_to_approx_dp(total, 1e-6):.4g} at delta = 1e-06" in err
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["--epsilon", 2, "--sensitivity", 1e-3], "--epsilon needs --delta D"),
+    (["--delta", 1e-6, "--sensitivity", 1e-3], "--delta needs --epsilon E"),
+    (["--rho", 0.1, "--epsilon", 2, "--delta", 1e-6, "--sensitivity", 1e-3], "give one of them"),
+    (["--epsilon", 2, "--delta", 1.5, "--sensitivity", 1e-3], "--delta must lie strictly between 0 and 1"),
+    (["--epsilon", -1, "--delta", 1e-6, "--sensitivity", 1e-3], "--epsilon must be a finite positive"),
+    (["--rho", 0, "--sensitivity", 1e-3], "--rho must be a finite positive"),
+    (["--rho", 0.1, "--sensitivity", -1], "--sensitivity must be a finite positive"),
+    (["--sensitivity", 1e-3], "--rho R (or --epsilon E --delta D)"),
+    (["--algorithm", "exact", "--epsilon", 2], "--epsilon needs --delta D"),
+])
+def test_budget_errors_come_before_reading(matrix, capsys, no_reading, args, expected):
+    line = main_error(capsys, "run", matrix[0], *args)
+    assert expected in line, line
+
+
+# --- --noise
+
+def test_noise_gumbel_is_what_fast_pamst_gumbel_and_the_library_run(matrix, capsys):
+    path, W = matrix
+    _, flag, err = main_run(capsys, "run", path, *BUDGET, "--noise", "gumbel", "--seed", 5)
+    _, alias, alias_err = main_run(capsys, "run", path, *BUDGET, "--algorithm", "fast_pamst_gumbel", "--seed", 5)
+    assert flag == alias  # the old algorithm name still selects gumbel
+    lib = fp.fast_pamst(W, rho=0.01, sensitivity=1e-3, noise="gumbel", rng=5)
+    assert read_edges(flag) == [tuple(e) for e in lib.edges.tolist()]
+    assert "algorithm = fast_pamst, noise = gumbel" in err
+    assert "algorithm = fast_pamst_gumbel, noise = gumbel" in alias_err
+    _, _, default_err = main_run(capsys, "run", path, *BUDGET, "--seed", 5)
+    assert "noise = exponential" in default_err
+
+
+def test_noise_reaches_pamst(matrix, capsys):
+    path, W = matrix
+    code, out, err = main_run(capsys, "run", path, *BUDGET, "--algorithm", "pamst", "--noise", "gumbel",
+                              "--seed", 5)
+    assert code == 0, err
+    gumbel = fp.pamst(W, rho=0.01, sensitivity=1e-3, noise="gumbel", rng=5).edges.tolist()
+    exponential = fp.pamst(W, rho=0.01, sensitivity=1e-3, noise="exponential", rng=5).edges.tolist()
+    assert gumbel != exponential  # so the comparison below tells the two apart
+    assert read_edges(out) == [tuple(e) for e in gumbel]
+    assert "algorithm = pamst, noise = gumbel" in err
+
+
+@pytest.mark.parametrize("algorithm, noise, expected", [
+    ("post_processing", "gumbel", "--algorithm post_processing has no such noise"),
+    ("exact", "exponential", "--algorithm exact has no such noise"),
+    ("fast_pamst_gumbel", "exponential", "use --algorithm fast_pamst --noise exponential"),
+])
+def test_noise_errors(matrix, capsys, no_reading, algorithm, noise, expected):
+    line = main_error(capsys, "run", matrix[0], *BUDGET, "--algorithm", algorithm, "--noise", noise)
+    assert expected in line, line
+
+
+# --- --discretization
+
+def test_discretization_reaches_fast_pamst(matrix, capsys):
+    path, W = matrix
+    code, out, err = main_run(capsys, "run", path, *BUDGET, "--discretization", 0.25, "--seed", 5)
+    assert code == 0, err
+    coarse = fp.fast_pamst(W, rho=0.01, sensitivity=1e-3, discretization=0.25, rng=5).edges.tolist()
+    fine = fp.fast_pamst(W, rho=0.01, sensitivity=1e-3, rng=5).edges.tolist()
+    assert coarse != fine  # so the comparison below tells them apart
+    assert read_edges(out) == [tuple(e) for e in coarse]
+    assert "discretization = 0.25" in err
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["--algorithm", "pamst", "--discretization", 1], "--algorithm pamst does not discretize"),
+    (["--algorithm", "exact", "--discretization", 1], "--algorithm exact does not discretize"),
+    (["--discretization", 0], "--discretization must be a finite positive number"),
+    (["--discretization", -0.5], "--discretization must be a finite positive number"),
+])
+def test_discretization_errors(matrix, capsys, no_reading, args, expected):
+    line = main_error(capsys, "run", matrix[0], *BUDGET, *args)
+    assert expected in line, line
+
+
+# --- --start
+
+@pytest.mark.parametrize("algorithm", ["fast_pamst", "pamst", "exact"])
+def test_start_is_prims_first_vertex(matrix, capsys, algorithm):
+    path, W = matrix
+    code, out, err = main_run(capsys, "run", path, *BUDGET, "--algorithm", algorithm, "--start", 7,
+                              "--seed", 2)
+    assert code == 0, err
+    edges = read_edges(out)
+    assert_spanning_tree(edges, lambda u, v: W[u, v], N_IN)
+    assert edges[0][0] == 7  # Prim's first edge leaves the start vertex
+    fn = {"fast_pamst": lambda: fp.fast_pamst(W, rho=0.01, sensitivity=1e-3, start=7, rng=2),
+          "pamst": lambda: fp.pamst(W, rho=0.01, sensitivity=1e-3, start=7, rng=2),
+          "exact": lambda: fp.exact_mst(W, start=7)}[algorithm]
+    assert edges == [tuple(e) for e in fn().edges.tolist()]
+    assert "start = 7" in err
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["--algorithm", "post_processing", "--start", 1], "--algorithm post_processing has none"),
+    (["--start", -1], "--start must be a vertex index 0 <= K < n, got -1"),
+])
+def test_start_errors_without_data(matrix, capsys, no_reading, args, expected):
+    line = main_error(capsys, "run", matrix[0], *BUDGET, *args)
+    assert expected in line, line
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["npy", "npz"])
+def test_start_out_of_range_is_checked_against_n_before_computing(tmp_path, capsys, no_computing, sparse):
+    if sparse:
+        path = tmp_path / "w.npz"
+        sp.save_npz(path, sparse_connected(N_IN, 3))
+    else:
+        path = tmp_path / "w.npy"
+        np.save(path, uniform(N_IN, 3))
+    line = main_error(capsys, "run", path, *BUDGET, "--start", N_IN)
+    assert f"--start {N_IN} is out of range" in line and f"n = {N_IN} vertices" in line
+    assert f"0 <= K < {N_IN}" in line
+
+
+# --- --version and --help
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        fp_cli.main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out == f"fastpamst {fp.__version__}\n"
+
+
+def test_version_of_the_console_command():
+    proc = cli(PACKAGE, "--version")
+    assert proc.returncode == 0 and proc.stdout.strip() == f"fastpamst {fp.__version__}"
+
+
+def test_help_shows_the_new_run_options(capsys):
+    with pytest.raises(SystemExit):
+        fp_cli.main(["run", "--help"])
+    text = " ".join(capsys.readouterr().out.split())  # argparse wraps at the terminal width
+    for option in ("--epsilon E", "--delta D", "--noise {exponential,gumbel}", "--discretization S",
+                   "--start K"):
+        assert option in text, option
+    assert "--weights-rho R zCDP budget" in text
+
+
+# --- --output and --json are checked before computing
+
+def _output_cases(tmp_path):
+    (tmp_path / "a_file").write_text("x")
+    (tmp_path / "a_dir").mkdir()
+    return [
+        (tmp_path / "missing" / "out.csv", "does not exist"),
+        (tmp_path / "a_dir", "is a directory"),
+        (tmp_path / "a_file" / "out.csv", "is a file, not a directory"),
+    ]
+
+
+def test_output_must_be_writable(matrix, tmp_path, capsys, no_reading):
+    for target, expected in _output_cases(tmp_path):
+        line = main_error(capsys, "run", matrix[0], *BUDGET, "--output", target)
+        assert expected in line and "--output" in line, line
+    line = main_error(capsys, "run", matrix[0], *BUDGET, "--output", matrix[0])
+    assert "is the input matrix" in line
+    assert np.load(matrix[0]).shape == (N_IN, N_IN)  # untouched
+
+
+def test_bench_json_must_be_writable(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(fp_cli.bench, "run_bench", _must_not_run("the benchmark"))
+    for target, expected in _output_cases(tmp_path):
+        line = main_error(capsys, "bench", "--n", 100, "--json", target)
+        assert expected in line and "--json" in line, line
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root may write read-only files")
+def test_read_only_output_file_and_directory(matrix, tmp_path, capsys, no_reading, monkeypatch):
+    ro_file = tmp_path / "ro.csv"
+    ro_file.write_text("")
+    ro_file.chmod(0o444)
+    ro_dir = tmp_path / "ro_dir"
+    ro_dir.mkdir()
+    ro_dir.chmod(0o555)
+    try:
+        assert "is not writable" in main_error(capsys, "run", matrix[0], *BUDGET, "--output", ro_file)
+        assert "is not writable" in main_error(capsys, "run", matrix[0], *BUDGET, "--output", ro_dir / "o.csv")
+        monkeypatch.setattr(fp_cli.bench, "run_bench", _must_not_run("the benchmark"))
+        assert "is not writable" in main_error(capsys, "bench", "--n", 100, "--json", ro_file)
+    finally:
+        ro_dir.chmod(0o755)
+
+
+# --- the warm-up compiles what the run on a memmap calls
+
+def _signatures():
+    """Every compiled signature of every numba dispatcher of the package."""
+    found = set()
+    for name, module in list(sys.modules.items()):
+        if name == "fastpamst_nb" or name.startswith("fastpamst_nb."):
+            for attr, obj in vars(module).items():
+                if isinstance(obj, CPUDispatcher):
+                    found |= {(name, attr, sig) for sig in obj.signatures}
+    return found
+
+
+@pytest.mark.parametrize("kind", ["float64-C", "float32-F", "sparse"])
+def test_warm_up_compiles_what_the_run_calls(tmp_path, kind):
+    n = 200
+    W = uniform(n, 12) * 100.0  # with s = 1e-3: few distinct keys; s = 1e-5: many (the queue's two builds)
+    if kind == "sparse":
+        path = tmp_path / "w.npz"
+        sp.save_npz(path, sp.csr_matrix(W))
+    else:
+        path = tmp_path / "w.npy"
+        np.save(path, np.asfortranarray(W.astype(np.float32)) if kind == "float32-F" else W)
+    M = fp_cli._load_weights(str(path))
+    if kind != "sparse":
+        assert isinstance(M, np.memmap) and not M.flags.writeable
+        view = np.asarray(M)
+        view = view if view.flags.c_contiguous else view.T  # what the kernels get (W symmetric)
+        # an ordinary float64 array is another numba type: the old warm-up could not cover this
+        assert numba.typeof(view) != numba.typeof(fp_bench.uniform_weights(8, seed=0))
+    kw = {"rho": 0.1, "sensitivity": 1e-3, "rng": 0}
+    calls = {
+        "fast_pamst": [lambda: fp.fast_pamst(M, **kw),
+                       lambda: fp.fast_pamst(M, discretization=1e-5, **kw)],
+        "fast_pamst_gumbel": [lambda: fp.fast_pamst(M, noise="gumbel", **kw)],
+        "pamst": [lambda: fp.pamst(M, **kw)],
+        "post_processing": [lambda: fp.post_processing(M, **kw)],
+        "exact": [lambda: fp.exact_mst(M)],
+    }
+    for algorithm in fp_cli.ALGORITHMS:
+        fp_cli._warm_up([algorithm], like=M)
+        before = _signatures()
+        if kind != "sparse":
+            assert (numba.typeof(view),) in _dense_scan.signatures
+        for call in calls[algorithm]:
+            assert len(call().edges) == n - 1
+        assert _signatures() == before, (algorithm, _signatures() - before)
+
+
+# --- corrupt files get a message about the file
+
+def _truncated(path):
+    np.save(path, uniform(30, 0))
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    return "not a valid .npy file (truncated", "np.save"
+
+
+def _random_bytes(path):
+    path.write_bytes(np.random.default_rng(0).bytes(1000))
+    return "not a valid .npy file (it does not start with the .npy signature", "np.save"
+
+
+def _cut_header(path):
+    np.save(path, uniform(30, 0))
+    path.write_bytes(path.read_bytes()[:40])
+    return "not a valid .npy file (unreadable header", "np.save"
+
+
+def _empty(path):
+    path.write_bytes(b"")
+    return "not a valid .npy file (the file is empty)", "np.save"
+
+
+def _pickled_objects(path):
+    np.save(path, np.array([[0.0, "a"], ["a", None]], dtype=object), allow_pickle=True)
+    return "holds Python objects", "save a numeric array with np.save"
+
+
+def _not_square(path):
+    np.save(path, np.zeros((3, 4)))
+    return "the weight matrix must be square (n, n)", "got shape (3, 4)"
+
+
+def _complex(path):
+    np.save(path, np.zeros((3, 3), dtype=complex))
+    return "holds dtype complex128; the weights must be real numbers", "astype(np.float64)"
+
+
+@pytest.mark.parametrize("make", [_truncated, _random_bytes, _cut_header, _empty, _pickled_objects,
+                                  _not_square, _complex])
+def test_corrupt_npy_is_reported_as_such(tmp_path, capsys, no_computing, make):
+    path = tmp_path / "bad.npy"
+    problem, fix = make(path)
+    line = main_error(capsys, "run", path, *BUDGET)
+    assert line.startswith(f"fastpamst: error: {path}: {problem}"), line
+    assert fix in line, line
+    assert "allow_pickle" not in line  # never numpy's advice to unpickle the file
+
+
+def test_corrupt_npz_is_reported_as_such(tmp_path, capsys, no_computing):
+    path = tmp_path / "bad.npz"
+    path.write_bytes(b"PK" + bytes(100))  # np.load would take it for a pickle
+    line = main_error(capsys, "run", path, *BUDGET)
+    assert f"{path}: not a valid .npz file (not a zip archive)" in line and "save_npz" in line
+    np.savez(path, data=np.array([1, None], dtype=object), indices=np.array([0, 1]),
+             indptr=np.array([0, 1, 2]), shape=np.array([2, 2]), format=np.array("csr"))
+    line = main_error(capsys, "run", path, *BUDGET)
+    assert "holds Python objects" in line and "allow_pickle" not in line

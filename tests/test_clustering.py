@@ -125,3 +125,62 @@ def test_errors():
         single_linkage(SpanningTree([[0, 1]], [1.0], 4, "exact"), 2)
     with pytest.raises(ValueError, match="rho"):
         private_edge_weights(tree, rho=0.0, sensitivity=1.0)
+
+
+def test_private_edge_weights_epsilon_delta_budget():
+    X, _ = blobs(seed=5, per=10)
+    tree = fp.fast_pamst(squareform(pdist(X)), rho=1.0, sensitivity=1e-3, rng=0)
+    rho = fp.approx_dp_to_zcdp(1.0, 1e-6)
+    w = private_edge_weights(tree, epsilon=1.0, delta=1e-6, sensitivity=1e-3, rng=2)
+    # (epsilon, delta) is the converted rho: the same noise as asking for that rho
+    assert np.array_equal(w, private_edge_weights(tree, rho=rho, sensitivity=1e-3, rng=2))
+    assert not np.array_equal(w, private_edge_weights(tree, rho=2 * rho, sensitivity=1e-3, rng=2))
+    # the spread matches sigma = Delta sqrt((n - 1) / (2 rho)) for the converted rho
+    noise = np.concatenate([private_edge_weights(tree, epsilon=1.0, delta=1e-6, sensitivity=1e-3, rng=s)
+                            - tree.edge_weights for s in range(200)])
+    sigma = 1e-3 * np.sqrt(29 / (2 * rho))
+    assert noise.std() == pytest.approx(sigma, rel=0.05)
+    # the default conversion is CKS, as in the algorithms
+    assert rho == fp.privacy.resolve_rho(None, 1.0, 1e-6)
+
+
+def test_private_edge_weights_budget_errors():
+    X, _ = blobs(seed=6, per=5)
+    tree = fp.fast_pamst(squareform(pdist(X)), rho=1.0, sensitivity=1e-3, rng=0)
+    with pytest.raises(ValueError, match="not both"):
+        private_edge_weights(tree, rho=1.0, epsilon=1.0, delta=1e-6, sensitivity=1e-3)
+    with pytest.raises(ValueError, match="privacy budget is required"):
+        private_edge_weights(tree, sensitivity=1e-3)
+    with pytest.raises(ValueError, match="privacy budget is required"):
+        private_edge_weights(tree, epsilon=1.0, sensitivity=1e-3)
+    with pytest.raises(ValueError, match="delta must lie strictly between 0 and 1"):
+        private_edge_weights(tree, epsilon=1.0, delta=1.5, sensitivity=1e-3)
+    with pytest.raises(TypeError, match="needs sensitivity="):
+        private_edge_weights(tree, rho=1.0)
+    with pytest.raises(ValueError, match="sensitivity"):
+        private_edge_weights(tree, rho=1.0, sensitivity=-1.0)
+    # rho and sensitivity stay positional, as in the algorithms
+    assert private_edge_weights(tree, 1.0, 1e-3, rng=0).shape == (14,)
+
+
+def test_loaded_release_without_true_weights(tmp_path):
+    X, truth = blobs(seed=7)
+    D = squareform(pdist(X))
+    tree = fp.fast_pamst(D, rho=5.0, sensitivity=1e-3, noise="gumbel", rng=0)
+    w = private_edge_weights(tree, rho=5.0, sensitivity=1e-3, rng=1)
+    tree.save(tmp_path / "release.npz")
+    loaded = SpanningTree.load(tmp_path / "release.npz")
+    # the published release (edges + private weights) is enough to cluster
+    assert np.array_equal(single_linkage(loaded, 3, weights=w), single_linkage(tree, 3, weights=w))
+    assert same_partition(single_linkage(loaded, 3, weights=w), truth)
+    # but there are no true weights to cut by, or to noise again
+    with pytest.raises(ValueError, match="no true weights.*pass weights="):
+        single_linkage(loaded, 3)
+    with pytest.raises(ValueError, match="no true weights"):
+        private_edge_weights(loaded, rho=1.0, sensitivity=1e-3)
+
+
+def test_private_edge_weights_docstring_sections():
+    doc = private_edge_weights.__doc__
+    for section in ("Parameters", "Returns", "Raises", "Examples", "epsilon, delta"):
+        assert section in doc

@@ -1,4 +1,4 @@
-"""SpanningTree: weights, conversions, repr, and fp.excess_weight."""
+"""SpanningTree: weights, conversions, repr, immutability, equality, files, and fp.excess_weight."""
 
 import numpy as np
 import pytest
@@ -171,6 +171,314 @@ def test_constructor_normalizes():
     assert t.weight == 3.0 and t.info == {}
     empty = SpanningTree(np.zeros((0, 2)), [], 1, "manual", {"x": 1})
     assert empty.edges.shape == (0, 2) and empty.weight == 0.0 and empty.info == {"x": 1}
+
+
+# ---------------------------------------------------------------------------
+# immutability and equality
+# ---------------------------------------------------------------------------
+
+def small_tree(**info):
+    return SpanningTree([[0, 1], [1, 2], [1, 3]], [0.5, 0.25, 2.0], 4, "manual", {"rho": 1.0, **info})
+
+
+@pytest.mark.parametrize("name", ["edges", "weight", "n_vertices", "algorithm", "info", "_weights",
+                                  "edge_weights", "true_weight", "something_new"])
+def test_attributes_cannot_be_set_or_deleted(name):
+    tree = small_tree()
+    with pytest.raises(AttributeError):
+        setattr(tree, name, 0)
+    with pytest.raises(AttributeError):
+        delattr(tree, name)
+    assert tree.weight == 2.75 and tree.n_vertices == 4 and tree.algorithm == "manual"
+
+
+def test_arrays_and_info_are_read_only_private_copies():
+    edges = np.array([[0, 1], [1, 2]])
+    weights = np.array([0.5, 0.25])
+    info = {"rho": 1.0, "n_categories": [2, 3, 2], "nested": {"a": [1]}}
+    tree = SpanningTree(edges, weights, 3, "manual", info)
+    # the caller's objects are copied: changing them later changes nothing
+    edges[0, 0] = 2
+    weights[0] = 99.0
+    info["rho"] = 2.0
+    info["nested"]["a"].append(2)
+    assert tree.edges.tolist() == [[0, 1], [1, 2]]
+    assert tree.edge_weights.tolist() == [0.5, 0.25] and tree.weight == 0.75
+    assert tree.info["rho"] == 1.0 and tree.info["nested"]["a"] == (1,)
+    assert tree.info["n_categories"] == (2, 3, 2)  # sequences are frozen to tuples
+    # and the tree's own are read-only
+    for arr in (tree.edges, tree.edge_weights):
+        assert not arr.flags.writeable
+        with pytest.raises(ValueError, match="read-only"):
+            arr[0] = 1
+        with pytest.raises(ValueError):
+            arr.setflags(write=True)  # a view cannot be made writeable again: it does not own its data
+    with pytest.raises(TypeError):
+        tree.info["rho"] = 5.0
+    with pytest.raises(TypeError):
+        tree.info["nested"]["a"] = 5
+    assert dict(tree.info)["rho"] == 1.0  # a mutable copy on request
+
+
+@pytest.mark.parametrize("algo", list(ALGOS))
+def test_released_trees_are_read_only(algo):
+    tree = ALGOS[algo](zero_edge_graph(False))
+    assert not tree.edges.flags.writeable and not tree.edge_weights.flags.writeable
+    with pytest.raises(TypeError):
+        tree.info["rho"] = 1e9
+    with pytest.raises(AttributeError):
+        tree.edges = np.zeros((N - 1, 2), dtype=np.int64)
+
+
+def test_chow_liu_tree_is_read_only_and_keeps_its_info():
+    data = np.random.default_rng(0).integers(0, 3, size=(300, 5))
+    tree = fp.chow_liu(data, rho=1.0, n_categories=3, rng=0)
+    assert tree.info["n_rows"] == 300 and tree.info["n_categories"] == (3,) * 5
+    assert tree.info["maximum"] is True and tree.algorithm == "fast_pamst"
+    with pytest.raises(TypeError):
+        tree.info["n_rows"] = 1
+
+
+def test_equality():
+    a = small_tree()
+    assert a == small_tree() and not (a != small_tree())
+    assert hash(a) == hash(small_tree()) and len({a, small_tree()}) == 1
+    assert a != SpanningTree([[0, 1], [1, 3], [1, 2]], [0.5, 2.0, 0.25], 4, "manual", {"rho": 1.0})  # order
+    assert a != SpanningTree([[0, 1], [1, 2], [1, 3]], [0.5, 0.25, 2.0], 5, "manual", {"rho": 1.0})
+    assert a != SpanningTree([[0, 1], [1, 2], [1, 3]], [0.5, 0.25, 2.0], 4, "other", {"rho": 1.0})
+    assert a != small_tree(noise="gumbel")
+    assert a != SpanningTree([[0, 1], [1, 2], [1, 3]], [0.5, 0.25, 2.5], 4, "manual", {"rho": 1.0})  # weights
+    assert a != SpanningTree([[0, 1], [1, 2], [1, 3]], None, 4, "manual", {"rho": 1.0})
+    # unknown (NaN) weights equal unknown weights
+    assert (SpanningTree([[0, 1]], None, 2, "manual") == SpanningTree([[0, 1]], [np.nan], 2, "manual"))
+    assert a != "tree" and a != None and a != a.edges.tolist()  # noqa: E711
+    # the same seed gives equal releases; another seed a different one
+    W = random_symmetric(np.random.default_rng(7), 30)
+    assert fp.fast_pamst(W, 0.5, 0.1, rng=3) == fp.fast_pamst(W, 0.5, 0.1, rng=3)
+    assert fp.fast_pamst(W, 0.5, 0.1, rng=3) != fp.fast_pamst(W, 0.5, 0.1, rng=4)
+
+
+def test_pickle_and_copy_round_trip():
+    import copy
+    import pickle
+
+    tree = fp.chow_liu(np.random.default_rng(1).integers(0, 2, size=(200, 6)), rho=1.0, n_categories=2, rng=0)
+    for again in (pickle.loads(pickle.dumps(tree)), copy.copy(tree), copy.deepcopy(tree)):
+        assert again == tree and again is not tree
+        assert not again.edges.flags.writeable
+        with pytest.raises(TypeError):
+            again.info["rho"] = 2.0
+
+
+def test_constructor_errors():
+    with pytest.raises(ValueError, match=r"shape \(n_edges, 2\)"):
+        SpanningTree([0, 1, 2], [1.0], 3, "manual")
+    with pytest.raises(ValueError, match="one entry per edge"):
+        SpanningTree([[0, 1], [1, 2]], [1.0], 3, "manual")
+    with pytest.raises(ValueError, match="0 .. 2"):
+        SpanningTree([[0, 1], [1, 3]], [1.0, 1.0], 3, "manual")
+    with pytest.raises(ValueError, match="0 .. 2"):
+        SpanningTree([[0, 1], [-1, 2]], [1.0, 1.0], 3, "manual")
+    with pytest.raises(ValueError, match="integer vertex indices"):
+        SpanningTree([[0, 0.5]], [1.0], 2, "manual")
+    with pytest.raises(TypeError, match="integer vertex indices"):
+        SpanningTree([["a", "b"]], [1.0], 2, "manual")
+    with pytest.raises(TypeError, match="n_vertices must be an int"):
+        SpanningTree([[0, 1]], [1.0], 2.0, "manual")
+    with pytest.raises(ValueError, match="n_vertices must be >= 1"):
+        SpanningTree(np.zeros((0, 2)), [], 0, "manual")
+    with pytest.raises(TypeError, match="algorithm must be a str"):
+        SpanningTree([[0, 1]], [1.0], 2, None)
+    with pytest.raises(TypeError, match="info must be a mapping"):
+        SpanningTree([[0, 1]], [1.0], 2, "manual", [("rho", 1.0)])
+    # integral floats are fine (np.zeros is float)
+    assert SpanningTree(np.array([[0.0, 1.0]]), [1.0], 2, "manual").edges.tolist() == [[0, 1]]
+
+
+# ---------------------------------------------------------------------------
+# save / load
+# ---------------------------------------------------------------------------
+
+DISTINCT = 123.456789
+
+
+@pytest.mark.parametrize("algo", list(ALGOS))
+def test_save_default_stores_only_the_release(algo, tmp_path):
+    tree = ALGOS[algo](distinctive_path(w=DISTINCT))
+    path = tmp_path / "release.npz"
+    tree.save(path)
+    with np.load(path, allow_pickle=False) as data:
+        assert "edge_weights" not in data.files
+        assert set(data.files) == {"format", "format_version", "edges", "n_vertices", "algorithm", "info"}
+    raw = path.read_bytes()
+    assert np.float64(DISTINCT).tobytes() not in raw  # no true weight anywhere in the file
+    assert np.float64(tree.weight).tobytes() not in raw
+    loaded = SpanningTree.load(path)
+    assert np.array_equal(loaded.edges, tree.edges) and loaded.edges.dtype == np.int64
+    assert loaded.n_vertices == tree.n_vertices and loaded.algorithm == tree.algorithm
+    assert loaded.info == tree.info
+    assert np.isnan(loaded.weight) and np.isnan(loaded.edge_weights).all()
+    assert loaded.edge_weights.shape == (5,)
+    assert not loaded.has_true_weights and tree.has_true_weights
+    assert loaded != tree  # the weights are missing
+    assert "has_true_weights=False" in repr(loaded) and "has_true_weights" not in repr(tree)
+
+
+@pytest.mark.parametrize("algo", list(ALGOS) + ["chow_liu"])
+def test_save_with_true_weights_round_trips(algo, tmp_path):
+    if algo == "chow_liu":
+        tree = fp.chow_liu(np.random.default_rng(2).integers(0, 3, size=(300, 7)), rho=1.0, n_categories=3, rng=0)
+    else:
+        tree = ALGOS[algo](zero_edge_graph(True))
+    tree.save(tmp_path / "full.npz", include_true_weights=True)
+    loaded = SpanningTree.load(tmp_path / "full.npz")
+    assert loaded == tree
+    assert np.array_equal(loaded.edge_weights, tree.edge_weights) and loaded.weight == tree.weight
+    assert dict(loaded.info) == dict(tree.info)  # tuples come back as tuples, bools as bools
+    assert not loaded.edges.flags.writeable
+
+
+def test_save_appends_npz_and_accepts_files(tmp_path):
+    tree = small_tree(n_categories=(2, 3), maximum=True, note=None, nested={"k": [1, 2.5]})
+    tree.save(str(tmp_path / "plain"), include_true_weights=True)
+    assert (tmp_path / "plain.npz").exists()
+    assert SpanningTree.load(tmp_path / "plain.npz") == tree
+    import io
+
+    buf = io.BytesIO()
+    tree.save(buf)
+    buf.seek(0)
+    loaded = SpanningTree.load(buf)
+    assert loaded.info == tree.info and loaded.info["nested"]["k"] == (1, 2.5)
+
+
+def test_single_vertex_round_trip(tmp_path):
+    tree = fp.exact_mst(np.zeros((1, 1)))
+    tree.save(tmp_path / "one.npz")
+    loaded = SpanningTree.load(tmp_path / "one.npz")
+    assert loaded == tree and loaded.edges.shape == (0, 2) and loaded.weight == 0.0
+
+
+def test_save_errors(tmp_path):
+    with pytest.raises(TypeError, match=r"info\['bad'\] is a object"):
+        small_tree(bad=object()).save(tmp_path / "x.npz")
+    with pytest.raises(TypeError, match="only str keys"):
+        SpanningTree([[0, 1]], [1.0], 2, "manual", {1: "one"}).save(tmp_path / "x.npz")
+    with pytest.raises(TypeError, match="include_true_weights must be True or False"):
+        small_tree().save(tmp_path / "x.npz", include_true_weights="yes")
+    assert not (tmp_path / "x.npz").exists()
+
+
+def test_load_errors(tmp_path):
+    import pickle
+
+    with open(tmp_path / "tree.pkl", "wb") as f:
+        pickle.dump(small_tree(), f)
+    with pytest.raises(ValueError, match="pickle"):
+        SpanningTree.load(tmp_path / "tree.pkl")  # loading never unpickles (never runs code)
+    np.savez(tmp_path / "other.npz", a=np.arange(3))
+    with pytest.raises(ValueError, match="not a SpanningTree file"):
+        SpanningTree.load(tmp_path / "other.npz")
+    np.save(tmp_path / "edges.npy", small_tree().edges)
+    with pytest.raises(ValueError, match="single array"):
+        SpanningTree.load(tmp_path / "edges.npy")
+    small_tree().save(tmp_path / "t.npz")
+    with np.load(tmp_path / "t.npz") as data:
+        arrays = dict(data)
+    arrays["format_version"] = np.array(99)
+    np.savez(tmp_path / "future.npz", **arrays)
+    with pytest.raises(ValueError, match="newer fastpamst_nb"):
+        SpanningTree.load(tmp_path / "future.npz")
+
+
+def test_file_docstrings_label_true_weights_as_not_private():
+    assert "NOT private" in SpanningTree.save.__doc__ and "include_true_weights" in SpanningTree.save.__doc__
+    assert "NOT private" in SpanningTree.to_csv.__doc__
+
+
+# ---------------------------------------------------------------------------
+# to_csv
+# ---------------------------------------------------------------------------
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        lines = f.read().splitlines()
+    return lines[0], [line.split(",") for line in lines[1:]]
+
+
+@pytest.mark.parametrize("algo", list(ALGOS))
+def test_to_csv_writes_only_edges_by_default(algo, tmp_path):
+    tree = ALGOS[algo](distinctive_path(w=DISTINCT))
+    tree.to_csv(tmp_path / "tree.csv")
+    header, rows = read_csv(tmp_path / "tree.csv")
+    assert header == "u,v"
+    assert [[int(u), int(v)] for u, v in rows] == tree.edges.tolist()  # release order
+    assert "123.45" not in (tmp_path / "tree.csv").read_text()
+
+
+def test_to_csv_with_private_weights(tmp_path):
+    tree = fp.fast_pamst(distinctive_path(w=DISTINCT), 0.5, 0.1, rng=0)
+    w = fp.private_edge_weights(tree, rho=0.5, sensitivity=0.1, rng=1)
+    tree.to_csv(str(tmp_path / "w.csv"), weights=w)
+    header, rows = read_csv(tmp_path / "w.csv")
+    assert header == "u,v,weight"
+    assert [[int(u), int(v)] for u, v, _ in rows] == tree.edges.tolist()
+    assert [float(x) for _, _, x in rows] == w.tolist()  # every digit: read back exactly
+    # an open text file works too, and writing the true weights needs them passed explicitly
+    import io
+
+    buf = io.StringIO()
+    tree.to_csv(buf, weights=tree.edge_weights)
+    lines = buf.getvalue().splitlines()
+    assert lines[0] == "u,v,true_weight"  # labelled as the true (non-private) weights
+    assert lines[1] == f"{tree.edges[0, 0]},{tree.edges[0, 1]},{DISTINCT!r}"
+    buf = io.StringIO()
+    tree.to_csv(buf, weights=list(tree.edge_weights))  # a copy of them is labelled too
+    assert buf.getvalue().splitlines()[0] == "u,v,true_weight"
+
+
+def test_to_csv_errors(tmp_path):
+    tree = small_tree()
+    with pytest.raises(ValueError, match=r"one entry per tree edge, shape \(3,\)"):
+        tree.to_csv(tmp_path / "x.csv", weights=[1.0, 2.0])
+    with pytest.raises(ValueError, match="NaN"):
+        tree.to_csv(tmp_path / "x.csv", weights=[1.0, np.nan, 2.0])
+    with pytest.raises(TypeError, match="path or a writable text file"):
+        tree.to_csv(3)
+    assert not (tmp_path / "x.csv").exists()
+    # a tree loaded without its true weights has none to write
+    tree.save(tmp_path / "t.npz")
+    loaded = SpanningTree.load(tmp_path / "t.npz")
+    with pytest.raises(ValueError, match="NaN"):
+        loaded.to_csv(tmp_path / "x.csv", weights=loaded.edge_weights)
+    loaded.to_csv(tmp_path / "ok.csv")
+    assert read_csv(tmp_path / "ok.csv")[1] == [["0", "1"], ["1", "2"], ["1", "3"]]
+
+
+# ---------------------------------------------------------------------------
+# packaging: typed package, public namespaces
+# ---------------------------------------------------------------------------
+
+def test_privacy_all_lists_public_names_only():
+    import types
+
+    from fastpamst_nb import privacy
+
+    assert "math" not in privacy.__all__ and "np" not in privacy.__all__
+    public = {name for name, value in vars(privacy).items()
+              if not name.startswith("_") and not isinstance(value, types.ModuleType)
+              and getattr(value, "__module__", privacy.__name__) == privacy.__name__}
+    assert set(privacy.__all__) == public
+    assert {"resolve_rho", "zcdp_to_approx_dp", "gaussian_sigma"} <= public
+    ns = {}
+    exec("from fastpamst_nb.privacy import *", ns)
+    assert "math" not in ns and "np" not in ns and "Fraction" not in ns and "resolve_rho" in ns
+
+
+def test_package_is_typed():
+    import importlib.resources
+
+    assert importlib.resources.files("fastpamst_nb").joinpath("py.typed").is_file()
 
 
 # ---------------------------------------------------------------------------

@@ -261,7 +261,9 @@ def test_unknown_noise(algo, noise):
 @pytest.mark.parametrize("algo", PRIVATE)
 @pytest.mark.parametrize("rng", ["0", 1.5, np.random.RandomState(0), [0], True])
 def test_rng_of_wrong_type(algo, rng):
-    with pytest.raises(TypeError, match="rng must be None, an int seed or a numpy.random.Generator"):
+    # SeedSequence and BitGenerator are accepted (SPEC 7): see test_inputs.py
+    with pytest.raises(TypeError, match="rng must be None, an int seed >= 0, a numpy.random.SeedSequence, "
+                                        "a numpy.random.BitGenerator or a numpy.random.Generator"):
         run(algo, good(), rng=rng)
 
 
