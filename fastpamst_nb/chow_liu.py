@@ -345,7 +345,7 @@ def chow_liu(data, rho=None, *, rng=None, noise="gumbel", epsilon=None, delta=No
         accepted). Never modified.
     rho : float
         zCDP budget (> 0); or give ``epsilon`` and ``delta`` instead.
-    rng : None, int or numpy.random.Generator
+    rng : None, int, numpy.random.SeedSequence, BitGenerator or Generator (SPEC 7)
         Same seed, same tree.
     noise : {"gumbel", "exponential"}
         Selection mechanism of :func:`fastpamst_nb.fast_pamst` (default: the

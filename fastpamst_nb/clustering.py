@@ -133,7 +133,7 @@ def private_edge_weights(tree, rho=None, sensitivity=None, *, epsilon=None, delt
         The budget as (epsilon, delta)-DP instead of ``rho`` (epsilon > 0,
         0 < delta < 1), converted to the largest rho that guarantees it with
         :func:`fastpamst_nb.privacy.resolve_rho` (the CKS conversion).
-    rng : None, int or numpy.random.Generator
+    rng : None, int, numpy.random.SeedSequence, BitGenerator or Generator (SPEC 7)
         Source of the noise; ``None`` (fresh entropy) for a real release.
 
     Returns

@@ -183,7 +183,7 @@ def post_processing_paper(W, rho, sensitivity, rng=None):
     W : ndarray (n, n)
         Symmetric dense weights.
     rho, sensitivity : float
-    rng : None, int or numpy.random.Generator
+    rng : None, int, numpy.random.SeedSequence, BitGenerator or Generator (SPEC 7)
 
     Returns
     -------
