@@ -2,7 +2,7 @@
 
 Every benchmark uses a complete graph whose weights are i.i.d. Uniform(0, 1)
 (:func:`fastpamst_nb.bench.uniform_weights`, fixed seed), with rho = 0.1 and
-sensitivity = 1e-5 (NOTES section 3). ``setup`` builds the matrix and warms the
+sensitivity = 1e-5 (docs/user_guide.rst, Speed). ``setup`` builds the matrix and warms the
 numba JIT with a call on a 16-vertex graph, so ``time_*`` measures steady-state
 runs of the algorithm alone.
 

@@ -5,7 +5,8 @@ scipy.sparse (n, n) matrix (its stored entries are the public edges), a
 condensed distance vector of length n(n-1)/2 (``scipy.spatial.distance.pdist``
 output, read as its ``squareform``) or a ``networkx.Graph`` (nodes 0..n-1, its
 edges are the public edges, ``"weight"`` attributes the weights); a matrix must
-be symmetric, the diagonal is ignored and the input is never modified (see
+be symmetric (or ``symmetric="upper"``/``"lower"`` names the one triangle to
+read), the diagonal is ignored and the input is never modified (see
 :func:`fastpamst_nb.graph.as_graph`). Private algorithms are rho-zCDP under the
 l_inf neighbouring relation: neighbouring inputs differ by at most
 ``sensitivity`` in every entry. Give the budget either
@@ -39,6 +40,7 @@ if TYPE_CHECKING:  # annotations only: nothing here is imported at run time
     Weights = ArrayLike | scipy.sparse.sparray | scipy.sparse.spmatrix | networkx.Graph
     Topology = ArrayLike | scipy.sparse.sparray | scipy.sparse.spmatrix | None
     Seed = int | np.random.SeedSequence | np.random.BitGenerator | np.random.Generator | None
+    Symmetric = Literal["upper", "lower"] | None
 
 # speed knobs of the selection kernel (see sampler.py); they never change the output law.
 # A bottom candidate costs a rank selection and a pick in a cold bucket (often its
@@ -98,21 +100,52 @@ def _tree(graph, edges, algorithm, info):
     return SpanningTree(edges, _edge_weights(graph, edges), graph.n, algorithm, info)
 
 
-def _validate(weights, topology, start):
+def _validate(weights, topology, start, symmetric):
     """The validated graph; ``start`` is checked against n read off the shapes first."""
     n = vertex_count(weights, topology)
     if n:  # before the O(n^2) validation pass when the shapes tell n
         _check_start(start, n)
-    graph = as_graph(weights, topology=topology)
+    graph = as_graph(weights, topology=topology, symmetric=symmetric)
     return graph, _check_start(start, graph.n)
 
 
-def _private_setup(weights, topology, rho, epsilon, delta, sensitivity, start, rng):
+def _private_setup(weights, topology, rho, epsilon, delta, sensitivity, start, rng, symmetric):
     rho = privacy.resolve_rho(rho, epsilon, delta)
     sensitivity = check_positive("sensitivity", sensitivity)
     gen = as_generator(rng)
-    graph, start = _validate(weights, topology, start)
+    graph, start = _validate(weights, topology, start, symmetric)
     return graph, rho, sensitivity, start, gen
+
+
+def _progress_class(progress, func):
+    """``tqdm.auto.tqdm`` when ``progress`` is True, None when False (imported lazily).
+
+    Called before any O(n^2) work, so a missing tqdm is reported at once.
+    """
+    if not isinstance(progress, (bool, np.bool_)):
+        raise TypeError(f"progress must be True or False, got {type(progress).__name__}")
+    if not progress:
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        raise ImportError(
+            f"{func}(progress=True) shows a tqdm progress bar, but tqdm is not installed; "
+            "install it with `python -m pip install tqdm`, or pass progress=False"
+        ) from None
+    return tqdm
+
+
+def _run_steps(advance, n_steps, bar_class, desc):
+    """:func:`run_in_chunks` over ``n_steps``, with a progress bar from ``bar_class`` if any."""
+    if bar_class is None:
+        run_in_chunks(advance, n_steps)
+        return
+    bar = bar_class(total=n_steps, desc=desc, unit="step")
+    try:
+        run_in_chunks(advance, n_steps, callback=bar.update)
+    finally:
+        bar.close()
 
 
 def _exact_edges(graph, start, sgn):
@@ -131,7 +164,7 @@ def _check_tree_size(tree, n):
 
 
 def exact_mst(weights: Weights, *, maximum: bool = False, start: int = 0,
-              topology: Topology = None) -> SpanningTree:
+              topology: Topology = None, symmetric: Symmetric = None) -> SpanningTree:
     """The exact (non-private) minimum spanning tree.
 
     Parameters
@@ -148,6 +181,15 @@ def exact_mst(weights: Weights, *, maximum: bool = False, start: int = 0,
     topology : None, bool array_like (n, n) or scipy.sparse (n, n)
         The public edge set (see :func:`fast_pamst`); None: every pair of a dense
         ``weights``, the stored entries of a sparse one.
+    symmetric : {None, "upper", "lower"}, default None
+        None: the matrix must be exactly symmetric. ``"upper"``: read only its
+        strict upper triangle (``weights[i, j]`` for i < j) and mirror it;
+        ``"lower"``: only ``weights[i, j]`` for i > j. For matrices that are
+        symmetric up to rounding (``1 - np.corrcoef(X)``, float32 distances).
+        A dense matrix (without ``topology=``) then costs one extra (n, n)
+        copy in its float dtype (4 or 8 n^2 bytes, checked against the
+        available memory first; the input is not modified); a sparse one
+        keeps that triangle's stored entries. See :func:`fastpamst_nb.graph.as_graph`.
 
     Returns
     -------
@@ -158,10 +200,12 @@ def exact_mst(weights: Weights, *, maximum: bool = False, start: int = 0,
     ------
     TypeError
         Non-numeric, complex or masked ``weights``, a directed or multi networkx
-        graph, a non-int ``start``.
+        graph, a non-int ``start``, a ``symmetric`` that is not None or a str.
     ValueError
         ``weights`` not (n, n) (nor a condensed vector of length n(n-1)/2), not
-        symmetric, with a NaN/inf edge weight, a disconnected topology, a
+        symmetric (with ``symmetric=None``: the message tells whether the
+        asymmetry is at rounding level), a ``symmetric`` other than None,
+        "upper" and "lower", with a NaN/inf edge weight, a disconnected topology, a
         ``start`` out of range, or too large for the available memory.
 
     Notes
@@ -184,13 +228,13 @@ def exact_mst(weights: Weights, *, maximum: bool = False, start: int = 0,
     >>> fp.exact_mst(pdist(X)).edges.tolist()
     [[0, 1], [1, 2]]
     """
-    graph, start = _validate(weights, topology, start)
+    graph, start = _validate(weights, topology, start, symmetric)
     edges = _exact_edges(graph, start, _sign(maximum))
     return _tree(graph, edges, "exact", {"maximum": bool(maximum)})
 
 
 def excess_weight(weights: Weights, tree: SpanningTree, *, maximum: bool | None = None,
-                  topology: Topology = None) -> float:
+                  topology: Topology = None, symmetric: Symmetric = None) -> float:
     """How much worse ``tree`` is than the optimum: tree weight minus the exact MST weight.
 
     For a maximum spanning tree (``maximum=True``, or the tree's own setting
@@ -209,6 +253,16 @@ def excess_weight(weights: Weights, tree: SpanningTree, *, maximum: bool | None 
         (False when absent).
     topology : None, bool array_like (n, n) or scipy.sparse (n, n)
         The public edge set the tree was computed on, as in :func:`fast_pamst`.
+    symmetric : {None, "upper", "lower"}, default None
+        None: the matrix must be exactly symmetric. ``"upper"``: read only its
+        strict upper triangle (``weights[i, j]`` for i < j) and mirror it;
+        ``"lower"``: only ``weights[i, j]`` for i > j. For matrices that are
+        symmetric up to rounding (``1 - np.corrcoef(X)``, float32 distances).
+        A dense matrix (without ``topology=``) then costs one extra (n, n)
+        copy in its float dtype (4 or 8 n^2 bytes, checked against the
+        available memory first; the input is not modified); a sparse one
+        keeps that triangle's stored entries. Pass the value the tree was
+        computed with. See :func:`fastpamst_nb.graph.as_graph`.
 
     Returns
     -------
@@ -244,7 +298,7 @@ def excess_weight(weights: Weights, tree: SpanningTree, *, maximum: bool | None 
     n = vertex_count(weights, topology)
     if n:  # from the shapes, before the O(n^2) validation pass
         _check_tree_size(tree, n)
-    graph = as_graph(weights, topology=topology)
+    graph = as_graph(weights, topology=topology, symmetric=symmetric)
     _check_tree_size(tree, graph.n)
     edges = np.asarray(tree.edges, dtype=np.int64).reshape(-1, 2)
     if edges.shape[0] != graph.n - 1:
@@ -261,7 +315,8 @@ def excess_weight(weights: Weights, tree: SpanningTree, *, maximum: bool | None 
 def pamst(weights: Weights, rho: float | None = None, sensitivity: float | None = None, *,
           rng: Seed = None, start: int = 0, noise: Literal["exponential", "gumbel"] = "exponential",
           maximum: bool = False, epsilon: float | None = None, delta: float | None = None,
-          topology: Topology = None) -> SpanningTree:
+          topology: Topology = None, symmetric: Symmetric = None,
+          progress: bool = False) -> SpanningTree:
     """PAMST (Pinot 2018): Prim with a report-noisy-max over all cut edges per step.
 
     Parameters
@@ -294,6 +349,19 @@ def pamst(weights: Weights, rho: float | None = None, sensitivity: float | None 
         The delta of that target, 0 < delta < 1.
     topology : None, bool array_like (n, n) or scipy.sparse (n, n)
         The public edge set, as in :func:`fast_pamst`.
+    symmetric : {None, "upper", "lower"}, default None
+        None: the matrix must be exactly symmetric. ``"upper"``: read only its
+        strict upper triangle (``weights[i, j]`` for i < j) and mirror it;
+        ``"lower"``: only ``weights[i, j]`` for i > j. For matrices that are
+        symmetric up to rounding (``1 - np.corrcoef(X)``, float32 distances).
+        A dense matrix (without ``topology=``) then costs one extra (n, n)
+        copy in its float dtype (4 or 8 n^2 bytes, checked against the
+        available memory first; the input is not modified); a sparse one
+        keeps that triangle's stored entries. See :func:`fastpamst_nb.graph.as_graph`.
+    progress : bool, default False
+        Show a ``tqdm.auto`` progress bar over the n - 1 steps (a widget in
+        Jupyter), updated after each chunk of steps; needs tqdm
+        (``python -m pip install tqdm``). It does not change the tree.
 
     Returns
     -------
@@ -306,12 +374,17 @@ def pamst(weights: Weights, rho: float | None = None, sensitivity: float | None 
     TypeError
         ``sensitivity`` missing; non-numeric, complex or masked ``weights``; a
         directed or multi networkx graph; an ``rng`` of the wrong type (bool,
-        float, str, ``numpy.random.RandomState``: use ``numpy.random.default_rng``).
+        float, str, ``numpy.random.RandomState``: use ``numpy.random.default_rng``);
+        ``symmetric`` or ``progress`` of the wrong type.
     ValueError
         A budget or sensitivity that is not finite and positive, both ``rho``
         and ``epsilon``/``delta`` or neither, ``weights`` not (n, n) (nor a
-        condensed vector of length n(n-1)/2), not symmetric, with a NaN/inf
-        edge weight, a disconnected topology, or too large for the available memory.
+        condensed vector of length n(n-1)/2), not symmetric (with
+        ``symmetric=None``), with a NaN/inf edge weight, a disconnected
+        topology, or too large for the available memory; a ``symmetric``
+        other than None, "upper" and "lower".
+    ImportError
+        ``progress=True`` without tqdm installed.
 
     Notes
     -----
@@ -335,8 +408,9 @@ def pamst(weights: Weights, rho: float | None = None, sensitivity: float | None 
     if sensitivity is None:
         raise TypeError("pamst() needs sensitivity=, the l_inf sensitivity of each weight")
     privacy.check_noise(noise)
+    bar_class = _progress_class(progress, "pamst")
     graph, rho, sensitivity, start, gen = _private_setup(weights, topology, rho, epsilon, delta,
-                                                         sensitivity, start, rng)
+                                                         sensitivity, start, rng, symmetric)
     lam = privacy.pamst_rate(rho, sensitivity, graph.n, noise)
     kind = EXPONENTIAL if noise == "exponential" else GUMBEL
     sgn = _sign(maximum)
@@ -349,7 +423,7 @@ def pamst(weights: Weights, rho: float | None = None, sensitivity: float | None 
         def advance(_, k):
             pamst_csr(graph.indptr, graph.indices, graph.data, sgn, kind, lam, gen, st.inside,
                       st.visited, st.best, st.edges, st.sizes, k)
-    run_in_chunks(advance, graph.n - 1)
+    _run_steps(advance, graph.n - 1, bar_class, "pamst")
     edges = st.edges
     info = {"rho": rho, "sensitivity": sensitivity, "noise": noise, "rate": lam, "maximum": bool(maximum)}
     return _tree(graph, edges, "pamst", info)
@@ -357,7 +431,8 @@ def pamst(weights: Weights, rho: float | None = None, sensitivity: float | None 
 
 def post_processing(weights: Weights, rho: float | None = None, sensitivity: float | None = None,
                     *, rng: Seed = None, maximum: bool = False, epsilon: float | None = None,
-                    delta: float | None = None, topology: Topology = None) -> SpanningTree:
+                    delta: float | None = None, topology: Topology = None,
+                    symmetric: Symmetric = None) -> SpanningTree:
     """Gaussian post-processing (Sealfon 2016): noise every weight once, then an exact MST.
 
     Adds N(0, sigma^2) to each of the m undirected edges with
@@ -390,6 +465,15 @@ def post_processing(weights: Weights, rho: float | None = None, sensitivity: flo
         The delta of that target, 0 < delta < 1.
     topology : None, bool array_like (n, n) or scipy.sparse (n, n)
         The public edge set, as in :func:`fast_pamst`; m counts its edges.
+    symmetric : {None, "upper", "lower"}, default None
+        None: the matrix must be exactly symmetric. ``"upper"``: read only its
+        strict upper triangle (``weights[i, j]`` for i < j) and mirror it;
+        ``"lower"``: only ``weights[i, j]`` for i > j. For matrices that are
+        symmetric up to rounding (``1 - np.corrcoef(X)``, float32 distances).
+        A dense matrix (without ``topology=``) then costs one extra (n, n)
+        copy in its float dtype (4 or 8 n^2 bytes, checked against the
+        available memory first; the input is not modified); a sparse one
+        keeps that triangle's stored entries. See :func:`fastpamst_nb.graph.as_graph`.
 
     Returns
     -------
@@ -403,12 +487,15 @@ def post_processing(weights: Weights, rho: float | None = None, sensitivity: flo
     TypeError
         ``sensitivity`` missing; non-numeric, complex or masked ``weights``; a
         directed or multi networkx graph; an ``rng`` of the wrong type (bool,
-        float, str, ``numpy.random.RandomState``: use ``numpy.random.default_rng``).
+        float, str, ``numpy.random.RandomState``: use ``numpy.random.default_rng``);
+        ``symmetric`` or ``progress`` of the wrong type.
     ValueError
         A budget or sensitivity that is not finite and positive, both ``rho``
         and ``epsilon``/``delta`` or neither, ``weights`` not (n, n) (nor a
-        condensed vector of length n(n-1)/2), not symmetric, with a NaN/inf
-        edge weight, a disconnected topology, or too large for the available memory.
+        condensed vector of length n(n-1)/2), not symmetric (with
+        ``symmetric=None``), with a NaN/inf edge weight, a disconnected
+        topology, or too large for the available memory; a ``symmetric``
+        other than None, "upper" and "lower".
 
     Notes
     -----
@@ -429,7 +516,7 @@ def post_processing(weights: Weights, rho: float | None = None, sensitivity: flo
     if sensitivity is None:
         raise TypeError("post_processing() needs sensitivity=, the l_inf sensitivity of each weight")
     graph, rho, sensitivity, _, gen = _private_setup(weights, topology, rho, epsilon, delta,
-                                                     sensitivity, 0, rng)
+                                                     sensitivity, 0, rng, symmetric)
     sigma = privacy.gaussian_sigma(rho, sensitivity, graph.m)
     sgn = _sign(maximum)
     # a constant shift changes no tree's rank; it keeps offsets from rounding the noise
@@ -453,7 +540,8 @@ def fast_pamst(weights: Weights, rho: float | None = None, sensitivity: float | 
                noise: Literal["exponential", "gumbel"] = "exponential",
                discretization: float | None = None, maximum: bool = False,
                epsilon: float | None = None, delta: float | None = None,
-               topology: Topology = None) -> SpanningTree:
+               topology: Topology = None, symmetric: Symmetric = None,
+               progress: bool = False) -> SpanningTree:
     """Fast-PAMST (Pagh & Retschmeier 2024): private Prim with a discretized, grouped RNM.
 
     Each of the n - 1 steps selects a cut edge with probability exactly that of
@@ -483,13 +571,13 @@ def fast_pamst(weights: Weights, rho: float | None = None, sensitivity: float | 
         "exponential": report-noisy-max, rate sqrt(2 rho/(n-1)) / (2 D_s)
         (the paper). "gumbel": the exponential mechanism, rate
         sqrt(8 rho/(n-1)) / (2 D_s) by its bounded-range zCDP accounting;
-        same privacy (rho-zCDP), about 3.5x lower error. D_s is the sensitivity
+        same privacy (rho-zCDP), 2-3.5x lower error in our measurements. D_s is the sensitivity
         of the discretized score (:func:`fastpamst_nb.privacy.discretized_sensitivity`):
         s * ceil(Delta / s) when s is a power of two, s * ceil(Delta / s + 1/2)
         otherwise (2 Delta at the default s = Delta unless Delta is a power of two).
     discretization : float, optional
         The step s (weights' units); defaults to ``sensitivity``. Weights with
-        |w / s| >= 2**62 (s a power of two) or 2**52 (any other s) are refused.
+        ``|w / s| >= 2**62`` (s a power of two) or ``2**52`` (any other s) are refused.
     maximum : bool, default False
         Private maximum spanning tree (scores s * floor(w / s)).
     epsilon : float, optional
@@ -506,6 +594,19 @@ def fast_pamst(weights: Weights, rho: float | None = None, sensitivity: float | 
         ``A + A.T`` drop zero weights, which makes the edge set private.
         Missing edges of a masked array ``M``: ``topology=~M.mask`` with
         ``M.filled(0)``.
+    symmetric : {None, "upper", "lower"}, default None
+        None: the matrix must be exactly symmetric. ``"upper"``: read only its
+        strict upper triangle (``weights[i, j]`` for i < j) and mirror it;
+        ``"lower"``: only ``weights[i, j]`` for i > j. For matrices that are
+        symmetric up to rounding (``1 - np.corrcoef(X)``, float32 distances).
+        A dense matrix (without ``topology=``) then costs one extra (n, n)
+        copy in its float dtype (4 or 8 n^2 bytes, checked against the
+        available memory first; the input is not modified); a sparse one
+        keeps that triangle's stored entries. See :func:`fastpamst_nb.graph.as_graph`.
+    progress : bool, default False
+        Show a ``tqdm.auto`` progress bar over the n - 1 steps (a widget in
+        Jupyter), updated after each chunk of steps; needs tqdm
+        (``python -m pip install tqdm``). It does not change the tree.
 
     Returns
     -------
@@ -518,21 +619,26 @@ def fast_pamst(weights: Weights, rho: float | None = None, sensitivity: float | 
     TypeError
         ``sensitivity`` missing; non-numeric, complex or masked ``weights``; a
         directed or multi networkx graph; an ``rng`` of the wrong type (bool,
-        float, str, ``numpy.random.RandomState``: use ``numpy.random.default_rng``).
+        float, str, ``numpy.random.RandomState``: use ``numpy.random.default_rng``);
+        ``symmetric`` or ``progress`` of the wrong type.
     ValueError
         A budget or sensitivity that is not finite and positive, both ``rho``
         and ``epsilon``/``delta`` or neither, ``weights`` not (n, n) (nor a
-        condensed vector of length n(n-1)/2), not symmetric, with a NaN/inf
-        edge weight, a disconnected topology, or too large for the available memory.
+        condensed vector of length n(n-1)/2), not symmetric (with
+        ``symmetric=None``), with a NaN/inf edge weight, a disconnected
+        topology, or too large for the available memory; a ``symmetric``
+        other than None, "upper" and "lower".
         Also a ``discretization`` that is not finite and positive, or weights
         too large for the discretized keys.
+    ImportError
+        ``progress=True`` without tqdm installed.
 
     Notes
     -----
     O(m + G) to build the grouped queue (G = number of distinct discretized
     weights), O(m) for the cut updates and, per step, O(F) per block visited by
     the selection: O(m + n^1.5 log n / sqrt(rho)) overall. Extra memory: one
-    int32 slot per edge plus O(G). The steps run in chunks of about 0.1 s, so
+    int64 slot per edge (pages of buckets never sampled stay untouched) plus O(G). The steps run in chunks of about 0.1 s, so
     Ctrl-C (KeyboardInterrupt, also in Jupyter) stops a long release.
 
     Only ``edges`` is private. ``weight`` and ``edge_weights`` of the result are
@@ -562,29 +668,34 @@ def fast_pamst(weights: Weights, rho: float | None = None, sensitivity: float | 
     """
     return _fast_pamst(weights, rho, sensitivity, rng=rng, start=start, noise=noise,
                        discretization=discretization, maximum=maximum, epsilon=epsilon,
-                       delta=delta, topology=topology)[0]
+                       delta=delta, topology=topology, symmetric=symmetric,
+                       progress=progress)[0]
 
 
 def _fast_pamst(weights, rho, sensitivity, *, rng=None, start=0, noise="exponential",
                 discretization=None, maximum=False, epsilon=None, delta=None, topology=None,
-                theta=DEFAULT_THETA, sigma=DEFAULT_SIGMA):
+                symmetric=None, progress=False, theta=DEFAULT_THETA, sigma=DEFAULT_SIGMA):
     """Validate, then run :func:`_fast_pamst_graph`."""
     if sensitivity is None:
         raise TypeError("fast_pamst() needs sensitivity=, the l_inf sensitivity of each weight")
     privacy.check_noise(noise)
     if discretization is not None:  # checked before the O(n^2) validation pass
         check_positive("discretization", discretization)
+    bar_class = _progress_class(progress, "fast_pamst")
     graph, rho, sensitivity, start, gen = _private_setup(weights, topology, rho, epsilon, delta,
-                                                         sensitivity, start, rng)
+                                                         sensitivity, start, rng, symmetric)
     s = sensitivity if discretization is None else float(discretization)
-    return _fast_pamst_graph(graph, rho, sensitivity, s, start, gen, noise, maximum, theta, sigma)
+    return _fast_pamst_graph(graph, rho, sensitivity, s, start, gen, noise, maximum, theta, sigma,
+                             bar_class)
 
 
-def _fast_pamst_graph(graph, rho, sensitivity, s, start, gen, noise, maximum, theta, sigma):
+def _fast_pamst_graph(graph, rho, sensitivity, s, start, gen, noise, maximum, theta, sigma,
+                      bar_class=None):
     """Fast-PAMST on a validated ``Graph``; returns the tree and the kernel's counters.
 
     Tests call it directly to run thousands of tiny releases without re-validating,
-    and force the speed knobs theta/sigma to their extremes.
+    and force the speed knobs theta/sigma to their extremes. ``bar_class``: a
+    tqdm-like class for a progress bar over the steps, or None.
     """
     lam = privacy.fast_pamst_rate(rho, sensitivity, graph.n, s, noise)
     kind = EXPONENTIAL if noise == "exponential" else GUMBEL
@@ -605,7 +716,7 @@ def _fast_pamst_graph(graph, rho, sensitivity, s, start, gen, noise, maximum, th
             def advance(step0, k):
                 nxt[0] = prim_csr_private(q, graph.indptr, graph.indices, graph.data, visited,
                                           edges, step0, k, nxt[0], kind, r, theta, sigma, gen, stats)
-        run_in_chunks(advance, graph.n - 1)
+        _run_steps(advance, graph.n - 1, bar_class, "fast_pamst")
     info = {"rho": rho, "sensitivity": sensitivity, "noise": noise, "rate": lam,
             "discretization": s, "maximum": bool(maximum)}
     return _tree(graph, edges, "fast_pamst", info), stats

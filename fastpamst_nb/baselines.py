@@ -62,7 +62,7 @@ def pamst_dense(W, sgn, kind, lam, rng, inside, outside, visited, best, edges, s
 
     Noise is added to ``sgn * w - ref`` with ref the step's best score (kept per
     unvisited vertex in ``best``, O(n) per step): scores near 1e12 would round the
-    noise to ulp(w) and leave ties to scan order (NOTES erratum 5), while the
+    noise to ulp(w) and leave ties to scan order (docs/errata.rst, erratum 5), while the
     differences to ref are exact where it matters, next to the top.
     """
     n_in, n_out = sizes[0], sizes[1]
@@ -148,7 +148,7 @@ def noisy_dense(W, ref, sigma, rng):
     Filled tile by tile so that the mirrored writes stay in cache. Subtracting the
     constant ``ref`` (the smallest or largest weight) changes no tree's rank but
     keeps noise of a small sigma from being rounded to ulp(w) when the weights
-    carry a large offset (NOTES erratum 5).
+    carry a large offset (docs/errata.rst, erratum 5).
     """
     n = W.shape[0]
     out = np.empty((n, n), dtype=np.float64)

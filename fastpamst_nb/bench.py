@@ -1,7 +1,7 @@
 """Wall-clock benchmark of every algorithm on the paper's default problem.
 
 The problem is a complete graph whose weights are i.i.d. Uniform(0, 1), with
-rho = 0.1 and sensitivity = 1e-5 (the setting of NOTES section 3). All
+rho = 0.1 and sensitivity = 1e-5 (the setting of docs/user_guide.rst, Speed). All
 algorithms run in one process on the same matrices, after the JIT kernels have
 been compiled (or loaded from the numba cache), so the numbers are steady-state
 times. ``exact_mst`` is the floor: no in-place algorithm can beat one dense Prim.

@@ -286,7 +286,7 @@ def mi_sensitivity(N, k=2):
     Replace a row (x1, y1) by (x2, y2); write c11 = C[x1, y1], c22 = C[x2, y2],
     a1 = A[x1], a2 = A[x2], b1 = B[y1], b2 = B[y2] (before the move).
     Since D and D' are each other's neighbours, bounding N * (I(D') - I(D)) from
-    above for every move bounds |I(D') - I(D)|.
+    above for every move bounds ``|I(D') - I(D)|``.
 
     * x1 = x2, y1 = y2: nothing changes.
     * x1 = x2, y1 != y2 (A unchanged):

@@ -16,7 +16,7 @@ import time
 TARGET_SECONDS = 0.1
 
 
-def run_in_chunks(advance, n_steps, target=TARGET_SECONDS):
+def run_in_chunks(advance, n_steps, target=TARGET_SECONDS, callback=None):
     """Call ``advance(start, k)`` on consecutive chunks [start, start + k) of range(n_steps).
 
     Parameters
@@ -27,6 +27,10 @@ def run_in_chunks(advance, n_steps, target=TARGET_SECONDS):
     target : float
         Seconds a chunk aims at: the chunk size doubles while chunks are faster
         than a quarter of it and halves when one is slower.
+    callback : callable (int) -> None, optional
+        Called with ``k`` after each chunk of ``k`` steps has run (e.g. a progress
+        bar's ``update``); the ``k`` of all calls sum to ``n_steps``. It runs
+        between kernel calls, so it cannot change the output.
 
     Notes
     -----
@@ -41,6 +45,8 @@ def run_in_chunks(advance, n_steps, target=TARGET_SECONDS):
         advance(done, k)
         elapsed = time.perf_counter() - t0
         done += k
+        if callback is not None:
+            callback(k)
         if elapsed < target / 4:
             size *= 2
         elif elapsed > target:

@@ -1,9 +1,22 @@
 """Shared helpers: the numba caching switch, random generators and memory checks.
 
-Every ``@njit`` in the package uses ``cache=CACHE`` so that one constant decides
-whether compiled kernels are written to ``__pycache__`` (the style of
-fast_hdbscan). Caching matters: the first compile of all kernels takes tens of
-seconds, a warm cache loads them in well under a second.
+Every ``@njit`` in the package uses ``cache=CACHE`` so that one switch decides
+whether compiled kernels are written to (and loaded from) ``__pycache__`` (the
+style of fast_hdbscan). Caching matters: the first compile of all kernels takes
+tens of seconds, a warm cache loads them in well under a second.
+
+``CACHE`` is read once, when the package is imported, from the environment
+variable ``FASTPAMST_NB_CACHE``:
+
+- unset or empty: on (the default);
+- ``1``, ``true``, ``yes`` or ``on`` (any case): on;
+- ``0``, ``false``, ``no`` or ``off`` (any case): off, e.g. for a read-only
+  install, a shared network file system or a profiling run that must compile;
+- anything else: the import raises a ValueError naming the variable.
+
+Changing the variable (or ``CACHE``) after the import has no effect on kernels
+already decorated. ``NUMBA_DISABLE_JIT=1`` (numba's own switch) runs every
+kernel as plain Python instead, which only tests and coverage runs want.
 """
 
 import numbers
@@ -11,7 +24,45 @@ import os
 
 import numpy as np
 
-CACHE = True
+_CACHE_ON = ("1", "true", "yes", "on")
+_CACHE_OFF = ("0", "false", "no", "off")
+
+
+def cache_from_env(environ=None):
+    """The numba cache switch read from ``FASTPAMST_NB_CACHE`` (see the module docstring).
+
+    Parameters
+    ----------
+    environ : mapping, optional
+        Where to read the variable; ``os.environ`` by default.
+
+    Returns
+    -------
+    bool
+        True (cache compiled kernels) unless the variable says off.
+
+    Raises
+    ------
+    ValueError
+        A value that is neither an on nor an off spelling.
+    """
+    raw = (os.environ if environ is None else environ).get("FASTPAMST_NB_CACHE")
+    if raw is None or raw.strip() == "":
+        return True
+    value = raw.strip().lower()
+    if value in _CACHE_ON:
+        return True
+    if value in _CACHE_OFF:
+        return False
+    shown = repr(raw) if len(raw) <= 40 else repr(raw[:37] + "...")
+    raise ValueError(
+        f"environment variable FASTPAMST_NB_CACHE = {shown} is not understood; set it to "
+        f"{', '.join(_CACHE_OFF)} (any case) to turn numba's on-disk cache off, or to "
+        f"{', '.join(_CACHE_ON)} or unset it to keep the cache on (the default)"
+    )
+
+
+CACHE = cache_from_env()
 
 
 _RNG_KINDS = ("None, an int seed >= 0, a numpy.random.SeedSequence, a numpy.random.BitGenerator "

@@ -34,7 +34,7 @@ The table needs no pandas: :func:`rows_to_columns` turns it into numpy columns,
 ``figure2.png``.
 
 ``"post_processing_paper"`` reproduces the paper's experimental calibration of
-Gaussian post-processing, sigma^2 = n^2 Delta / (2 rho) (NOTES erratum 2). It is
+Gaussian post-processing, sigma^2 = n^2 Delta / (2 rho) (docs/errata.rst, erratum 2). It is
 **not a correct privacy calibration** (for Delta < 1 it adds far *more* noise than
 needed, for Delta > 1 far less) and exists only to reproduce the paper's plots;
 ``"post_processing"`` is the correctly calibrated mechanism.
@@ -176,7 +176,7 @@ def post_processing_paper(W, rho, sensitivity, rng=None):
     = sqrt(n^2 Delta / (2 rho)) to every edge once (upper triangle, mirrored), runs
     the exact MST on the noisy matrix and releases those edges. The correct sigma is
     Delta sqrt(m / (2 rho)) (``fastpamst_nb.post_processing``); this one exists only to
-    reproduce the paper's Figures 1 and 2 (NOTES erratum 2).
+    reproduce the paper's Figures 1 and 2 (docs/errata.rst, erratum 2).
 
     Parameters
     ----------

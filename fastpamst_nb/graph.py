@@ -2,7 +2,10 @@
 
 A dense (n, n) array means the complete graph on n vertices; a scipy.sparse (n, n)
 matrix means the graph whose edges are its stored entries (explicit zeros
-included). Either way the matrix must be symmetric and its diagonal is ignored.
+included). Either way the matrix must be symmetric and its diagonal is ignored,
+unless ``symmetric="upper"`` (or ``"lower"``) says to read one triangle only and
+mirror it: for matrices that are symmetric up to rounding (``1 - np.corrcoef(X)``,
+distances computed in float32), at the cost of one (n, n) copy when dense.
 Two more forms people already have are read as one of those: a condensed
 distance vector (``scipy.spatial.distance.pdist``) is the complete graph of its
 ``squareform``, and a ``networkx.Graph`` is its own edge set (a topology) with
@@ -81,6 +84,45 @@ def _dense_scan(W):
     return 0, 0, 0, wmin, wmax
 
 
+@njit(cache=CACHE, nogil=True)
+def _dense_mirror(W, S, lower):
+    """Fill ``S`` with the symmetric matrix of one triangle of ``W``; check it, get its range.
+
+    Reads W[i, j] for i < j (``lower`` False) or W[j, i] for i < j (``lower``
+    True), writes it to S[i, j] and S[j, i], and zeroes the diagonal of S. ``S``
+    may be ``W`` itself (it then only overwrites the other triangle and the
+    diagonal). Returns (status, r, c, wmin, wmax); status 0 ok, 1 non-finite at
+    W[r, c] (r, c the entry read). Tiles keep the transposed writes in cache.
+    """
+    n = W.shape[0]
+    tile = 64
+    wmin = np.inf
+    wmax = -np.inf
+    for i0 in range(0, n, tile):
+        i1 = min(i0 + tile, n)
+        for j0 in range(i0, n, tile):
+            j1 = min(j0 + tile, n)
+            for i in range(i0, i1):
+                for j in range(max(j0, i + 1), j1):
+                    w = W[j, i] if lower else W[i, j]
+                    wf = np.float64(w)
+                    if not np.isfinite(wf):
+                        if lower:
+                            return 1, j, i, 0.0, 0.0
+                        return 1, i, j, 0.0, 0.0
+                    S[i, j] = w
+                    S[j, i] = w
+                    if wf < wmin:
+                        wmin = wf
+                    if wf > wmax:
+                        wmax = wf
+    for i in range(n):
+        S[i, i] = 0
+    if n < 2:
+        return 0, 0, 0, 0.0, 0.0
+    return 0, 0, 0, wmin, wmax
+
+
 def _check_dtype(dtype, name):
     if dtype == np.bool_ or not (np.issubdtype(dtype, np.integer) or np.issubdtype(dtype, np.floating)):
         raise TypeError(
@@ -127,7 +169,7 @@ def _check_shape(shape, name):
         raise ValueError(f"{name} is empty (n = 0); a spanning tree needs at least one vertex")
 
 
-def as_graph(weights, name="weights", topology=None):
+def as_graph(weights, name="weights", topology=None, symmetric=None):
     """Validate ``weights`` and return a :class:`Graph` the kernels can read.
 
     Parameters
@@ -152,6 +194,20 @@ def as_graph(weights, name="weights", topology=None):
         the stored entries whose value is non-zero. None: all pairs of a dense
         ``weights``, the stored entries of a sparse one, the edges of a
         networkx graph (which cannot be combined with ``topology=``).
+    symmetric : None, "upper" or "lower"
+        None (default): the matrix must be exactly symmetric (on the topology's
+        entries when ``topology`` is given). ``"upper"``: read only the strict
+        upper triangle, ``weights[i, j]`` for i < j, and mirror it; ``"lower"``:
+        only ``weights[i, j]`` for i > j. The other triangle and the diagonal
+        are never read (they may even hold NaN), and no symmetry check is made:
+        for matrices that are symmetric up to rounding. A dense matrix without
+        ``topology=`` then costs one (n, n) copy in its float dtype (4 or 8 n^2
+        bytes; none extra when a non-float dtype or a strided view is copied
+        anyway), checked against the available memory before it is allocated;
+        the user's array is not modified. A sparse matrix keeps the stored
+        entries of that triangle (mirrored); with ``topology=``, each edge
+        {i, j} reads its weight from that triangle (no copy). No effect on a
+        condensed vector or a networkx graph, symmetric by construction.
 
     Returns
     -------
@@ -161,14 +217,18 @@ def as_graph(weights, name="weights", topology=None):
     ------
     TypeError
         Non-numeric or complex input, a masked array, a directed or multi
-        networkx graph.
+        networkx graph, a ``symmetric`` that is not None or a str.
     ValueError
-        Not 2-D (nor a condensed vector of length n(n-1)/2), not square, n = 0,
-        a NaN/inf edge weight, not symmetric, a disconnected sparse topology,
+        A ``symmetric`` other than None, "upper" and "lower"; not 2-D (nor a
+        condensed vector of length n(n-1)/2), not square, n = 0, a NaN/inf edge
+        weight (in the triangle read), not symmetric (only checked with
+        ``symmetric=None``; the message tells whether the asymmetry is at the
+        level of float rounding), a disconnected sparse topology,
         networkx nodes that are not 0..n-1 or an edge without a weight, or an
         input whose conversion or copy would not fit in the available memory
         (decided from its shape, before allocating).
     """
+    lower = _check_symmetric(symmetric)
     _refuse_masked(weights, name)
     _refuse_masked(topology, "topology")
     if _is_networkx_graph(weights):
@@ -179,9 +239,11 @@ def as_graph(weights, name="weights", topology=None):
             )
         weights, topology = _networkx_topology(weights, name)
     if topology is not None:
-        return _topology_graph(weights, topology, name)
+        return _topology_graph(weights, topology, name, lower)
     if sp.issparse(weights):
-        return _sparse_graph(weights, name)
+        return _sparse_graph(weights, name, lower)
+    if lower is not None:
+        return _triangle_graph(weights, name, lower)
     W = _dense_array(weights, name)
     if not W.flags.c_contiguous:
         if W.flags.f_contiguous:
@@ -195,9 +257,84 @@ def as_graph(weights, name="weights", topology=None):
     if status == 1:
         _raise_not_finite(name, i, j)
     if status == 2:
-        _raise_asymmetric(name, i, j)
+        _raise_asymmetric(name, i, j, _rounding_only_dense(W), _rounding_level(W.dtype))
     n = W.shape[0]
     return Graph(n, n * (n - 1) // 2, True, W, _EMPTY_I, _EMPTY_I, _EMPTY_F, wmin, wmax)
+
+
+def _check_symmetric(symmetric):
+    """None, or whether ``symmetric`` names the lower triangle (True) or the upper (False)."""
+    if symmetric is None:
+        return None
+    if not isinstance(symmetric, str):
+        raise TypeError(
+            f"symmetric must be None (require an exactly symmetric matrix), 'upper' or 'lower' "
+            f"(read that triangle only), got {type(symmetric).__name__}; e.g. symmetric='upper'"
+        )
+    if symmetric not in ("upper", "lower"):
+        shown = repr(symmetric) if len(symmetric) <= 20 else repr(symmetric[:17] + "...")
+        raise ValueError(
+            f"symmetric must be None (require an exactly symmetric matrix), 'upper' or 'lower' "
+            f"(read that triangle only), got {shown}"
+        )
+    return symmetric == "lower"
+
+
+def _triangle_graph(weights, name, lower):
+    """The complete graph of one triangle of a dense ``weights``, mirrored into a symmetric copy."""
+    W, owned = _dense_array(weights, name, owned=True)
+    n = W.shape[0]
+    what = f"symmetric='{'lower' if lower else 'upper'}'"
+    transposed = False
+    if not W.flags.c_contiguous:
+        if W.flags.f_contiguous:  # W.T is C-ordered; the triangle to read is its other one
+            W, lower, transposed = W.T, not lower, True
+        else:  # a strided view: its contiguous copy is ours, mirrored in place
+            require_memory(W.size * W.itemsize, f"a contiguous copy of the non-contiguous {name} "
+                           f"of shape {W.shape} and dtype {W.dtype}")
+            W, owned = np.ascontiguousarray(W), True
+    if owned:  # a fresh array (dtype conversion, strided copy, condensed vector): no second copy
+        S = W
+    else:  # the user's array is only read
+        require_memory(n * n * W.itemsize, f"{what}: the symmetric ({n}, {n}) {W.dtype} copy "
+                       f"of one triangle of {name}")
+        S = np.empty((n, n), dtype=W.dtype)
+    status, r, c, wmin, wmax = _dense_mirror(W, S, lower)
+    if status == 1:
+        _raise_not_finite(name, *((c, r) if transposed else (r, c)))
+    return Graph(n, n * (n - 1) // 2, True, S, _EMPTY_I, _EMPTY_I, _EMPTY_F, wmin, wmax)
+
+
+# relative asymmetry max |W - W.T| / max |W| below which it is called float rounding: the
+# float64 level is 1e-12 (about 5000 ulps); float32 carries 2**-24 ~ 6e-8 per rounding
+_ROUNDING = {np.dtype(np.float64): 1e-12, np.dtype(np.float32): 1e-5}
+_ASYM_TILE = 512  # tile side of the error path's asymmetry measure
+
+
+def _rounding_only_dense(W):
+    """True when max |W - W.T| / max |W| (off the diagonal) is below the rounding level.
+
+    Runs only on the error path, over square tiles (no (n, n) temporary, the
+    transposed reads stay in cache). Any NaN/inf met counts as more than rounding.
+    """
+    n = W.shape[0]
+    t = _ASYM_TILE
+    diff = 0.0
+    big = 0.0
+    for i0 in range(0, n, t):
+        for j0 in range(i0, n, t):
+            a = W[i0:i0 + t, j0:j0 + t].astype(np.float64)
+            b = W[j0:j0 + t, i0:i0 + t].T.astype(np.float64)
+            if i0 == j0:  # the diagonal is not an edge
+                k = np.arange(a.shape[0])
+                a[k, k] = b[k, k] = 0.0
+            with np.errstate(invalid="ignore", over="ignore"):
+                d = np.abs(a - b)
+            if not np.all(np.isfinite(d)):
+                return False
+            diff = max(diff, float(d.max()))
+            big = max(big, float(np.abs(a).max()), float(np.abs(b).max()))
+    return diff < _rounding_level(W.dtype) * big
 
 
 def vertex_count(weights, topology=None):
@@ -262,9 +399,13 @@ def _condensed_to_square(v, name):
     return squareform(v, force="tomatrix", checks=False)
 
 
-def _dense_array(weights, name, convert=True):
+def _dense_array(weights, name, convert=True, owned=False):
     """``weights`` as an (n, n) ndarray: float32/float64 (no copy when it already is one)
-    when ``convert``, its own real dtype otherwise. A 1-D condensed vector is expanded."""
+    when ``convert``, its own real dtype otherwise. A 1-D condensed vector is expanded.
+
+    With ``owned``, returns ``(W, owned)``: ``owned`` is True when ``W`` is a fresh
+    array made here (a dtype conversion or a condensed expansion) that no caller
+    can see, so it may be modified in place."""
     if isinstance(weights, (str, bytes)) or weights is None:
         raise TypeError(f"{name} must be an (n, n) array or scipy.sparse matrix, got {type(weights).__name__}")
     try:
@@ -272,10 +413,13 @@ def _dense_array(weights, name, convert=True):
     except Exception as exc:  # ragged lists and the like
         raise TypeError(f"{name} could not be read as a numeric (n, n) array: {exc}") from None
     _check_dtype(W.dtype, name)
+    W0 = W
     if W.ndim == 1:
         W = _condensed_to_square(W, name)
     _check_shape(W.shape, name)
-    return _to_kernel_float(W, name) if convert else W
+    if convert:
+        W = _to_kernel_float(W, name)
+    return (W, W is not W0) if owned else W
 
 
 def _is_networkx_graph(obj):
@@ -354,15 +498,56 @@ def _raise_not_finite(name, i, j):
     )
 
 
-def _raise_asymmetric(name, i, j):
-    raise ValueError(
-        f"{name} is not symmetric: {name}[{i}, {j}] != {name}[{j}, {i}]; "
-        "symmetrize it first, e.g. W = (W + W.T) / 2 or W = np.minimum(W, W.T)"
-    )
+def _raise_asymmetric(name, i, j, rounding, level, sparse=False):
+    """The not-symmetric error, with the asymmetry in one of two coarse classes.
+
+    ``rounding``: True when the largest relative asymmetry max |W - W.T| / max |W|
+    is below ``level`` (a public constant chosen by dtype), False when it is not,
+    None when unknown (the stored entries differ). No number derived from the
+    weights is quoted.
+    """
+    where = (f"{name}[{i}, {j}] != {name}[{j}, {i}]" if i is not None
+             else "its stored entries (its edges) differ from those of its transpose")
+    sym = "W.maximum(W.T)" if sparse else "np.minimum(W, W.T)"
+    if rounding:
+        fix = (f"the largest asymmetry is at the level of float rounding (relative < {level:g}): "
+               "pass symmetric='upper' to use one triangle (or 'lower'), or symmetrize it "
+               "yourself, e.g. W = (W + W.T) / 2")
+    elif rounding is None:
+        fix = (f"symmetrize it deliberately, e.g. W = {sym} or W = (W + W.T) / 2, or pass "
+               "symmetric='upper' (or 'lower') to read the entries of one triangle only")
+    else:
+        fix = (f"the matrix differs from its transpose by more than rounding (relative >= "
+               f"{level:g}): symmetrize it deliberately (e.g. W = (W + W.T) / 2 or W = {sym}) "
+               "or pass symmetric='upper' (or 'lower') to read one triangle only")
+    raise ValueError(f"{name} is not symmetric: {where}; {fix}")
 
 
-def _topology_graph(weights, topology, name):
-    """The graph whose edges are the true entries of the public ``topology``."""
+def _raise_asymmetric_csr(name, S, T, level):
+    """The not-symmetric error of a CSR matrix ``S`` whose transpose ``T`` (sorted) differs."""
+    if not (np.array_equal(S.indptr, T.indptr) and np.array_equal(S.indices, T.indices)):
+        _raise_asymmetric(name, None, None, None, level, sparse=True)
+    S = S.copy()
+    S.sort_indices()
+    k = int(np.flatnonzero(S.data != T.data)[0])
+    i = int(np.searchsorted(S.indptr, k, side="right") - 1)
+    j = int(S.indices[k])
+    with np.errstate(invalid="ignore", over="ignore"):
+        diff = float(np.max(np.abs(S.data - T.data)))
+    big = float(np.max(np.abs(S.data)))
+    _raise_asymmetric(name, i, j, bool(np.isfinite(diff) and diff < level * big), level, sparse=True)
+
+
+def _rounding_level(dtype):
+    """The relative asymmetry called float rounding for weights of ``dtype``."""
+    return _ROUNDING.get(np.dtype(dtype), 1e-12)
+
+
+def _topology_graph(weights, topology, name, lower=None):
+    """The graph whose edges are the true entries of the public ``topology``.
+
+    ``lower`` None: each entry's weight is read at that entry (and must match
+    its mirror); False/True: edge {i, j} reads the upper/lower triangle."""
     if isinstance(topology, (str, bytes)):
         raise TypeError(f"topology must be a boolean (n, n) array or a scipy.sparse pattern, "
                         f"got {type(topology).__name__}")
@@ -398,29 +583,48 @@ def _topology_graph(weights, topology, name):
                          "use topology | topology.T")
     P = P.tocoo()
     rows, cols = P.row.astype(np.int64), P.col.astype(np.int64)
+    if lower is None:
+        wr, wc = rows, cols
+    else:  # every edge {i, j} reads its one triangle: the pattern is symmetric, so is the result
+        lo, hi = np.minimum(rows, cols), np.maximum(rows, cols)
+        wr, wc = (hi, lo) if lower else (lo, hi)
     if sp.issparse(weights):
         # implicit entries of a sparse matrix are zeros: exactly the edges csr_matrix(W) drops
-        vals = np.asarray(sp.csr_matrix(weights)[rows, cols]).ravel()
+        vals = np.asarray(sp.csr_matrix(weights)[wr, wc]).ravel()
     else:
-        vals = weights[rows, cols]
+        vals = weights[wr, wc]
+    level = _rounding_level(np.asarray(vals).dtype)
     data = _to_kernel_float(np.asarray(vals), name).astype(np.float64, copy=False)
-    return _csr_graph(n, rows, cols, data, name)
+    return _csr_graph(n, rows, cols, data, name, level, wr, wc)
 
 
-def _sparse_graph(A, name):
+def _sparse_graph(A, name, lower=None):
+    """The graph of the stored off-diagonal entries of ``A`` (of one triangle, mirrored,
+    when ``lower`` is not None)."""
     _check_shape(A.shape, name)
     _check_dtype(A.dtype, name)
     n = A.shape[0]
     coo = sp.coo_matrix(A)
-    off = coo.row != coo.col
-    data = _to_kernel_float(np.asarray(coo.data[off]), name).astype(np.float64, copy=False)
-    return _csr_graph(n, coo.row[off], coo.col[off], data, name)
+    keep = coo.row != coo.col if lower is None else (coo.row > coo.col if lower else coo.row < coo.col)
+    rows, cols = coo.row[keep].astype(np.int64), coo.col[keep].astype(np.int64)
+    level = _rounding_level(A.dtype)
+    data = _to_kernel_float(np.asarray(coo.data[keep]), name).astype(np.float64, copy=False)
+    if lower is not None:  # the stored entries of one triangle and their mirrors
+        rows, cols = np.concatenate([rows, cols]), np.concatenate([cols, rows])
+        data = np.concatenate([data, data])
+    return _csr_graph(n, rows, cols, data, name, level)
 
 
-def _csr_graph(n, rows, cols, data, name):
-    """Validate off-diagonal entries (rows, cols, data) and build the CSR ``Graph``."""
+def _csr_graph(n, rows, cols, data, name, level=1e-12, wr=None, wc=None):
+    """Validate off-diagonal entries (rows, cols, data) and build the CSR ``Graph``.
+
+    ``level`` is the rounding class threshold of the not-symmetric message;
+    (wr, wc), when given, are the entries of the weights the values were read
+    at (named by the not-finite message instead of (rows, cols))."""
     if data.size and not np.all(np.isfinite(data)):
         k = int(np.flatnonzero(~np.isfinite(data))[0])
+        if wr is not None:
+            rows, cols = wr, wc
         _raise_not_finite(name, rows[k], cols[k])
     # coo -> csr sums duplicates (scipy's meaning of repeated entries) and keeps explicit zeros
     S = sp.csr_matrix((data, (rows, cols)), shape=(n, n))
@@ -433,10 +637,7 @@ def _csr_graph(n, rows, cols, data, name):
         and np.array_equal(S.data, T.data)
     )
     if not symmetric:
-        raise ValueError(
-            f"{name} is not symmetric (its stored entries or their values differ from its transpose); "
-            "symmetrize it first, e.g. W = (W + W.T) / 2 or W = W.maximum(W.T)"
-        )
+        _raise_asymmetric_csr(name, S, T, level)
     pattern = sp.csr_matrix((np.ones(S.nnz, dtype=np.int8), S.indices, S.indptr), shape=(n, n))
     n_comp, _ = connected_components(pattern, directed=False)
     if n_comp > 1:

@@ -20,7 +20,7 @@ Gumbel of scale 1 / lam is added for the exponential mechanism.
 * Gaussian post-processing: m weights that each move by at most Delta have l2
   sensitivity Delta * sqrt(m), and N(0, sigma^2) with sigma = Delta_2 / sqrt(2 rho)
   is rho-zCDP (Bun & Steinke 2016, Prop. 1.6). The paper's experiments used
-  sigma^2 = n^2 Delta / (2 rho) instead (NOTES erratum 2); see
+  sigma^2 = n^2 Delta / (2 rho) instead (docs/errata.rst, erratum 2); see
   :func:`paper_gaussian_sigma`.
 """
 
@@ -96,7 +96,7 @@ def is_power_of_two(x):
 
 
 def key_limit(discretization):
-    """Largest |w / s| the kernels accept for the step ``s``: 2**62 for a power of two
+    """Largest ``|w / s|`` the kernels accept for the step ``s``: 2**62 for a power of two
     (w / s is exact, the int64 key cannot overflow), 2**52 otherwise (the bound of
     :func:`discretized_sensitivity` needs the rounding error of w / s below 1/4)."""
     return 2.0 ** 62 if is_power_of_two(discretization) else 2.0 ** 52
@@ -120,20 +120,20 @@ def discretized_sensitivity(sensitivity, discretization):
 
     Notes
     -----
-    Proof. Exact arithmetic: if |x' - x| <= t then floor(x') - floor(x) < t + 1,
+    Proof. Exact arithmetic: if ``|x' - x| <= t`` then floor(x') - floor(x) < t + 1,
     an integer, so it is at most ceil(t); with x = w / s and t = Delta / s the
-    score moves by at most s * ceil(Delta / s) (NOTES section 1).
+    score moves by at most s * ceil(Delta / s) (docs/design.rst, Calibration).
 
     Floating point, s a power of two: w / s only changes the exponent, so it is
     exact unless it underflows, and the kernels map an underflow of a negative
     quotient to key -1 (its exact floor); the exact bound holds as computed.
 
-    Floating point, any other s: the kernels refuse |w / s| >= 2**52, where the
+    Floating point, any other s: the kernels refuse ``|w / s| >= 2**52``, where the
     correctly rounded quotient is within 1/4 of w / s (half an ulp, ulp <= 1/2;
     an underflow errs by less). So fl(x') - fl(x) <= t + 1/2, hence
     floor(fl(x')) - floor(fl(x)) < t + 3/2, i.e. at most ceil(t + 1/2).
     Without the range limit the bound fails (seen: 1.97 (Delta + s) at
-    |w / s| > 2**52). Delta / s is evaluated exactly (as fractions), so a quotient
+    ``|w / s| > 2**52``). Delta / s is evaluated exactly (as fractions), so a quotient
     that rounds onto an integer cannot lower the ceiling.
     """
     t = Fraction(sensitivity) / Fraction(discretization)
@@ -171,7 +171,7 @@ def gaussian_sigma(rho, sensitivity, m):
 
 
 def paper_gaussian_sigma(rho, sensitivity, n):
-    """The paper's experimental calibration, sqrt(n^2 Delta / (2 rho)) (NOTES erratum 2).
+    """The paper's experimental calibration, sqrt(n^2 Delta / (2 rho)) (docs/errata.rst, erratum 2).
 
     Kept only to reproduce the paper's plots; it is *not* a correct calibration.
     """

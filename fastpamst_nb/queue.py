@@ -21,7 +21,7 @@ A ``GroupQueue`` is a namedtuple of flat arrays with ``gq_*`` kernels beside it.
   joined), the CSR position sparse.
 * **Lazy deletion.** The paper swaps an edge out of its group's interval and keeps
   a position index per edge; at n = 5000 that measured ~12x the cost of a whole
-  exact Prim (random writes; NOTES section 5). Here an edge joining the cut is
+  exact Prim (random writes; docs/design.rst, Lazy deletion, and why). Here an edge joining the cut is
   *appended* to its bucket and an edge leaving it only decrements counters.
   Counts are exact at all times; dead slots (both endpoints visited) stay until
   the bucket is sampled from: a pick draws a uniformly random slot, rejects dead

@@ -15,7 +15,7 @@ i.i.d. noise Z_e (in key units, rate ``r = lam * s``): exponential noise
   c - 1 edges, whose noise is i.i.d. conditioned on being at most the maximum,
   can only win by exceeding ``best - key_top``: their number is Binomial and those
   few get a noise drawn from the doubly truncated law.
-* **Bottom trick, adaptive** (NOTES section 4). Before each block, if the
+* **Bottom trick, adaptive** (docs/design.rst, The adaptive bottom trick). Before each block, if the
   remaining |L| edges, all with keys at most ``key_top``, expect fewer than
   ``theta`` noises above ``t = best - key_top``, stop: k ~ Binomial(|L|, P(Z > t)),
   k distinct uniformly random edges of L get noise from the law conditioned on
@@ -111,7 +111,7 @@ def tail_noise(kind, t, log_pt, r, rng):
 
 @njit(cache=CACHE, nogil=True)
 def max_noise(kind, c, r, rng):
-    """The maximum of c i.i.d. noises: S^-1(1 - U^(1/c)) (NOTES erratum 1)."""
+    """The maximum of c i.i.d. noises: S^-1(1 - U^(1/c)) (docs/errata.rst, erratum 1)."""
     return survival_inv(kind, -math.expm1(math.log(_u01(rng)) / c), r)
 
 
@@ -131,7 +131,7 @@ def binomial(n, p, rng):
     Exact for every 0 <= p <= 1 and 0 <= n < 2**62. A gap is floor(log U / log(1-p)),
     which exceeds 2**63 once p < ~4e-18 (p = 1e-300 gives ~1e300): it is compared
     with the trials left as a float and cast to int64 only when it fits (the cast
-    of a larger gap wrapped and returned n + 1 successes, NOTES section 4).
+    of a larger gap wrapped and returned n + 1 successes, docs/design.rst, Exact arithmetic at the extremes).
     """
     if n <= 0 or p <= 0.0:
         return 0
@@ -144,10 +144,12 @@ def binomial(n, p, rng):
     k = 0
     pos = 0  # trials used so far; the next success comes after `gap` failures
     while True:
-        gap = math.floor(math.log(_u01(rng)) / lq)
-        if gap >= _GAP_CAP:
+        # compare as a float before any conversion: numba's math.floor already
+        # returns int64, and converting a float >= 2**63 is undefined
+        x = math.log(_u01(rng)) / lq
+        if x >= _GAP_CAP:
             break
-        g = np.int64(gap)
+        g = np.int64(math.floor(x))
         if g >= n - pos:
             break
         pos += g + 1

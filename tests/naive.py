@@ -3,7 +3,7 @@
 Every function here favours clarity over speed: plain numpy/scipy, no numba,
 no clever data structures.  The fast kernels of ``fastpamst_nb`` are checked
 against these, so each one is written directly from its mathematical
-definition (see ``/work/shared/NOTES.md`` sections 1 and 4).
+definition (see docs/design.rst, Calibration and How exactness is tested).
 
 Conventions
 -----------
@@ -449,7 +449,7 @@ def post_processing_triangle_probs(w01, w02, w12, sigma):
 
 
 # ---------------------------------------------------------------------------
-# Privacy calibration (NOTES section 1), restated independently
+# Privacy calibration (docs/design.rst, Calibration), restated independently
 # ---------------------------------------------------------------------------
 
 def exp_calibration(rho, sensitivity, n, s=None, noise="exponential",

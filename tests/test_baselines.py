@@ -1,7 +1,7 @@
 """The baselines: PAMST and Gaussian post-processing (calibration, exact laws, seeding).
 
-The output laws are checked against exact probabilities from ``naive`` (NOTES
-section 4): 20,000 seeded runs, Pearson chi-square, fail at p < 1e-4. Each law
+The output laws are checked against exact probabilities from ``naive`` (docs/design.rst,
+How exactness is tested): 20,000 seeded runs, Pearson chi-square, fail at p < 1e-4. Each law
 test also checks that the same samples *reject* a mis-calibrated law, so a
 test that has no power to tell the calibrations apart cannot pass silently.
 """
@@ -47,7 +47,7 @@ def sparse_with_diagonal(rng, n, p):
 
 
 # ---------------------------------------------------------------------------
-# calibration (NOTES section 1): compared with naive's independent restatement
+# calibration (docs/design.rst, Calibration): compared with naive's independent restatement
 # ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("noise", ["exponential", "gumbel"])
@@ -86,7 +86,7 @@ def test_post_processing_sigma_dense(n, rho, delta_w):
     tree = fp.post_processing(W, rho, delta_w, rng=0)
     m = n * (n - 1) // 2
     assert tree.info["sigma"] == pytest.approx(naive.gaussian_sigma(rho, delta_w, m), rel=1e-15, abs=0)
-    # not the paper's sqrt(n^2 Delta / (2 rho)) (NOTES erratum 2)
+    # not the paper's sqrt(n^2 Delta / (2 rho)) (docs/errata.rst, erratum 2)
     assert tree.info["sigma"] != pytest.approx(fp.privacy.paper_gaussian_sigma(rho, delta_w, n), rel=1e-3)
 
 
@@ -259,7 +259,7 @@ def test_post_processing_triangle_law(sparse, maximum):
 
 
 # ---------------------------------------------------------------------------
-# a constant offset of every weight must not change any law (NOTES erratum 5)
+# a constant offset of every weight must not change any law (docs/errata.rst, erratum 5)
 # ---------------------------------------------------------------------------
 
 # 1e12 lies in [2**39, 2**40), where floats are spaced 2**-13: these weights are exact

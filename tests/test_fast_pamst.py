@@ -3,7 +3,7 @@
 Each configuration is run 20,000 times with one seeded Generator; the counts of
 released edge sequences are compared with the exact probabilities of private
 Prim (naive.prim_sequence_distribution with exact per-step RNM / softmax
-probabilities) by a chi-square test that fails at p < 1e-4 (NOTES section 4).
+probabilities) by a chi-square test that fails at p < 1e-4 (docs/design.rst, How exactness is tested).
 The kernel's speed knobs theta and sigma are forced to their extremes, because
 the output law must not depend on them.
 """

@@ -1,4 +1,4 @@
-"""Hard inputs (NOTES section 4): walks across large key gaps, extreme arithmetic.
+"""Hard inputs (docs/design.rst, Exact arithmetic at the extremes): walks across large key gaps, extreme arithmetic.
 
 A selection whose walk jumps a gap of tens to hundreds of noise units asks the
 bottom trick for Binomial(|L|, p) with p down to 1e-300. There a float-to-int64
@@ -240,7 +240,7 @@ def _graph(n, edges, default):
 
 
 def _rho_for_rate(lam, sensitivity, s, n, noise):
-    """The rho whose Fast-PAMST rate is lam (the calibration of NOTES section 1, inverted)."""
+    """The rho whose Fast-PAMST rate is lam (the calibration of docs/design.rst, inverted)."""
     d_s = discretized_sensitivity(sensitivity, s)
     factor = 2.0 if noise == "exponential" else 8.0
     return (2.0 * d_s * lam) ** 2 * (n - 1) / factor

@@ -127,7 +127,7 @@ def test_prim_mst_small_and_errors():
 # ---------------------------------------------------------------------------
 
 def literal_rnm_prob(scores, lam, i):
-    """NOTES section 4 formula integrated in z directly (no substitution).
+    """The exact-probability formula of docs/design.rst integrated in z directly (no substitution).
 
     Independent of naive's change of variables: split at every kink
     z = s_j - s_i > 0 and stop at T = last kink + 60/lam; the integrand is

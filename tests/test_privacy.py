@@ -1,4 +1,4 @@
-"""Privacy accounting: the calibration table of NOTES section 1 and the zCDP conversions."""
+"""Privacy accounting: the calibration table of docs/design.rst and the zCDP conversions."""
 
 import math
 
