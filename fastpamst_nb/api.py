@@ -50,6 +50,68 @@ DEFAULT_THETA = 0.03
 DEFAULT_SIGMA = 1.0
 
 
+# numpydoc blocks shared by several public functions, substituted into their docstrings
+# by @_shared_doc (as scipy._lib.doccer does): one text to keep right, not five
+_DOCS = {
+    "symmetric": """\
+    symmetric : {None, "upper", "lower"}, default None
+        None: the matrix must be exactly symmetric. ``"upper"``: read only its
+        strict upper triangle (``weights[i, j]`` for i < j) and mirror it;
+        ``"lower"``: only ``weights[i, j]`` for i > j. For matrices that are
+        symmetric up to rounding (``1 - np.corrcoef(X)``, float32 distances).
+        A dense matrix (without ``topology=``) then costs one extra (n, n)
+        copy in its float dtype (4 or 8 n^2 bytes, checked against the
+        available memory first; the input is not modified); a sparse one
+        keeps that triangle's stored entries. See :func:`fastpamst_nb.graph.as_graph`.""",
+    "rho": """\
+    rho : float, optional
+        Total zCDP budget (dimensionless, > 0); or give ``epsilon`` and ``delta`` instead.""",
+    "sensitivity": """\
+    sensitivity : float
+        l_inf sensitivity Delta of every weight (in the weights' units, > 0):
+        neighbouring inputs differ by at most Delta in every entry. Required.""",
+    "epsilon": """\
+    epsilon : float, optional
+        (epsilon, delta)-DP target (dimensionless, > 0), converted to rho with
+        :func:`fastpamst_nb.privacy.approx_dp_to_zcdp`; needs ``delta``, excludes ``rho``.""",
+    "delta": """\
+    delta : float, optional
+        The delta of that target, 0 < delta < 1.""",
+    "progress": """\
+    progress : bool, default False
+        Show a ``tqdm.auto`` progress bar over the n - 1 steps (a widget in
+        Jupyter), updated after each chunk of steps; needs tqdm
+        (``python -m pip install tqdm``). It does not change the tree.""",
+    "start": """\
+    start : int, default 0
+        First vertex, 0 <= start < n (public).""",
+    "rng": """\
+    rng : None, int, numpy.random.SeedSequence, numpy.random.BitGenerator or numpy.random.Generator
+        Anything ``numpy.random.default_rng`` takes (SPEC 7). Same seed, same
+        tree; None (the default) draws fresh OS entropy, which is what real
+        releases should use. See :func:`fast_pamst` on seeds.""",
+    "raises_private": """\
+    TypeError
+        ``sensitivity`` missing; non-numeric, complex or masked ``weights``; a
+        directed or multi networkx graph; an ``rng`` of the wrong type (bool,
+        float, str, ``numpy.random.RandomState``: use ``numpy.random.default_rng``);
+        ``symmetric`` or ``progress`` of the wrong type.
+    ValueError
+        A budget or sensitivity that is not finite and positive, both ``rho``
+        and ``epsilon``/``delta`` or neither, ``weights`` not (n, n) (nor a
+        condensed vector of length n(n-1)/2), not symmetric (with
+        ``symmetric=None``), with a NaN/inf edge weight, a disconnected
+        topology, or too large for the available memory; a ``symmetric``
+        other than None, "upper" and "lower".""",
+}
+
+
+def _shared_doc(func):
+    """Fill the ``%(name)s`` placeholders of ``func``'s docstring from ``_DOCS``."""
+    func.__doc__ = func.__doc__ % _DOCS
+    return func
+
+
 @njit(cache=CACHE, nogil=True)
 def _csr_edge_weights(indptr, indices, data, edges):
     """Weights of ``edges``; the row of the first pair that is not an edge (or -1)."""
@@ -163,6 +225,7 @@ def _check_tree_size(tree, n):
         )
 
 
+@_shared_doc
 def exact_mst(weights: Weights, *, maximum: bool = False, start: int = 0,
               topology: Topology = None, symmetric: Symmetric = None) -> SpanningTree:
     """The exact (non-private) minimum spanning tree.
@@ -181,15 +244,7 @@ def exact_mst(weights: Weights, *, maximum: bool = False, start: int = 0,
     topology : None, bool array_like (n, n) or scipy.sparse (n, n)
         The public edge set (see :func:`fast_pamst`); None: every pair of a dense
         ``weights``, the stored entries of a sparse one.
-    symmetric : {None, "upper", "lower"}, default None
-        None: the matrix must be exactly symmetric. ``"upper"``: read only its
-        strict upper triangle (``weights[i, j]`` for i < j) and mirror it;
-        ``"lower"``: only ``weights[i, j]`` for i > j. For matrices that are
-        symmetric up to rounding (``1 - np.corrcoef(X)``, float32 distances).
-        A dense matrix (without ``topology=``) then costs one extra (n, n)
-        copy in its float dtype (4 or 8 n^2 bytes, checked against the
-        available memory first; the input is not modified); a sparse one
-        keeps that triangle's stored entries. See :func:`fastpamst_nb.graph.as_graph`.
+%(symmetric)s
 
     Returns
     -------
@@ -312,6 +367,7 @@ def excess_weight(weights: Weights, tree: SpanningTree, *, maximum: bool | None 
     return best - weight if maximum else weight - best
 
 
+@_shared_doc
 def pamst(weights: Weights, rho: float | None = None, sensitivity: float | None = None, *,
           rng: Seed = None, start: int = 0, noise: Literal["exponential", "gumbel"] = "exponential",
           maximum: bool = False, epsilon: float | None = None, delta: float | None = None,
@@ -326,42 +382,21 @@ def pamst(weights: Weights, rho: float | None = None, sensitivity: float | None 
         condensed distance vector (``pdist`` output) its ``squareform``, a
         networkx.Graph (nodes 0..n-1) its edges with their ``"weight"``
         attributes. Never modified.
-    rho : float, optional
-        Total zCDP budget (dimensionless, > 0); or give ``epsilon`` and ``delta`` instead.
-    sensitivity : float
-        l_inf sensitivity Delta of every weight (in the weights' units, > 0):
-        neighbouring inputs differ by at most Delta in every entry. Required.
-    rng : None, int, numpy.random.SeedSequence, numpy.random.BitGenerator or numpy.random.Generator
-        Anything ``numpy.random.default_rng`` takes (SPEC 7). Same seed, same
-        tree; None (the default) draws fresh OS entropy, which is what real
-        releases should use. See :func:`fast_pamst` on seeds.
-    start : int, default 0
-        First vertex, 0 <= start < n (public).
+%(rho)s
+%(sensitivity)s
+%(rng)s
+%(start)s
     noise : {"exponential", "gumbel"}
         Exponential noise of rate sqrt(2 rho/(n-1)) / (2 Delta) (report-noisy-max), or
         the exponential mechanism with rate sqrt(8 rho/(n-1)) / (2 Delta).
     maximum : bool, default False
         Private maximum spanning tree (scores +w instead of -w).
-    epsilon : float, optional
-        (epsilon, delta)-DP target (dimensionless, > 0), converted to rho with
-        :func:`fastpamst_nb.privacy.approx_dp_to_zcdp`; needs ``delta``, excludes ``rho``.
-    delta : float, optional
-        The delta of that target, 0 < delta < 1.
+%(epsilon)s
+%(delta)s
     topology : None, bool array_like (n, n) or scipy.sparse (n, n)
         The public edge set, as in :func:`fast_pamst`.
-    symmetric : {None, "upper", "lower"}, default None
-        None: the matrix must be exactly symmetric. ``"upper"``: read only its
-        strict upper triangle (``weights[i, j]`` for i < j) and mirror it;
-        ``"lower"``: only ``weights[i, j]`` for i > j. For matrices that are
-        symmetric up to rounding (``1 - np.corrcoef(X)``, float32 distances).
-        A dense matrix (without ``topology=``) then costs one extra (n, n)
-        copy in its float dtype (4 or 8 n^2 bytes, checked against the
-        available memory first; the input is not modified); a sparse one
-        keeps that triangle's stored entries. See :func:`fastpamst_nb.graph.as_graph`.
-    progress : bool, default False
-        Show a ``tqdm.auto`` progress bar over the n - 1 steps (a widget in
-        Jupyter), updated after each chunk of steps; needs tqdm
-        (``python -m pip install tqdm``). It does not change the tree.
+%(symmetric)s
+%(progress)s
 
     Returns
     -------
@@ -371,18 +406,7 @@ def pamst(weights: Weights, rho: float | None = None, sensitivity: float | None 
 
     Raises
     ------
-    TypeError
-        ``sensitivity`` missing; non-numeric, complex or masked ``weights``; a
-        directed or multi networkx graph; an ``rng`` of the wrong type (bool,
-        float, str, ``numpy.random.RandomState``: use ``numpy.random.default_rng``);
-        ``symmetric`` or ``progress`` of the wrong type.
-    ValueError
-        A budget or sensitivity that is not finite and positive, both ``rho``
-        and ``epsilon``/``delta`` or neither, ``weights`` not (n, n) (nor a
-        condensed vector of length n(n-1)/2), not symmetric (with
-        ``symmetric=None``), with a NaN/inf edge weight, a disconnected
-        topology, or too large for the available memory; a ``symmetric``
-        other than None, "upper" and "lower".
+%(raises_private)s
     ImportError
         ``progress=True`` without tqdm installed.
 
@@ -429,6 +453,7 @@ def pamst(weights: Weights, rho: float | None = None, sensitivity: float | None 
     return _tree(graph, edges, "pamst", info)
 
 
+@_shared_doc
 def post_processing(weights: Weights, rho: float | None = None, sensitivity: float | None = None,
                     *, rng: Seed = None, maximum: bool = False, epsilon: float | None = None,
                     delta: float | None = None, topology: Topology = None,
@@ -447,33 +472,16 @@ def post_processing(weights: Weights, rho: float | None = None, sensitivity: flo
         condensed distance vector (``pdist`` output) its ``squareform``, a
         networkx.Graph (nodes 0..n-1) its edges with their ``"weight"``
         attributes. Never modified.
-    rho : float, optional
-        Total zCDP budget (dimensionless, > 0); or give ``epsilon`` and ``delta`` instead.
-    sensitivity : float
-        l_inf sensitivity Delta of every weight (in the weights' units, > 0):
-        neighbouring inputs differ by at most Delta in every entry. Required.
-    rng : None, int, numpy.random.SeedSequence, numpy.random.BitGenerator or numpy.random.Generator
-        Anything ``numpy.random.default_rng`` takes (SPEC 7). Same seed, same
-        tree; None (the default) draws fresh OS entropy, which is what real
-        releases should use. See :func:`fast_pamst` on seeds.
+%(rho)s
+%(sensitivity)s
+%(rng)s
     maximum : bool, default False
         Private maximum spanning tree (exact maximum tree of the noisy weights).
-    epsilon : float, optional
-        (epsilon, delta)-DP target (dimensionless, > 0), converted to rho with
-        :func:`fastpamst_nb.privacy.approx_dp_to_zcdp`; needs ``delta``, excludes ``rho``.
-    delta : float, optional
-        The delta of that target, 0 < delta < 1.
+%(epsilon)s
+%(delta)s
     topology : None, bool array_like (n, n) or scipy.sparse (n, n)
         The public edge set, as in :func:`fast_pamst`; m counts its edges.
-    symmetric : {None, "upper", "lower"}, default None
-        None: the matrix must be exactly symmetric. ``"upper"``: read only its
-        strict upper triangle (``weights[i, j]`` for i < j) and mirror it;
-        ``"lower"``: only ``weights[i, j]`` for i > j. For matrices that are
-        symmetric up to rounding (``1 - np.corrcoef(X)``, float32 distances).
-        A dense matrix (without ``topology=``) then costs one extra (n, n)
-        copy in its float dtype (4 or 8 n^2 bytes, checked against the
-        available memory first; the input is not modified); a sparse one
-        keeps that triangle's stored entries. See :func:`fastpamst_nb.graph.as_graph`.
+%(symmetric)s
 
     Returns
     -------
@@ -484,18 +492,7 @@ def post_processing(weights: Weights, rho: float | None = None, sensitivity: flo
 
     Raises
     ------
-    TypeError
-        ``sensitivity`` missing; non-numeric, complex or masked ``weights``; a
-        directed or multi networkx graph; an ``rng`` of the wrong type (bool,
-        float, str, ``numpy.random.RandomState``: use ``numpy.random.default_rng``);
-        ``symmetric`` or ``progress`` of the wrong type.
-    ValueError
-        A budget or sensitivity that is not finite and positive, both ``rho``
-        and ``epsilon``/``delta`` or neither, ``weights`` not (n, n) (nor a
-        condensed vector of length n(n-1)/2), not symmetric (with
-        ``symmetric=None``), with a NaN/inf edge weight, a disconnected
-        topology, or too large for the available memory; a ``symmetric``
-        other than None, "upper" and "lower".
+%(raises_private)s
 
     Notes
     -----
@@ -535,6 +532,7 @@ def post_processing(weights: Weights, rho: float | None = None, sensitivity: flo
     return _tree(graph, edges, "post_processing", info)
 
 
+@_shared_doc
 def fast_pamst(weights: Weights, rho: float | None = None, sensitivity: float | None = None, *,
                rng: Seed = None, start: int = 0,
                noise: Literal["exponential", "gumbel"] = "exponential",
@@ -556,17 +554,13 @@ def fast_pamst(weights: Weights, rho: float | None = None, sensitivity: float | 
         networkx.Graph (nodes 0..n-1) its edges with their ``"weight"``
         attributes. Never modified. float32 and float64 C/F-ordered arrays
         (memmaps included) are read in place.
-    rho : float, optional
-        Total zCDP budget (dimensionless, > 0); or give ``epsilon`` and ``delta`` instead.
-    sensitivity : float
-        l_inf sensitivity Delta of every weight (in the weights' units, > 0):
-        neighbouring inputs differ by at most Delta in every entry. Required.
+%(rho)s
+%(sensitivity)s
     rng : None, int, numpy.random.SeedSequence, numpy.random.BitGenerator or numpy.random.Generator
         Anything ``numpy.random.default_rng`` takes (SPEC 7). Same seed, same
         tree; None (the default) draws fresh OS entropy, which is what real
         releases should use. See the Notes on seeds.
-    start : int, default 0
-        First vertex, 0 <= start < n (public).
+%(start)s
     noise : {"exponential", "gumbel"}
         "exponential": report-noisy-max, rate sqrt(2 rho/(n-1)) / (2 D_s)
         (the paper). "gumbel": the exponential mechanism, rate
@@ -580,11 +574,8 @@ def fast_pamst(weights: Weights, rho: float | None = None, sensitivity: float | 
         ``|w / s| >= 2**62`` (s a power of two) or ``2**52`` (any other s) are refused.
     maximum : bool, default False
         Private maximum spanning tree (scores s * floor(w / s)).
-    epsilon : float, optional
-        (epsilon, delta)-DP target (dimensionless, > 0), converted to rho with
-        :func:`fastpamst_nb.privacy.approx_dp_to_zcdp`; needs ``delta``, excludes ``rho``.
-    delta : float, optional
-        The delta of that target, 0 < delta < 1.
+%(epsilon)s
+%(delta)s
     topology : None, bool array_like (n, n) or scipy.sparse (n, n)
         The public edge set: the true entries of a mask, the non-zero stored
         entries of a sparse pattern; each edge's weight is read from ``weights``
@@ -594,19 +585,8 @@ def fast_pamst(weights: Weights, rho: float | None = None, sensitivity: float | 
         ``A + A.T`` drop zero weights, which makes the edge set private.
         Missing edges of a masked array ``M``: ``topology=~M.mask`` with
         ``M.filled(0)``.
-    symmetric : {None, "upper", "lower"}, default None
-        None: the matrix must be exactly symmetric. ``"upper"``: read only its
-        strict upper triangle (``weights[i, j]`` for i < j) and mirror it;
-        ``"lower"``: only ``weights[i, j]`` for i > j. For matrices that are
-        symmetric up to rounding (``1 - np.corrcoef(X)``, float32 distances).
-        A dense matrix (without ``topology=``) then costs one extra (n, n)
-        copy in its float dtype (4 or 8 n^2 bytes, checked against the
-        available memory first; the input is not modified); a sparse one
-        keeps that triangle's stored entries. See :func:`fastpamst_nb.graph.as_graph`.
-    progress : bool, default False
-        Show a ``tqdm.auto`` progress bar over the n - 1 steps (a widget in
-        Jupyter), updated after each chunk of steps; needs tqdm
-        (``python -m pip install tqdm``). It does not change the tree.
+%(symmetric)s
+%(progress)s
 
     Returns
     -------
@@ -616,18 +596,7 @@ def fast_pamst(weights: Weights, rho: float | None = None, sensitivity: float | 
 
     Raises
     ------
-    TypeError
-        ``sensitivity`` missing; non-numeric, complex or masked ``weights``; a
-        directed or multi networkx graph; an ``rng`` of the wrong type (bool,
-        float, str, ``numpy.random.RandomState``: use ``numpy.random.default_rng``);
-        ``symmetric`` or ``progress`` of the wrong type.
-    ValueError
-        A budget or sensitivity that is not finite and positive, both ``rho``
-        and ``epsilon``/``delta`` or neither, ``weights`` not (n, n) (nor a
-        condensed vector of length n(n-1)/2), not symmetric (with
-        ``symmetric=None``), with a NaN/inf edge weight, a disconnected
-        topology, or too large for the available memory; a ``symmetric``
-        other than None, "upper" and "lower".
+%(raises_private)s
         Also a ``discretization`` that is not finite and positive, or weights
         too large for the discretized keys.
     ImportError
