@@ -18,6 +18,13 @@ from .tree import SpanningTree
 
 __version__ = "0.1.0"
 
+# help() and tracebacks name the public home of the API, not its internal module
+for _obj in (exact_mst, excess_weight, fast_pamst, pamst, post_processing, chow_liu,
+             mi_sensitivity, mutual_information, private_edge_weights, single_linkage,
+             approx_dp_to_zcdp, zcdp_to_approx_dp, SpanningTree):
+    _obj.__module__ = __name__
+del _obj
+
 __all__ = [
     "SpanningTree",
     "approx_dp_to_zcdp",

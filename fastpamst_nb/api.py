@@ -20,6 +20,7 @@ import numbers
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
+import scipy.sparse as sp
 from numba import njit
 
 from . import privacy
@@ -651,6 +652,12 @@ def _fast_pamst(weights, rho, sensitivity, *, rng=None, start=0, noise="exponent
     if discretization is not None:  # checked before the O(n^2) validation pass
         check_positive("discretization", discretization)
     bar_class = _progress_class(progress, "fast_pamst")
+    shape = getattr(weights, "shape", None)
+    if topology is None and not sp.issparse(weights) and shape is not None and len(shape) == 2:
+        # the edge store (one int64 slot per edge), decided from the shape before the
+        # O(n^2) validation pass; gq_build checks the full need again
+        n = int(shape[0])
+        require_memory(4 * n * (n - 1), f"fast_pamst on n = {n} (its edge store)")
     graph, rho, sensitivity, start, gen = _private_setup(weights, topology, rho, epsilon, delta,
                                                          sensitivity, start, rng, symmetric)
     s = sensitivity if discretization is None else float(discretization)

@@ -35,6 +35,7 @@ import scipy.sparse as sp
 from numba import njit
 from scipy.sparse.csgraph import connected_components
 
+from .chunks import run_in_chunks
 from .core import CACHE, require_memory
 
 Graph = namedtuple("Graph", ["n", "m", "dense", "W", "indptr", "indices", "data", "wmin", "wmax"])
@@ -53,18 +54,24 @@ _EMPTY_F = np.zeros(0, dtype=np.float64)
 _EMPTY_W = np.zeros((0, 0), dtype=np.float64)
 
 
+_TILE = 64  # rows and columns of a validation tile
+
+
 @njit(cache=CACHE, nogil=True)
-def _dense_scan(W):
-    """One tiled pass over the strict upper triangle: finiteness, symmetry, range.
+def _dense_scan(W, t0, t1):
+    """One tiled pass over the strict upper triangle of tile rows t0 .. t1 - 1 (rows
+    64 t0 .. 64 t1 - 1): finiteness, symmetry, range.
 
     Returns (status, i, j, wmin, wmax); status 0 ok, 1 non-finite at (i, j),
-    2 W[i, j] != W[j, i]. Tiles keep the transposed reads in cache.
+    2 W[i, j] != W[j, i]; wmin/wmax are +-inf when the range holds no edge.
+    Tiles keep the transposed reads in cache. :func:`_scan_dense` runs it in
+    chunks of tile rows so that Ctrl-C stops the pass over a huge matrix.
     """
     n = W.shape[0]
-    tile = 64
+    tile = _TILE
     wmin = np.inf
     wmax = -np.inf
-    for i0 in range(0, n, tile):
+    for i0 in range(t0 * tile, min(t1 * tile, n), tile):
         i1 = min(i0 + tile, n)
         for j0 in range(i0, n, tile):
             j1 = min(j0 + tile, n)
@@ -79,9 +86,28 @@ def _dense_scan(W):
                         wmin = w
                     if w > wmax:
                         wmax = w
-    if n < 2:
-        return 0, 0, 0, 0.0, 0.0
     return 0, 0, 0, wmin, wmax
+
+
+def _scan_dense(W):
+    """:func:`_dense_scan` over all of W in chunks of about 0.1 s (interruptible).
+
+    Returns (status, i, j, wmin, wmax), with wmin = wmax = 0.0 when n < 2.
+    """
+    n = W.shape[0]
+    found = [(0, 0, 0, np.inf, -np.inf)]
+
+    def advance(t0, k):
+        status, i, j, lo, hi = found[-1]
+        if status == 0:
+            s, a, b, lo2, hi2 = _dense_scan(W, t0, t0 + k)
+            found.append((s, a, b, min(lo, lo2), max(hi, hi2)))
+
+    run_in_chunks(advance, -(-n // _TILE))
+    status, i, j, wmin, wmax = found[-1]
+    if n < 2:
+        return status, i, j, 0.0, 0.0
+    return status, i, j, wmin, wmax
 
 
 @njit(cache=CACHE, nogil=True)
@@ -253,7 +279,7 @@ def as_graph(weights, name="weights", topology=None, symmetric=None):
             require_memory(W.size * W.itemsize, f"a contiguous copy of the non-contiguous {name} "
                            f"of shape {W.shape} and dtype {W.dtype}")
             W = np.ascontiguousarray(W)
-    status, i, j, wmin, wmax = _dense_scan(W)
+    status, i, j, wmin, wmax = _scan_dense(W)
     if status == 1:
         _raise_not_finite(name, i, j)
     if status == 2:

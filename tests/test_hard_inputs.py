@@ -486,3 +486,33 @@ def test_cli_run_on_a_metre_distance_matrix(tmp_path, layout, algorithm):
         a, b = map(int, row.split(","))
         assert a in seen and b not in seen
         seen.add(b)
+
+
+def test_validation_runs_in_chunks(monkeypatch):
+    # the O(n^2) validation pass is chunked like the releases, so Ctrl-C stops it on a
+    # huge memmap; chunking must not change what it finds
+    from fastpamst_nb import graph
+
+    calls = []
+    real = graph.run_in_chunks
+
+    def counting(advance, n_steps):
+        def wrapped(start, k):
+            calls.append(k)
+            advance(start, k)
+        real(wrapped, n_steps)
+
+    monkeypatch.setattr(graph, "run_in_chunks", counting)
+    n = 1000
+    W = np.random.default_rng(0).random((n, n))
+    W = W + W.T
+    g = as_graph(W)
+    off = W[~np.eye(n, dtype=bool)]
+    assert (g.wmin, g.wmax) == (off.min(), off.max())
+    assert len(calls) > 1 and sum(calls) == -(-n // 64)
+    W[700, 900] = np.nan  # in a late tile row: found after several chunks
+    with pytest.raises(ValueError, match=r"\[700, 900\] is not finite"):
+        as_graph(W)
+    W[700, 900] = 1.0  # now asymmetric
+    with pytest.raises(ValueError, match="not symmetric"):
+        as_graph(W)

@@ -454,3 +454,25 @@ def test_numpydoc_sections_and_every_parameter_documented(func):
 def test_api_examples_run():
     result = doctest.testmod(api, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted >= 10 and result.failed == 0
+
+
+def test_public_functions_name_the_public_module():
+    import pydoc
+
+    for obj in (fp.fast_pamst, fp.exact_mst, fp.pamst, fp.post_processing, fp.SpanningTree,
+                fp.chow_liu, fp.private_edge_weights):
+        assert obj.__module__ == "fastpamst_nb"
+    assert "fastpamst_nb.api" not in pydoc.render_doc(fp.fast_pamst)
+
+
+def test_fast_pamst_memory_is_checked_from_the_shape_before_validation(monkeypatch):
+    from fastpamst_nb import core, graph
+
+    def no_scan(*args):
+        raise AssertionError("the O(n^2) validation pass ran before the memory check")
+
+    monkeypatch.setattr(graph, "_scan_dense", no_scan)
+    monkeypatch.setattr(core, "available_memory_bytes", lambda: 2**30)
+    W = np.broadcast_to(np.float32(1.0), (40000, 40000))  # 6 GB of edge store, no data
+    with pytest.raises(ValueError, match="memory"):
+        fp.fast_pamst(W, 1.0, 1.0)
