@@ -194,10 +194,12 @@ def softmax_probs(scores, lam):
     """Exponential-mechanism law: P(i) proportional to exp(lam * scores[i]).
 
     Shifting by the maximum before exponentiating keeps every term in (0, 1],
-    so neither overflow nor an all-zero denominator can happen.
+    so neither overflow nor an all-zero denominator can happen. The shift is
+    applied to the scores, before the rate: differences of scores near 2**53 are
+    exact, while lam * score there has an ulp comparable to the differences.
     """
-    x = lam * np.asarray(scores, dtype=np.float64).ravel()
-    e = np.exp(x - x.max())
+    s = np.asarray(scores, dtype=np.float64).ravel()
+    e = np.exp(lam * (s - s.max()))
     return e / e.sum()
 
 

@@ -516,3 +516,17 @@ def test_validation_runs_in_chunks(monkeypatch):
     W[700, 900] = 1.0  # now asymmetric
     with pytest.raises(ValueError, match="not symmetric"):
         as_graph(W)
+
+
+def test_gumbel_law_with_keys_near_2_53_and_a_non_dyadic_rate():
+    # weights 2**53 + even integers, s = 2 (exact keys ~2**52), rate 0.2 per unit: the
+    # softmax reference must shift before scaling (found by the adversarial hunt)
+    rng = np.random.default_rng(1)
+    U = 2.0 ** 53 + 2.0 * rng.integers(0, 4, size=(5, 5))
+    W = np.triu(U, 1) + np.triu(U, 1).T
+    lam = 0.2
+    rho = _rho_for_rate(lam, 2.0, 2.0, 5, "gumbel")
+    counts, _, rate = within(LIMIT, released_counts, W, rho, 2.0, None, noise="gumbel")
+    expected = expected_sequences(W, rate, 2.0, noise="gumbel")
+    pvalue, stat, dof = naive.chisquare_pvalue(counts, expected, RUNS)
+    assert dof >= 20 and pvalue >= P_FAIL, f"p = {pvalue:.2e} (chi2 = {stat:.1f}, dof = {dof})"

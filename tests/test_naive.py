@@ -431,3 +431,12 @@ def test_calibration():
     assert naive.gaussian_sigma(rho, d, m) == pytest.approx(d * math.sqrt(m / (2 * rho)), rel=1e-15)
     with pytest.raises(ValueError):
         naive.exp_calibration(rho, d, n, noise="laplace")
+
+
+def test_softmax_reference_is_exact_for_scores_near_2_53():
+    # lam * score would round the differences away at 2**53; the reference shifts first
+    base = -(2.0 ** 53)
+    scores = np.array([base, base - 2.0, base - 4.0, base - 6.0])
+    lam = 0.2
+    want = np.exp(-lam * np.array([0.0, 2.0, 4.0, 6.0]))
+    np.testing.assert_allclose(naive.softmax_probs(scores, lam), want / want.sum(), rtol=1e-14)
