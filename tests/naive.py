@@ -242,9 +242,11 @@ def discretized_scores(weights, s, maximum=False):
     """
     w = np.asarray(weights, dtype=np.float64)
     s = np.float64(s)
-    if maximum:
-        return s * np.floor(w / s)
-    return s * np.floor(-w / s)
+    y = w if maximum else -w
+    x = y / s
+    # a negative quotient that underflows to -0.0 has exact floor -1 (the kernels' rule,
+    # which the calibration's exact-key argument needs); floor(-0.0) would say 0
+    return s * np.where((x == 0.0) & (y < 0.0), -1.0, np.floor(x))
 
 
 # ---------------------------------------------------------------------------

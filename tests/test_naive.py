@@ -440,3 +440,13 @@ def test_softmax_reference_is_exact_for_scores_near_2_53():
     lam = 0.2
     want = np.exp(-lam * np.array([0.0, 2.0, 4.0, 6.0]))
     np.testing.assert_allclose(naive.softmax_probs(scores, lam), want / want.sum(), rtol=1e-14)
+
+
+def test_discretized_scores_use_the_exact_floor_when_the_quotient_underflows():
+    # -5e-324 / 2 rounds to -0.0; its exact floor is -1, as in queue.discretize
+    from fastpamst_nb.queue import discretize
+
+    w = np.array([5e-324, 0.0, 1.0])
+    assert naive.discretized_scores(w, 2.0).tolist() == [-2.0, 0.0, -2.0]
+    for x in w:
+        assert naive.discretized_scores([x], 2.0)[0] == 2.0 * discretize(x, -1.0, 2.0)
