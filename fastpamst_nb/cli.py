@@ -37,6 +37,7 @@ RUN_DELTA = 1e-6  # delta of the (epsilon, delta) equivalent printed by `fastpam
 ALGORITHMS = ("fast_pamst", "fast_pamst_gumbel", "pamst", "post_processing", "exact")
 WEIGHTS = ("none", "private", "true")
 NOISES = ("exponential", "gumbel")
+SYMMETRIC = ("upper", "lower")
 # which algorithms take which option of `fastpamst run` (fast_pamst_gumbel is fast_pamst --noise gumbel)
 FAST = ("fast_pamst", "fast_pamst_gumbel")
 NOISE_ALGORITHMS = (*FAST, "pamst")
@@ -98,6 +99,9 @@ def _build_parser():
                      help="seed of the noise (default: fresh OS entropy; a public seed reveals the noise)")
     run.add_argument("--output", help="CSV file to write (default: stdout)")
     run.add_argument("--maximum", action="store_true", help="maximum instead of minimum spanning tree")
+    run.add_argument("--symmetric", choices=SYMMETRIC, default=None,
+                     help="read only this triangle of a dense matrix and mirror it, for matrices "
+                          "symmetric up to rounding (default: the matrix must be exactly symmetric)")
     run.add_argument("--weights", choices=WEIGHTS, default="none",
                      help="third CSV column: none (default: u,v only), private (Gaussian-noised "
                           "weights, needs --weights-rho) or true (the true weights: NOT private)")
@@ -138,13 +142,14 @@ def _small_like(like):
     return W
 
 
-def _warm_up(algorithms=ALGORITHMS, like=None, noise="exponential"):
+def _warm_up(algorithms=ALGORITHMS, like=None, noise="exponential", symmetric=None):
     """Compile (or load from the numba cache) the kernels on a tiny graph, so timings exclude it.
 
     ``like``: the matrix of the real run; the tiny graph is of the same kind (a
     small csr of float64 for a sparse one, which the API turns into the same
     int64/float64 CSR arrays; see :func:`_small_like` for a dense one). None: an
-    ordinary float64 array.
+    ordinary float64 array. ``symmetric``: as the run's (one triangle is read
+    by kernels of its own).
     """
     if like is None:
         W = _warm_up_weights()
@@ -154,7 +159,8 @@ def _warm_up(algorithms=ALGORITHMS, like=None, noise="exponential"):
         import scipy.sparse as sp
         W = sp.csr_matrix(_warm_up_weights())
     args = argparse.Namespace(rho=1.0, epsilon=None, delta=None, sensitivity=1e-3, seed=0,
-                              maximum=False, noise=noise, discretization=None, start=None)
+                              maximum=False, noise=noise, discretization=None, start=None,
+                              symmetric=symmetric)
     # fast_pamst's queue addresses few distinct keys directly (here 1e5 keys of step 1e-3) and
     # radix-sorts many (1e7 of step 1e-5), with kernels of its own: real inputs may take either
     fine = argparse.Namespace(**{**vars(args), "discretization": 1e-5})
@@ -293,8 +299,9 @@ def _release(algorithm, W, args, rng=None):
     rng = args.seed if rng is None else rng
     start = 0 if args.start is None else args.start
     if algorithm == "exact":
-        return api.exact_mst(W, maximum=args.maximum, start=start)
-    kw = {"sensitivity": args.sensitivity, "rng": rng, "maximum": args.maximum, **_budget(args)}
+        return api.exact_mst(W, maximum=args.maximum, start=start, symmetric=args.symmetric)
+    kw = {"sensitivity": args.sensitivity, "rng": rng, "maximum": args.maximum,
+          "symmetric": args.symmetric, **_budget(args)}
     if algorithm in FAST:
         return api.fast_pamst(W, noise=_noise(algorithm, args.noise), discretization=args.discretization,
                               start=start, **kw)
@@ -303,17 +310,9 @@ def _release(algorithm, W, args, rng=None):
     return api.post_processing(W, **kw)
 
 
-def _write_csv(tree, out, weights=None, column=None):
-    """CSV of the tree's edges ``u,v``; with ``weights``, a third column named ``column``."""
-    if weights is None:
-        out.write("u,v\n")
-        for u, v in tree.edges.tolist():
-            out.write(f"{u},{v}\n")
-        return
-    out.write(f"u,v,{column}\n")
-    # repr keeps every float digit (true weights equal the matrix entries exactly)
-    for (u, v), w in zip(tree.edges.tolist(), np.asarray(weights, dtype=np.float64).tolist()):
-        out.write(f"{u},{v},{w!r}\n")
+def _in_cli_words(message):
+    """The library's ``symmetric='upper' (or 'lower')`` advice as the ``--symmetric`` flag."""
+    return message.replace("symmetric='upper'", "--symmetric upper").replace("(or 'lower')", "(or lower)")
 
 
 def _check_writable(path, flag):
@@ -453,22 +452,21 @@ def cmd_run(args):
     if args.start is not None and args.start >= n:
         raise UsageError(f"--start {args.start} is out of range: {args.matrix} has n = {n} vertices; "
                          f"use 0 <= K < {n}")
-    _warm_up([args.algorithm], like=W, noise=_noise(args.algorithm, args.noise))
+    _warm_up([args.algorithm], like=W, noise=_noise(args.algorithm, args.noise), symmetric=args.symmetric)
     # one generator for the tree, then the weights: same --seed, same CSV; the weights'
     # noise continues the stream, so it is independent of the tree's
     gen = np.random.default_rng(args.seed)
-    tree, secs = _timed(lambda: _release(args.algorithm, W, args, rng=gen))
-    weights, column = None, None
+    try:
+        tree, secs = _timed(lambda: _release(args.algorithm, W, args, rng=gen))
+    except ValueError as exc:  # the library's advice, in this command's words
+        raise UsageError(_in_cli_words(str(exc))) from None
+    weights = None
     if args.weights == "private":
         weights = private_edge_weights(tree, args.weights_rho, args.sensitivity, rng=gen)
-        column = "private_weight"
     elif args.weights == "true":
-        weights, column = tree.edge_weights, "true_weight"
-    if args.output:
-        with open(args.output, "w", newline="") as f:
-            _write_csv(tree, f, weights, column)
-    else:
-        _write_csv(tree, sys.stdout, weights, column)
+        weights = tree.edge_weights  # to_csv labels them true_weight
+    tree.to_csv(args.output or sys.stdout, weights, column="private_weight")
+    if not args.output:
         sys.stdout.flush()
     if args.weights == "true":
         print(f"{PROG}: WARNING: the third column holds the TRUE edge weights; they are NOT private "

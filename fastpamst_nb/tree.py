@@ -367,7 +367,7 @@ class SpanningTree:
             info = json.loads(str(data["info"]))
         return cls(edges, weights, n_vertices, algorithm, info)
 
-    def to_csv(self, path_or_file, weights=None):
+    def to_csv(self, path_or_file, weights=None, *, column="weight"):
         """Write the edges as CSV: header ``u,v`` (plus a weight column if asked), one row per edge.
 
         Parameters
@@ -383,11 +383,15 @@ class SpanningTree:
             NOT private: such a file is not a private release, and its
             column is then labelled ``true_weight`` (whenever ``weights``
             equals the tree's true weights).
+        column : str, default "weight"
+            Name of the weight column, e.g. ``"private_weight"`` (the CLI's);
+            ignored for the true weights, always labelled ``true_weight``.
 
         Raises
         ------
         ValueError
-            If ``weights`` does not have one entry per edge or contains NaN.
+            If ``weights`` does not have one entry per edge or contains NaN, or
+            ``column`` is empty or holds a comma, quote or line break.
         TypeError
             If ``path_or_file`` is neither a path nor a writable file.
 
@@ -403,6 +407,9 @@ class SpanningTree:
         >>> buf = io.StringIO(); tree.to_csv(buf); buf.getvalue()
         'u,v\\n0,1\\n1,2\\n'
         """
+        if not isinstance(column, str) or not column or any(c in column for c in ',"\r\n'):
+            raise ValueError(f"column must be a non-empty name without commas, quotes or line breaks, "
+                             f"got {column!r}; e.g. column='private_weight'")
         rows = self.edges.tolist()
         if weights is None:
             lines = ["u,v\n"] + [f"{u},{v}\n" for u, v in rows]
@@ -414,7 +421,8 @@ class SpanningTree:
                 raise ValueError("weights contains NaN (unknown weights, e.g. of a tree loaded without its "
                                  "true weights); pass finite released weights or weights=None")
             # the true weights are not private: never written under a neutral name
-            column = "true_weight" if np.array_equal(w, self._weights) else "weight"
+            if np.array_equal(w, self._weights):
+                column = "true_weight"
             lines = [f"u,v,{column}\n"] + [f"{u},{v},{x!r}\n" for (u, v), x in zip(rows, w.tolist())]
         if hasattr(path_or_file, "write"):
             path_or_file.writelines(lines)

@@ -20,8 +20,8 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 BENCH_DIR = ROOT / "asv_benches"
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+if str(ROOT) not in sys.path:  # for `asv_benches` only: fastpamst_nb is already the installed one
+    sys.path.append(str(ROOT))
 
 BENCH_PREFIXES = ("time_", "timeraw_", "mem_", "peakmem_", "track_")
 ASV_HOOKS = {"setup", "teardown", "setup_cache"}

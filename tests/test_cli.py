@@ -555,7 +555,7 @@ def test_help_shows_the_new_run_options(capsys):
         fp_cli.main(["run", "--help"])
     text = " ".join(capsys.readouterr().out.split())  # argparse wraps at the terminal width
     for option in ("--epsilon E", "--delta D", "--noise {exponential,gumbel}", "--discretization S",
-                   "--start K"):
+                   "--start K", "--symmetric {upper,lower}"):
         assert option in text, option
     assert "--weights-rho R zCDP budget" in text
 
@@ -618,9 +618,10 @@ def _signatures():
     return found
 
 
-@pytest.mark.parametrize("kind", ["float64-C", "float32-F", "sparse"])
+@pytest.mark.parametrize("kind", ["float64-C", "float32-F", "sparse", "float64-C-upper"])
 def test_warm_up_compiles_what_the_run_calls(tmp_path, kind):
     n = 200
+    symmetric = "upper" if kind.endswith("-upper") else None  # --symmetric's own kernels
     W = uniform(n, 12) * 100.0  # with s = 1e-3: few distinct keys; s = 1e-5: many (the queue's two builds)
     if kind == "sparse":
         path = tmp_path / "w.npz"
@@ -635,23 +636,55 @@ def test_warm_up_compiles_what_the_run_calls(tmp_path, kind):
         view = view if view.flags.c_contiguous else view.T  # what the kernels get (W symmetric)
         # an ordinary float64 array is another numba type: the old warm-up could not cover this
         assert numba.typeof(view) != numba.typeof(fp_bench.uniform_weights(8, seed=0))
-    kw = {"rho": 0.1, "sensitivity": 1e-3, "rng": 0}
+    kw = {"rho": 0.1, "sensitivity": 1e-3, "rng": 0, "symmetric": symmetric}
     calls = {
         "fast_pamst": [lambda: fp.fast_pamst(M, **kw),
                        lambda: fp.fast_pamst(M, discretization=1e-5, **kw)],
         "fast_pamst_gumbel": [lambda: fp.fast_pamst(M, noise="gumbel", **kw)],
         "pamst": [lambda: fp.pamst(M, **kw)],
         "post_processing": [lambda: fp.post_processing(M, **kw)],
-        "exact": [lambda: fp.exact_mst(M)],
+        "exact": [lambda: fp.exact_mst(M, symmetric=symmetric)],
     }
     for algorithm in fp_cli.ALGORITHMS:
-        fp_cli._warm_up([algorithm], like=M)
+        fp_cli._warm_up([algorithm], like=M, symmetric=symmetric)
         before = _signatures()
         if kind != "sparse":
             assert (numba.typeof(view), numba.int64, numba.int64) in _dense_scan.signatures
         for call in calls[algorithm]:
             assert len(call().edges) == n - 1
         assert _signatures() == before, (algorithm, _signatures() - before)
+
+
+# --- --symmetric reads one triangle
+
+def test_symmetric_reads_one_triangle(tmp_path, capsys):
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((N_IN, 40))
+    W = 1.0 - np.corrcoef(X)  # symmetric up to rounding only: the default refuses it
+    W[np.tril_indices(N_IN, -1)] += 1e-15 * (np.abs(W[np.tril_indices(N_IN, -1)]) + 1.0)
+    assert not np.array_equal(W, W.T)
+    path = tmp_path / "corr.npy"
+    np.save(path, W)
+    code, _, err = main_run(capsys, "run", path, "--rho", 1, "--sensitivity", 0.01, "--seed", 0)
+    assert code == 2 and err.count("\n") == 1
+    assert "pass --symmetric upper to use one triangle (or lower)" in err  # the flag, not the keyword
+    for triangle in fp_cli.SYMMETRIC:
+        code, out, err = main_run(capsys, "run", path, "--rho", 1, "--sensitivity", 0.01, "--seed", 0,
+                                  "--symmetric", triangle)
+        assert code == 0, err
+        lib = fp.fast_pamst(W, 1.0, 0.01, rng=0, symmetric=triangle)
+        assert read_edges(out) == [tuple(e) for e in lib.edges.tolist()]
+    # the other triangle is never read: NaN there is fine
+    W[np.tril_indices(N_IN)] = np.nan
+    np.save(path, W)
+    code, out, err = main_run(capsys, "run", path, "--algorithm", "exact", "--symmetric", "upper")
+    assert code == 0, err
+    assert read_edges(out) == [tuple(e) for e in fp.exact_mst(W, symmetric="upper").edges.tolist()]
+
+
+def test_symmetric_choices(matrix, capsys, no_reading):
+    line = main_error(capsys, "run", matrix[0], "--algorithm", "exact", "--symmetric", "both")
+    assert "--symmetric: invalid choice: 'both'" in line and "upper" in line and "lower" in line
 
 
 # --- corrupt files get a message about the file

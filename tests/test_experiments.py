@@ -181,8 +181,10 @@ def test_notebooks_execute_in_quick_mode(path, tmp_path, monkeypatch):
     monkeypatch.setenv("FASTPAMST_QUICK", "1")
     monkeypatch.setenv("JUPYTER_PATH", _kernel_spec_dir(tmp_path))
     nb = nbformat.read(path, as_version=4)
+    # run from the notebooks' folder, as Jupyter does (03 reads data/alarm_sample.npz); the
+    # notebooks write no files
     client = nbclient.NotebookClient(nb, kernel_name="python3", timeout=600,
-                                     resources={"metadata": {"path": str(tmp_path)}})
+                                     resources={"metadata": {"path": os.path.dirname(path)}})
     client.execute()  # raises CellExecutionError on any error
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "error"]
     assert not errors

@@ -437,6 +437,22 @@ def test_to_csv_with_private_weights(tmp_path):
     assert buf.getvalue().splitlines()[0] == "u,v,true_weight"
 
 
+def test_to_csv_names_the_weight_column():
+    import io
+
+    tree = fp.fast_pamst(distinctive_path(w=DISTINCT), 0.5, 0.1, rng=0)
+    w = fp.private_edge_weights(tree, rho=0.5, sensitivity=0.1, rng=1)
+    buf = io.StringIO()
+    tree.to_csv(buf, weights=w, column="private_weight")
+    assert buf.getvalue().splitlines()[0] == "u,v,private_weight"
+    buf = io.StringIO()
+    tree.to_csv(buf, weights=tree.edge_weights, column="private_weight")  # never for true weights
+    assert buf.getvalue().splitlines()[0] == "u,v,true_weight"
+    for bad in ["", "a,b", 'say "w"', "w\n", 3]:
+        with pytest.raises(ValueError, match="column must be a non-empty name"):
+            tree.to_csv(io.StringIO(), weights=w, column=bad)
+
+
 def test_to_csv_errors(tmp_path):
     tree = small_tree()
     with pytest.raises(ValueError, match=r"one entry per tree edge, shape \(3,\)"):
