@@ -176,59 +176,80 @@ def _take_below(q, W, level, node, count, pmax, visited, rng):
     return gq_take(q, W, bb, 0, pmax - lo, c, visited, rng)
 
 
-@njit(cache=CACHE, nogil=True)
-def _distinct_edge(q, W, level, node, count, pmax, chosen, n_chosen, visited, rng):
-    """As ``_take_below``, but not among chosen[:n_chosen] (uniform over the rest).
+# multiplicative hashing (Knuth, TAOCP vol. 3, 6.4): middle bits of code * M, M odd.
+# Codes are < 2**40 (a dense code is a << 20 | b, a sparse one a CSR position) and
+# M < 2**23, so the product fits in int64 (no wrap-around, the same in plain Python)
+_HASH_MUL = 0x5BD1E5
+_HASH_SHIFT = 12
 
-    Rejection accepts with probability (count - n_chosen) / count >= 1 / count, so
+
+@njit(cache=CACHE, nogil=True)
+def _seen_set(k):
+    """An empty set for up to k edge codes: open addressing in a power-of-two table
+    at most half full (-1 = free slot), so a lookup costs O(1) expected. A linear
+    scan of the codes drawn so far cost O(k**2) per selection, minutes when k
+    grows to the whole cut (sigma = inf or theta = inf at a small rate)."""
+    size = 16
+    while size < 2 * k:
+        size <<= 1
+    return np.full(size, -1, dtype=np.int64)
+
+
+@njit(cache=CACHE, nogil=True)
+def _seen_add(seen, code):
+    """Insert ``code`` (>= 0) into ``seen``; False when it was already there."""
+    mask = seen.shape[0] - 1
+    i = ((code * _HASH_MUL) >> _HASH_SHIFT) & mask
+    while seen[i] >= 0:
+        if seen[i] == code:
+            return False
+        i = (i + 1) & mask
+    seen[i] = code
+    return True
+
+
+@njit(cache=CACHE, nogil=True)
+def _distinct_edge(q, W, level, node, count, pmax, seen, n_seen, visited, rng):
+    """As ``_take_below``, but not one of the n_seen codes in ``seen``, to which it
+    is added (uniform over the rest).
+
+    Rejection accepts with probability (count - n_seen) / count >= 1 / count, so
     64 (count + 1) tries fail only with probability < e**-64 when the counts are
     right; past them (or when asked for more edges than exist) the counts are wrong
     and the kernel raises instead of spinning.
     """
-    if n_chosen >= count:
+    if n_seen >= count:
         raise AssertionError("rnm_select: asked for more distinct edges than the node holds")
     for _ in range(64 * (count + 1)):
         g, code = _take_below(q, W, level, node, count, pmax, visited, rng)
-        fresh = True
-        for i in range(n_chosen):
-            if chosen[i] == code:
-                fresh = False
-                break
-        if fresh:
+        if _seen_add(seen, code):
             return g, code
     raise AssertionError("rnm_select: no fresh edge found; the queue's counts are inconsistent")
 
 
 @njit(cache=CACHE, nogil=True)
-def _grown(chosen, k):
-    """``chosen`` with room for k codes."""
-    if k > chosen.shape[0]:
-        return np.empty(k, dtype=np.int64)
-    return chosen
-
-
-@njit(cache=CACHE, nogil=True)
 def _bottom(q, W, visited, kind, r, rng, stats, p, k0, remaining, t, log_pt, best, win_g,
-            win_code, chosen):
+            win_code):
     """The bottom trick over the ``remaining`` active edges of groups <= p, all of
     whose keys are <= key[p]: k ~ Binomial(remaining, P(Z > t)) of them, distinct
     and uniform, get a noise conditioned on Z > t (t = best - ktop); the others
-    cannot beat ``best``. Returns the updated (best, win_g, win_code, chosen)."""
+    cannot beat ``best``. Returns the updated (best, win_g, win_code)."""
     key = q.key
     stats[ST_BOTTOM_CALLS] += 1
     k = binomial(remaining, math.exp(log_pt), rng)
     stats[ST_BOTTOM_K] += k
-    chosen = _grown(chosen, k)
+    if k == 0:
+        return best, win_g, win_code
+    seen = _seen_set(k)
     for i in range(k):
-        g, code = _distinct_edge(q, W, ROOT, 0, remaining, p, chosen, i, visited, rng)
-        chosen[i] = code
+        g, code = _distinct_edge(q, W, ROOT, 0, remaining, p, seen, i, visited, rng)
         val = np.float64(key[g] - k0) + tail_noise(kind, t, log_pt, r, rng)
         if val > best:
             best = val
             win_g = g
             win_code = code
             stats[ST_BOTTOM_WINS] += 1
-    return best, win_g, win_code, chosen
+    return best, win_g, win_code
 
 
 @njit(cache=CACHE, nogil=True)
@@ -252,7 +273,7 @@ def _node_at(q, p, first, r, sigma):
 
 @njit(cache=CACHE, nogil=True)
 def _extras(q, W, visited, kind, r, rng, stats, level, node, c, p, k0, ktop, zmax, carrier,
-            best, win_g, win_code, chosen):
+            best, win_g, win_code):
     """The c - 1 non-carriers of a node whose maximum noise was zmax: their noises
     are i.i.d. given that they are <= zmax and matter only above t = best - ktop,
     so a Binomial number of them, distinct and uniform (and not the carrier),
@@ -271,11 +292,12 @@ def _extras(q, W, visited, kind, r, rng, stats, level, node, c, p, k0, ktop, zma
         pc = (s_t - s_max) / math.exp(-math.exp(-r * zmax))  # denominator: P(Z <= zmax)
     k = binomial(c - 1, min(pc, 1.0), rng)
     stats[ST_BLOCK_EXTRA] += k
-    chosen = _grown(chosen, k + 1)
-    chosen[0] = carrier
+    if k == 0:
+        return best, win_g, win_code
+    seen = _seen_set(k + 1)
+    _seen_add(seen, carrier)
     for i in range(k):
-        g, code = _distinct_edge(q, W, level, node, c, p, chosen, i + 1, visited, rng)
-        chosen[i + 1] = code
+        g, code = _distinct_edge(q, W, level, node, c, p, seen, i + 1, visited, rng)
         u = _u01(rng)
         if kind == EXPONENTIAL:
             z = tt - math.log1p(-u * span) / r
@@ -286,7 +308,7 @@ def _extras(q, W, visited, kind, r, rng, stats, level, node, c, p, k0, ktop, zma
             best = val
             win_g = g
             win_code = code
-    return best, win_g, win_code, chosen
+    return best, win_g, win_code
 
 
 @njit(cache=CACHE, nogil=True)
@@ -327,7 +349,6 @@ def rnm_select(q, W, visited, kind, r, theta, sigma, rng, stats):
     win_g = -1
     win_code = np.int64(-1)
     first = True
-    chosen = np.empty(8, dtype=np.int64)
     while remaining > 0:
         if p < 0:
             raise AssertionError("rnm_select: the walk left the queue; its counts are inconsistent")
@@ -336,9 +357,8 @@ def rnm_select(q, W, visited, kind, r, theta, sigma, rng, stats):
             t = best - ktop
             log_pt = log_survival(kind, t, r)
             if remaining * math.exp(log_pt) < theta:
-                best, win_g, win_code, chosen = _bottom(q, W, visited, kind, r, rng, stats, p, k0,
-                                                        remaining, t, log_pt, best, win_g,
-                                                        win_code, chosen)
+                best, win_g, win_code = _bottom(q, W, visited, kind, r, rng, stats, p, k0,
+                                                remaining, t, log_pt, best, win_g, win_code)
                 break
         level, node, lo, c = _node_at(q, p, first, r, sigma)
         first = False
@@ -356,16 +376,16 @@ def rnm_select(q, W, visited, kind, r, theta, sigma, rng, stats):
                 # only now does the carrier's group matter: below best, neither it
                 # nor the c - 1 smaller noises can win, so no edge is looked up
                 stats[ST_BLOCK_DRAWS] += 1
-                g, code = _distinct_edge(q, W, level, node, c, p, chosen, 0, visited, rng)
+                g, code = _take_below(q, W, level, node, c, p, visited, rng)
                 val = np.float64(key[g] - k0) + zmax
                 if val > best:
                     best = val
                     win_g = g
                     win_code = code
                 if c > 1 and best - ktop < zmax:
-                    best, win_g, win_code, chosen = _extras(q, W, visited, kind, r, rng, stats,
-                                                            level, node, c, p, k0, ktop, zmax,
-                                                            code, best, win_g, win_code, chosen)
+                    best, win_g, win_code = _extras(q, W, visited, kind, r, rng, stats, level,
+                                                    node, c, p, k0, ktop, zmax, code, best,
+                                                    win_g, win_code)
             remaining -= c
         p = lo - 1
     if win_code < 0:

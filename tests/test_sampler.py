@@ -117,3 +117,25 @@ def test_max_noise_has_the_law_of_a_maximum(kind, c):
     pvalue, _, _ = naive.chisquare_pvalue({int(k): int(v) for k, v in observed.items()},
                                           {k: 0.05 for k in range(20)}, RUNS)
     assert pvalue >= 1e-4
+
+
+# ---------------------------------------------------------------------------
+# the set of codes already drawn (distinct candidates of one selection)
+# ---------------------------------------------------------------------------
+
+def test_seen_set_is_a_set_of_codes():
+    from fastpamst_nb.sampler import _seen_add, _seen_set
+
+    rng = np.random.default_rng(0)
+    # dense codes a << 20 | b up to 2**40 - 1, clustered codes and strided ones (which
+    # collide under a plain modulo), each inserted twice
+    codes = np.unique(np.concatenate([
+        rng.integers(0, 2**40, 300), np.arange(2**40 - 50, 2**40), np.arange(0, 5000, 1024),
+        (np.arange(200) << 20) | 7]))
+    seen = _seen_set(len(codes))
+    assert seen.shape[0] >= 2 * len(codes) and seen.shape[0] & (seen.shape[0] - 1) == 0
+    order = rng.permutation(codes)
+    assert all(_seen_add(seen, int(c)) for c in order)          # new: accepted
+    assert not any(_seen_add(seen, int(c)) for c in codes)      # again: refused
+    assert sorted(seen[seen >= 0].tolist()) == sorted(codes.tolist())
+    assert _seen_set(0).shape[0] == 16 and _seen_set(9).shape[0] == 32
