@@ -29,6 +29,8 @@ extensions = [
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
     "numpydoc",
+    # CHANGELOG.md is Markdown: changelog.rst includes it through MyST's parser
+    "myst_parser",
     "cli_help",
 ]
 

@@ -545,7 +545,7 @@ def fast_pamst(weights: Weights, rho: float | None = None, sensitivity: float | 
 
     Each of the n - 1 steps selects a cut edge with probability exactly that of
     ``argmax(s * floor(-w / s) + noise)`` over the cut, with fresh i.i.d. noise per
-    edge, but draws only the few noises that matter (see ``sampler.py``).
+    edge, but draws only the few noises that matter (:ref:`design-sampler`).
 
     Parameters
     ----------
@@ -606,8 +606,9 @@ def fast_pamst(weights: Weights, rho: float | None = None, sensitivity: float | 
     Notes
     -----
     O(m + G) to build the grouped queue (G = number of distinct discretized
-    weights), O(m) for the cut updates and, per step, O(F) per block visited by
-    the selection: O(m + n^1.5 log n / sqrt(rho)) overall. Extra memory: one
+    weights), O(m) for the cut updates and, per step, O(1) expected per bucket
+    visited and per candidate drawn by the selection: O(m + n^1.5 log n /
+    sqrt(rho)) overall. Extra memory: one
     int64 slot per edge (pages of buckets never sampled stay untouched) plus O(G). The steps run in chunks of about 0.1 s, so
     Ctrl-C (KeyboardInterrupt, also in Jupyter) stops a long release.
 

@@ -310,8 +310,8 @@ def mi_sensitivity(N, k=2):
     moving that row to (x1, y2) takes I from 0 to H(1/N) = g(N-1)/N. For k = 3:
     rows (x1, y1), p rows (x1, y3), q rows (x3, y1) with p + q = N - 1 balanced;
     moving the first row to (x2, y2) raises N I by exactly g(p) + g(q).
-    ``tests/test_chow_liu.py`` checks both bounds and their tightness by
-    enumerating every data set and every neighbour for small N.
+    The test suite checks both bounds and their tightness by enumerating every
+    data set and every neighbour for small N (:ref:`design-testing`).
 
     The bound is for *replace-one* neighbours with N public; it is not an
     add/remove-one bound.

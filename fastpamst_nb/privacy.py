@@ -20,7 +20,7 @@ Gumbel of scale 1 / lam is added for the exponential mechanism.
 * Gaussian post-processing: m weights that each move by at most Delta have l2
   sensitivity Delta * sqrt(m), and N(0, sigma^2) with sigma = Delta_2 / sqrt(2 rho)
   is rho-zCDP (Bun & Steinke 2016, Prop. 1.6). The paper's experiments used
-  sigma^2 = n^2 Delta / (2 rho) instead (docs/errata.rst, erratum 2); see
+  sigma^2 = n^2 Delta / (2 rho) instead (:ref:`erratum-2`); see
   :func:`paper_gaussian_sigma`.
 """
 
@@ -52,7 +52,24 @@ NOISES = ("exponential", "gumbel")
 
 
 def check_noise(noise):
-    """Validate the ``noise`` argument of the private selections."""
+    """Validate the ``noise`` argument of the private selections.
+
+    Parameters
+    ----------
+    noise : str
+        ``"exponential"`` (report-noisy-max) or ``"gumbel"`` (the exponential
+        mechanism).
+
+    Returns
+    -------
+    str
+        ``noise``, unchanged.
+
+    Raises
+    ------
+    ValueError
+        For any other value.
+    """
     if noise not in NOISES:
         raise ValueError(f"noise must be 'exponential' (report-noisy-max) or 'gumbel' "
                          f"(exponential mechanism), got {noise!r}")
@@ -91,14 +108,38 @@ def pamst_rate(rho, sensitivity, n, noise="exponential"):
 
 
 def is_power_of_two(x):
-    """True when the positive float ``x`` is an exact power of two (2**k, k any integer)."""
+    """Whether ``x`` is an exact power of two, 2**k for an integer k (negative k too).
+
+    Parameters
+    ----------
+    x : float
+
+    Returns
+    -------
+    bool
+        True for 2**k as a float (e.g. 2**-21); False for 0, negatives, inf and
+        NaN. A power-of-two discretization makes w / s exact, which is what the
+        tighter bound of :func:`discretized_sensitivity` needs.
+    """
     return x > 0.0 and math.isfinite(x) and math.frexp(x)[0] == 0.5
 
 
 def key_limit(discretization):
-    """Largest ``|w / s|`` the kernels accept for the step ``s``: 2**62 for a power of two
-    (w / s is exact, the int64 key cannot overflow), 2**52 otherwise (the bound of
-    :func:`discretized_sensitivity` needs the rounding error of w / s below 1/4)."""
+    """Largest ``|w / s|`` that Fast-PAMST accepts for the discretization step ``s``.
+
+    Parameters
+    ----------
+    discretization : float
+        The step s (> 0), in the weights' units.
+
+    Returns
+    -------
+    float
+        2**62 when s is a power of two (w / s is exact and the int64 key cannot
+        overflow), else 2**52 (the bound of :func:`discretized_sensitivity`
+        needs the rounding error of w / s below 1/4). Larger weights are
+        refused before anything is released.
+    """
     return 2.0 ** 62 if is_power_of_two(discretization) else 2.0 ** 52
 
 
@@ -122,7 +163,7 @@ def discretized_sensitivity(sensitivity, discretization):
     -----
     Proof. Exact arithmetic: if ``|x' - x| <= t`` then floor(x') - floor(x) < t + 1,
     an integer, so it is at most ceil(t); with x = w / s and t = Delta / s the
-    score moves by at most s * ceil(Delta / s) (docs/design.rst, Calibration).
+    score moves by at most s * ceil(Delta / s) (:ref:`design-calibration`).
 
     Floating point, s a power of two: w / s only changes the exponent, so it is
     exact unless it underflows, and the kernels map an underflow of a negative
@@ -149,11 +190,27 @@ def discretized_sensitivity(sensitivity, discretization):
 
 
 def fast_pamst_rate(rho, sensitivity, n, discretization=None, noise="exponential"):
-    """Noise rate of Fast-PAMST on scores s * floor(-w / s).
+    """Noise rate of Fast-PAMST's per-step selection on scores s * floor(-w / s).
 
-    Returns sqrt(2 rho/(n-1)) / (2 D_s) (exponential noise) or
-    sqrt(8 rho/(n-1)) / (2 D_s) (gumbel), with D_s from
-    :func:`discretized_sensitivity`; s defaults to Delta.
+    Parameters
+    ----------
+    rho : float
+        Total zCDP budget (dimensionless, > 0).
+    sensitivity : float
+        l_inf sensitivity Delta of each weight, in the weights' units.
+    n : int
+        Number of vertices; n - 1 selections share rho.
+    discretization : float, optional
+        The step s, in the weights' units; default Delta.
+    noise : {"exponential", "gumbel"}
+
+    Returns
+    -------
+    float
+        The rate lambda, in inverse weight units: sqrt(2 rho/(n-1)) / (2 D_s)
+        for exponential noise, sqrt(8 rho/(n-1)) / (2 D_s) for gumbel, with
+        D_s from :func:`discretized_sensitivity`; inf when n < 2 (nothing is
+        selected).
     """
     check_noise(noise)
     s = sensitivity if discretization is None else discretization
@@ -163,17 +220,46 @@ def fast_pamst_rate(rho, sensitivity, n, discretization=None, noise="exponential
 
 
 def gaussian_sigma(rho, sensitivity, m):
-    """Standard deviation of post-processing's Gaussian noise: Delta * sqrt(m / (2 rho)).
+    """Standard deviation of post-processing's Gaussian noise.
 
-    ``m`` is the number of (undirected) edges that receive noise.
+    Parameters
+    ----------
+    rho : float
+        Total zCDP budget (dimensionless, > 0).
+    sensitivity : float
+        l_inf sensitivity Delta of each weight, in the weights' units.
+    m : int
+        Number of (undirected) edges that receive noise.
+
+    Returns
+    -------
+    float
+        sigma = Delta * sqrt(m / (2 rho)), in the weights' units: the l2
+        sensitivity Delta * sqrt(m) over sqrt(2 rho) (Gaussian mechanism,
+        Bun & Steinke 2016, Prop. 1.6).
     """
     return sensitivity * math.sqrt(m / (2.0 * rho))
 
 
 def paper_gaussian_sigma(rho, sensitivity, n):
-    """The paper's experimental calibration, sqrt(n^2 Delta / (2 rho)) (docs/errata.rst, erratum 2).
+    """The paper's experimental noise scale for post-processing (NOT private in general).
 
-    Kept only to reproduce the paper's plots; it is *not* a correct calibration.
+    Kept only to reproduce the paper's plots; it is *not* a correct calibration
+    (:ref:`erratum-2`).
+
+    Parameters
+    ----------
+    rho : float
+        zCDP budget the paper meant to spend.
+    sensitivity : float
+        Delta, in the weights' units.
+    n : int
+        Number of vertices.
+
+    Returns
+    -------
+    float
+        sqrt(n^2 Delta / (2 rho)).
     """
     return math.sqrt(n * n * sensitivity / (2.0 * rho))
 

@@ -335,7 +335,7 @@ def rnm_select(q, W, visited, kind, r, theta, sigma, rng, stats):
     rng : numpy.random.Generator
     stats : int64 array (N_STATS,)
 
-    Complexity: O(F) per node visited; with the default theta and sigma a
+    Complexity: O(1) expected per node visited and per candidate drawn; with the default theta and sigma a
     handful of buckets per selection on the paper's benchmark. Keys are int64
     and only differences to the top key k0 are turned into floats, so a constant
     offset of every weight (a multiple of s) leaves the law unchanged.
