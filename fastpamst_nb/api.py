@@ -569,10 +569,14 @@ def fast_pamst(weights: Weights, rho: float | None = None, sensitivity: float | 
         same privacy (rho-zCDP), 2-3.5x lower error in our measurements. D_s is the sensitivity
         of the discretized score (:func:`fastpamst_nb.privacy.discretized_sensitivity`):
         s * ceil(Delta / s) when s is a power of two, s * ceil(Delta / s + 1/2)
-        otherwise (2 Delta at the default s = Delta unless Delta is a power of two).
+        otherwise: at most (17/16) Delta at the default s.
     discretization : float, optional
-        The step s (weights' units); defaults to ``sensitivity``. Weights with
-        ``|w / s| >= 2**62`` (s a power of two) or ``2**52`` (any other s) are refused.
+        The step s (weights' units); default: the largest power of two at most
+        ``sensitivity / 16`` (:func:`fastpamst_nb.privacy.default_discretization`),
+        public since it depends on Delta only. ``discretization=sensitivity`` is
+        the paper's setting (D_s = 2 Delta unless Delta is a power of two: about
+        twice the noise). Weights with ``|w / s| >= 2**62`` (s a power of two)
+        or ``2**52`` (any other s) are refused.
     maximum : bool, default False
         Private maximum spanning tree (scores s * floor(w / s)).
 %(epsilon)s
@@ -661,7 +665,7 @@ def _fast_pamst(weights, rho, sensitivity, *, rng=None, start=0, noise="exponent
         require_memory(4 * n * (n - 1), f"fast_pamst on n = {n} (its edge store)")
     graph, rho, sensitivity, start, gen = _private_setup(weights, topology, rho, epsilon, delta,
                                                          sensitivity, start, rng, symmetric)
-    s = sensitivity if discretization is None else float(discretization)
+    s = privacy.default_discretization(sensitivity) if discretization is None else float(discretization)
     return _fast_pamst_graph(graph, rho, sensitivity, s, start, gen, noise, maximum, theta, sigma,
                              bar_class)
 

@@ -92,7 +92,8 @@ def _build_parser():
                           "or gumbel (the exponential mechanism: same rho, lower error)")
     run.add_argument("--discretization", type=float, metavar="S",
                      help="step of fast_pamst's discretized scores, in the weights' units "
-                          "(default: the sensitivity)")
+                          "(default: the largest power of two <= sensitivity/16; the paper "
+                          "used the sensitivity)")
     run.add_argument("--start", type=int, metavar="K",
                      help="vertex Prim's algorithm starts from, 0 <= K < n (fast_pamst, pamst, exact; default 0)")
     run.add_argument("--seed", type=int, default=None,
@@ -161,9 +162,10 @@ def _warm_up(algorithms=ALGORITHMS, like=None, noise="exponential", symmetric=No
     args = argparse.Namespace(rho=1.0, epsilon=None, delta=None, sensitivity=1e-3, seed=0,
                               maximum=False, noise=noise, discretization=None, start=None,
                               symmetric=symmetric)
-    # fast_pamst's queue addresses few distinct keys directly (here 1e5 keys of step 1e-3) and
-    # radix-sorts many (1e7 of step 1e-5), with kernels of its own: real inputs may take either
-    fine = argparse.Namespace(**{**vars(args), "discretization": 1e-5})
+    # fast_pamst's queue addresses the buckets of a key range directly when they are few
+    # (here 1e5 keys of step 1e-3) and radix-sorts the keys when they are not (1e12 keys
+    # of step 1e-10, 1e6 buckets), with kernels of its own: real inputs may take either
+    fine = argparse.Namespace(**{**vars(args), "discretization": 1e-10})
     for algorithm in algorithms:
         _release(algorithm, W, args)
         if algorithm in FAST:

@@ -4,11 +4,14 @@ A ``GroupQueue`` is a namedtuple of flat arrays with ``gq_*`` kernels beside it.
 
 * **Groups.** An edge's score is ``s * key`` with ``key = floor(sgn * w / s)``
   (``sgn = -1``: minimum tree). Edges with equal keys form a group; groups are
-  indexed 0..G-1 in increasing key order and ``key[g]`` is each group's key.
-  When the key range K is small against m (``K <= m/4 + 2**18``) a group index is
-  ``key - kmin`` (direct addressing, empty groups allowed, nothing stored per
-  edge); otherwise the distinct keys are found by an LSD radix sort (never a
-  comparison sort of m keys) and each edge's group rank is stored in ``rank``.
+  indexed 0..G-1 in increasing key order and ``gq_key(q, g)`` is each group's key.
+  When the *buckets* of the key range are few against m (``B <= m/4 + 2**18``,
+  B = K / 2**sh1 for a key range K) a group index is ``key - kmin`` (direct
+  addressing: empty groups allowed, nothing stored per edge or per key, only
+  O(B) per bucket), so a fine step or a wide weight range costs nothing as long
+  as the range spans fewer than ~m/4 buckets of ``sigma`` noise units; otherwise
+  the distinct keys are found by an LSD radix sort (never a comparison sort of
+  m keys), stored in ``key``, and each edge's group rank is stored in ``rank``.
 * **Buckets.** Groups are gathered in buckets of ``2**sh1`` consecutive groups,
   the widest whose key span r * (2**sh1 - 1) stays below the sampler's ``sigma``
   (r: noise rate in key units). A bucket's maximum noise is one draw and its
@@ -59,13 +62,13 @@ from .privacy import key_limit
 
 GroupQueue = namedtuple(
     "GroupQueue",
-    ["n", "dense", "ends", "sgn", "s", "kmin", "direct", "rank", "key", "sh1", "sh2",
+    ["n", "dense", "ends", "sgn", "s", "kmin", "direct", "G", "rank", "key", "sh1", "sh2",
      "groups", "layered", "cntg", "cnt", "total", "off", "start", "fill", "bag",
      "thr", "inside", "rest", "where", "sizes"],
 )
 
-# Direct addressing pays ~40 bytes per possible key; allow it while that stays well
-# below the edge store itself.
+# Direct addressing pays ~40 bytes per bucket of the key range; allow it while that
+# stays well below the edge store itself.
 _DIRECT_SLACK = 1 << 18
 # a slot is (group offset in its bucket) << _CODE_BITS | edge code; a dense code
 # is a << _END_BITS | b (a shift and a mask: a 64-bit modulo per slot dominated compaction)
@@ -113,6 +116,14 @@ def _end(code, dense, ends):
 
 
 ROOT = 3  # the level of the node that holds the whole cut
+
+
+@njit(cache=CACHE, nogil=True)
+def gq_key(q, g):
+    """The integer key of group g (per step, not per edge: it takes the queue)."""
+    if q.direct:
+        return q.kmin + g
+    return q.key[g]
 
 
 @njit(cache=CACHE, nogil=True)
@@ -240,7 +251,7 @@ def gq_top(q):
         b -= 1
     if b < 0:
         raise AssertionError("gq_top: the cut is not empty but every counter is 0")
-    p = min((b + 1) << q.sh1, q.key.shape[0]) - 1
+    p = min((b + 1) << q.sh1, q.G) - 1
     if q.groups:
         lo = b << q.sh1
         while p >= lo and q.cntg[p] == 0:
@@ -437,23 +448,24 @@ def _layer_offsets(B):
 
 
 @njit(cache=CACHE, nogil=True)
-def _hist_dense_direct(W, sgn, s, kmin, G):
-    h = np.zeros(G, dtype=np.int64)
+def _hist_dense_direct(W, sgn, s, kmin, sh1, B):
+    """Edges per bucket (upper triangle), bucket = (key - kmin) >> sh1."""
+    h = np.zeros(B, dtype=np.int64)
     n = W.shape[0]
     for i in range(n):
         row = W[i]
         for j in range(i + 1, n):
-            h[discretize(np.float64(row[j]), sgn, s) - kmin] += 1
+            h[(discretize(np.float64(row[j]), sgn, s) - kmin) >> sh1] += 1
     return h
 
 
 @njit(cache=CACHE, nogil=True)
-def _hist_csr_direct(indptr, indices, data, sgn, s, kmin, G):
-    h = np.zeros(G, dtype=np.int64)
+def _hist_csr_direct(indptr, indices, data, sgn, s, kmin, sh1, B):
+    h = np.zeros(B, dtype=np.int64)
     for a in range(indptr.shape[0] - 1):
         for p in range(indptr[a], indptr[a + 1]):
             if indices[p] > a:
-                h[discretize(data[p], sgn, s) - kmin] += 1
+                h[(discretize(data[p], sgn, s) - kmin) >> sh1] += 1
     return h
 
 
@@ -580,10 +592,12 @@ def gq_build(graph, sgn, s, r, sigma):
         raise ValueError(f"dense input with n = {n} > 2**20 vertices is not supported; use scipy.sparse")
     kmin, kmax = _key_range(graph, sgn, s) if m > 0 else (0, 0)
     K = kmax - kmin + 1
-    direct = K <= m // 4 + _DIRECT_SLACK
+    # direct addressing when the key range makes few buckets (their width depends
+    # on r and sigma only, never on the weights' layout); keys are never stored then
+    sh1 = _bucket_shift(K, r, sigma) if sigma >= 0 else 0
+    direct = ((K - 1) >> sh1) + 1 <= m // 4 + _DIRECT_SLACK
     rank_t = np.int32 if m < 2**31 else np.int64
-    G_bound = K if direct else m
-    need = 8 * m + 40 * G_bound
+    need = 8 * m + 40 * (((K - 1) >> sh1) + 1 if direct else m)
     if not direct:
         rank_len = n * n if graph.dense else graph.data.shape[0]
         need += rank_len * np.dtype(rank_t).itemsize + 24 * max(m, rank_len)
@@ -591,12 +605,13 @@ def gq_build(graph, sgn, s, r, sigma):
 
     if direct:
         G = K
-        key = np.arange(kmin, kmax + 1, dtype=np.int64)
+        key = np.zeros(0, dtype=np.int64)  # gq_key: kmin + g
         rank = np.zeros(0, dtype=rank_t)
+        B = ((K - 1) >> sh1) + 1
         if graph.dense:
-            hist = _hist_dense_direct(graph.W, sgn, s, kmin, G)
+            bucket_hist = _hist_dense_direct(graph.W, sgn, s, kmin, sh1, B)
         else:
-            hist = _hist_csr_direct(graph.indptr, graph.indices, graph.data, sgn, s, kmin, G)
+            bucket_hist = _hist_csr_direct(graph.indptr, graph.indices, graph.data, sgn, s, kmin, sh1, B)
     else:
         if graph.dense:
             keys = _keys_dense(graph.W, sgn, s, kmin)
@@ -612,11 +627,12 @@ def gq_build(graph, sgn, s, r, sigma):
         else:
             rank = np.empty(graph.data.shape[0], dtype=rank_t)
             hist = _ranks_csr(graph.indptr, graph.indices, keys, distinct, rank)
-    sh1 = _bucket_shift(G, r, sigma) if sigma >= 0 else 0
+        # buckets of consecutive ranks, whose key spans vary: per-group counts below
+        sh1 = _bucket_shift(G, r, sigma) if sigma >= 0 else 0
+        bucket_hist = np.add.reduceat(hist, np.arange(0, G, 1 << sh1))
+        B = bucket_hist.shape[0]
     # per-group counts are needed only where a bucket can fail the span test
     groups = (not direct) or sigma < 0
-    bucket_hist = np.add.reduceat(hist, np.arange(0, G, 1 << sh1))
-    B = bucket_hist.shape[0]
     start = np.zeros(B + 1, dtype=np.int64)
     np.cumsum(bucket_hist, out=start[1:])
     layered, sh2, off = _layer_offsets(B)
@@ -628,6 +644,7 @@ def gq_build(graph, sgn, s, r, sigma):
         s=np.float64(s),
         kmin=np.int64(kmin),
         direct=bool(direct),
+        G=np.int64(G),
         rank=rank,
         key=key,
         sh1=np.int64(sh1),

@@ -36,7 +36,7 @@ import numpy as np
 from numba import njit
 
 from .core import CACHE
-from .queue import ROOT, gq_count, gq_select, gq_take, gq_take_cut, gq_top, gq_width_shift
+from .queue import ROOT, gq_count, gq_key, gq_select, gq_take, gq_take_cut, gq_top, gq_width_shift
 
 EXPONENTIAL = 0
 GUMBEL = 1
@@ -231,10 +231,9 @@ def _distinct_edge(q, W, level, node, count, pmax, seen, n_seen, visited, rng):
 def _bottom(q, W, visited, kind, r, rng, stats, p, k0, remaining, t, log_pt, best, win_g,
             win_code):
     """The bottom trick over the ``remaining`` active edges of groups <= p, all of
-    whose keys are <= key[p]: k ~ Binomial(remaining, P(Z > t)) of them, distinct
+    whose keys are <= gq_key(q, p): k ~ Binomial(remaining, P(Z > t)) of them, distinct
     and uniform, get a noise conditioned on Z > t (t = best - ktop); the others
     cannot beat ``best``. Returns the updated (best, win_g, win_code)."""
-    key = q.key
     stats[ST_BOTTOM_CALLS] += 1
     k = binomial(remaining, math.exp(log_pt), rng)
     stats[ST_BOTTOM_K] += k
@@ -243,7 +242,7 @@ def _bottom(q, W, visited, kind, r, rng, stats, p, k0, remaining, t, log_pt, bes
     seen = _seen_set(k)
     for i in range(k):
         g, code = _distinct_edge(q, W, ROOT, 0, remaining, p, seen, i, visited, rng)
-        val = np.float64(key[g] - k0) + tail_noise(kind, t, log_pt, r, rng)
+        val = np.float64(gq_key(q, g) - k0) + tail_noise(kind, t, log_pt, r, rng)
         if val > best:
             best = val
             win_g = g
@@ -258,7 +257,6 @@ def _node_at(q, p, first, r, sigma):
     is p (on the first step any node holding p: nothing above p is active) that is
     empty or narrow enough (r * key span <= sigma) to be resolved whole; buckets
     always are when groups are not tracked. Returns (level, node, lo, count)."""
-    key = q.key
     for lv in range(2 if q.layered else 1, 0, -1):
         w = gq_width_shift(q, lv)
         if not first and (p + 1) & ((np.int64(1) << w) - 1) != 0:
@@ -266,7 +264,7 @@ def _node_at(q, p, first, r, sigma):
         nd = p >> w
         cc = gq_count(q, lv, nd)
         nlo = nd << w
-        if cc == 0 or (lv == 1 and not q.groups) or r * np.float64(key[p] - key[nlo]) <= sigma:
+        if cc == 0 or (lv == 1 and not q.groups) or r * np.float64(gq_key(q, p) - gq_key(q, nlo)) <= sigma:
             return lv, nd, nlo, cc
     return 0, p, p, q.cntg[p]
 
@@ -278,7 +276,6 @@ def _extras(q, W, visited, kind, r, rng, stats, level, node, c, p, k0, ktop, zma
     are i.i.d. given that they are <= zmax and matter only above t = best - ktop,
     so a Binomial number of them, distinct and uniform (and not the carrier),
     get a noise from the law doubly truncated to (t, zmax]."""
-    key = q.key
     t = best - ktop
     if kind == EXPONENTIAL:
         # P(t < Z <= zmax | Z <= zmax) and Z = t + Exp truncated to [0, zmax - t],
@@ -303,7 +300,7 @@ def _extras(q, W, visited, kind, r, rng, stats, level, node, c, p, k0, ktop, zma
             z = tt - math.log1p(-u * span) / r
         else:
             z = survival_inv(kind, s_max + u * (s_t - s_max), r)
-        val = np.float64(key[g] - k0) + z
+        val = np.float64(gq_key(q, g) - k0) + z
         if val > best:
             best = val
             win_g = g
@@ -340,10 +337,9 @@ def rnm_select(q, W, visited, kind, r, theta, sigma, rng, stats):
     and only differences to the top key k0 are turned into floats, so a constant
     offset of every weight (a multiple of s) leaves the law unchanged.
     """
-    key = q.key
     stats[ST_STEPS] += 1
     p = gq_top(q)
-    k0 = key[p]
+    k0 = gq_key(q, p)
     remaining = gq_count(q, ROOT, 0)
     best = -np.inf
     win_g = -1
@@ -352,7 +348,7 @@ def rnm_select(q, W, visited, kind, r, theta, sigma, rng, stats):
     while remaining > 0:
         if p < 0:
             raise AssertionError("rnm_select: the walk left the queue; its counts are inconsistent")
-        ktop = np.float64(key[p] - k0)
+        ktop = np.float64(gq_key(q, p) - k0)
         if not first:
             t = best - ktop
             log_pt = log_survival(kind, t, r)
@@ -377,7 +373,7 @@ def rnm_select(q, W, visited, kind, r, theta, sigma, rng, stats):
                 # nor the c - 1 smaller noises can win, so no edge is looked up
                 stats[ST_BLOCK_DRAWS] += 1
                 g, code = _take_below(q, W, level, node, c, p, visited, rng)
-                val = np.float64(key[g] - k0) + zmax
+                val = np.float64(gq_key(q, g) - k0) + zmax
                 if val > best:
                     best = val
                     win_g = g

@@ -456,6 +456,18 @@ def post_processing_triangle_probs(w01, w02, w12, sigma):
 # Privacy calibration (docs/design.rst, Calibration), restated independently
 # ---------------------------------------------------------------------------
 
+def default_step(sensitivity):
+    """Fast-PAMST's default discretization: the largest power of two <= Delta / 16,
+    found by halving and doubling (exact for normal floats)."""
+    target = sensitivity / 16.0
+    s = 1.0
+    while s > target:
+        s /= 2.0
+    while 2.0 * s <= target:
+        s *= 2.0
+    return s
+
+
 def exp_calibration(rho, sensitivity, n, s=None, noise="exponential",
                     algorithm="fast_pamst"):
     """Noise rate lambda of one Prim step for a rho-zCDP run on n vertices.
@@ -464,7 +476,7 @@ def exp_calibration(rho, sensitivity, n, s=None, noise="exponential",
     with lambda = eps / (2 * sensitivity) and eps-DP gives eps^2/2-zCDP, so
     eps = sqrt(2 rho/(n-1)).  The Gumbel / exponential mechanism is
     eps-bounded-range, giving eps^2/8-zCDP, so eps = sqrt(8 rho/(n-1)).
-    Discretizing to multiples of s (default s = sensitivity) changes the
+    Discretizing to multiples of s (default ``default_step(Delta)``) changes the
     sensitivity to D_s = s * ceil(Delta / s) when s is a power of two (w / s is
     then exact in floating point) and s * ceil(Delta / s + 1/2) otherwise (the
     rounding of w / s may move a key by up to 1/4 each side); plain ``pamst``
@@ -483,7 +495,7 @@ def exp_calibration(rho, sensitivity, n, s=None, noise="exponential",
     elif algorithm == "fast_pamst":
         from fractions import Fraction
 
-        s = sensitivity if s is None else s
+        s = default_step(sensitivity) if s is None else s
         mantissa, _ = math.frexp(s)
         steps = Fraction(sensitivity) / Fraction(s)
         if mantissa != 0.5:  # not a power of two

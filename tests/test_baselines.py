@@ -77,7 +77,7 @@ def test_fast_pamst_rate(noise, s, n, rho, delta_w):
     tree = fp.fast_pamst(W, rho, delta_w, rng=0, noise=noise, discretization=s)
     expected = naive.exp_calibration(rho, delta_w, n, s=s, noise=noise, algorithm="fast_pamst")
     assert tree.info["rate"] == pytest.approx(expected, rel=1e-15, abs=0)
-    assert tree.info["discretization"] == (delta_w if s is None else s)
+    assert tree.info["discretization"] == (naive.default_step(delta_w) if s is None else s)
 
 
 @pytest.mark.parametrize("n, rho, delta_w", [(2, 1.0, 1.0), (10, 0.1, 1e-5), (57, 3.7, 0.25)])

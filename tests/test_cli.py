@@ -622,7 +622,7 @@ def _signatures():
 def test_warm_up_compiles_what_the_run_calls(tmp_path, kind):
     n = 200
     symmetric = "upper" if kind.endswith("-upper") else None  # --symmetric's own kernels
-    W = uniform(n, 12) * 100.0  # with s = 1e-3: few distinct keys; s = 1e-5: many (the queue's two builds)
+    W = uniform(n, 12) * 100.0  # with s = 1e-3: few buckets; s = 1e-10: too many (the queue's two builds)
     if kind == "sparse":
         path = tmp_path / "w.npz"
         sp.save_npz(path, sp.csr_matrix(W))
@@ -639,7 +639,7 @@ def test_warm_up_compiles_what_the_run_calls(tmp_path, kind):
     kw = {"rho": 0.1, "sensitivity": 1e-3, "rng": 0, "symmetric": symmetric}
     calls = {
         "fast_pamst": [lambda: fp.fast_pamst(M, **kw),
-                       lambda: fp.fast_pamst(M, discretization=1e-5, **kw)],
+                       lambda: fp.fast_pamst(M, discretization=1e-10, **kw)],
         "fast_pamst_gumbel": [lambda: fp.fast_pamst(M, noise="gumbel", **kw)],
         "pamst": [lambda: fp.pamst(M, **kw)],
         "post_processing": [lambda: fp.post_processing(M, **kw)],

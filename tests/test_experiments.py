@@ -94,9 +94,18 @@ def test_utility_bound_formula():
     n, rho, d = 1000, 0.1, 1e-5
     lam = privacy.fast_pamst_rate(rho, d, n, d, "exponential")
     expected = (n - 1) * (d + math.log((n - 1) * (n * n // 4) * n) / lam)
-    assert ex.utility_bound(n, rho, d) == pytest.approx(expected)
-    # leading term: 4 (n-1) Delta sqrt((n-1)/(2 rho)) ln(...), the paper's form with n - 1
+    assert ex.utility_bound(n, rho, d, discretization=d) == pytest.approx(expected)
+    # leading term at the paper's s = Delta: 4 (n-1) Delta sqrt((n-1)/(2 rho)) ln(...),
+    # the paper's form with n - 1
     assert 1 / lam == pytest.approx(4 * d * math.sqrt((n - 1) / (2 * rho)))
+    # the default step 2**-21: D_s = 21 * 2**-21, almost Delta, so about half the bound
+    s = 2.0 ** -21
+    lam = privacy.fast_pamst_rate(rho, d, n, s, "exponential")
+    assert 1 / lam == pytest.approx(2 * 21 * s * math.sqrt((n - 1) / (2 * rho)))
+    assert ex.utility_bound(n, rho, d) == pytest.approx(
+        (n - 1) * (s + math.log((n - 1) * (n * n // 4) * n) / lam))
+    # the sweeps run the paper's setting
+    assert ex._bound("fast_pamst", n, rho, d) == pytest.approx(expected)
     assert ex.utility_bound(n, rho, d, noise="gumbel") < ex.utility_bound(n, rho, d)
     assert ex.utility_bound(1, rho, d) == 0.0
 

@@ -262,10 +262,11 @@ HARD = {
     # groups and the far group is 20,000 noise units down (p underflows to 0)
     "layered-default": (_graph(5, {(0, 1): 1344, (1, 2): 1364, (2, 3): 1344, (3, 4): 1384,
                                    (0, 2): 1364, (1, 3): 1384}, 200000), 1.0, None, 0.1),
-    # weights spanning 1e6 sensitivities (compressed group ranks), far edges 700
-    # noise units below a near cluster whose groups are 0.7 noise units apart
-    "compressed-gap-700": (_graph(5, {(0, 1): 0, (1, 2): 1000, (2, 3): 2000, (3, 4): 0,
-                                      (0, 2): 1000, (1, 3): 2000}, 1e6), 1.0, None, 7e-4),
+    # weights spanning 1e9 sensitivities, too many buckets to address directly
+    # (compressed group ranks), far edges 700,000 noise units below a near cluster
+    # whose groups are 0.7 noise units apart
+    "compressed-gap-700000": (_graph(5, {(0, 1): 0, (1, 2): 1000, (2, 3): 2000, (3, 4): 0,
+                                         (0, 2): 1000, (1, 3): 2000}, 1e9), 1.0, None, 7e-4),
     # integer weights with a fine sensitivity (2**-6): 64 keys per unit, empty buckets
     # between the integers, a far edge 50 noise units down
     "integer-fine-sensitivity": (_graph(5, {(0, 1): 0, (1, 2): 1, (2, 3): 1, (3, 4): 2,
@@ -333,7 +334,7 @@ def test_hard_layouts_are_what_they_claim():
     assert q.layered and q.direct
     top = int(math.floor(-1344.0)) - q.kmin
     assert top % (1 << (q.sh1 + q.sh2)) == 0
-    assert not queue("compressed-gap-700", DEFAULT_SIGMA).direct
+    assert not queue("compressed-gap-700000", DEFAULT_SIGMA).direct
 
 
 def test_maximum_tree_across_a_large_gap():

@@ -416,7 +416,11 @@ def test_calibration():
     rho, d, n, m = 0.1, 1e-5, 301, 45150
     base = math.sqrt(2 * rho / (n - 1))
     assert naive.exp_calibration(rho, d, n, algorithm="pamst") == pytest.approx(base / (2 * d), rel=1e-15)
-    assert naive.exp_calibration(rho, d, n) == pytest.approx(base / (4 * d), rel=1e-15)
+    # the paper's s = Delta (not a power of two): D_s = 2 Delta
+    assert naive.exp_calibration(rho, d, n, s=d) == pytest.approx(base / (4 * d), rel=1e-15)
+    # the default step 2**-21 <= Delta / 16: D_s = 21 * 2**-21
+    assert naive.default_step(d) == 2.0 ** -21
+    assert naive.exp_calibration(rho, d, n) == pytest.approx(base / (2 * 21 * 2.0 ** -21), rel=1e-15)
     # s not a power of two: D_s = s * ceil(Delta/s + 1/2), i.e. 3d * ceil(1/3 + 1/2) = 3d
     assert naive.exp_calibration(rho, d, n, s=3 * d) == pytest.approx(base / (6 * d), rel=1e-15)
     # s a power of two: D_s = s * ceil(Delta/s): Delta itself when s divides it ...
@@ -426,7 +430,7 @@ def test_calibration():
     # ... and the next multiple of s otherwise: 0.75 -> 2 * 0.5
     assert naive.exp_calibration(rho, 0.75, n, s=0.5) == pytest.approx(base / 2.0, rel=1e-15)
     # Gumbel: eps = sqrt(8 rho_step), i.e. exactly twice the exponential rate.
-    assert naive.exp_calibration(rho, d, n, noise="gumbel") == pytest.approx(base / (2 * d), rel=1e-15)
+    assert naive.exp_calibration(rho, d, n, s=d, noise="gumbel") == pytest.approx(base / (2 * d), rel=1e-15)
     assert naive.exp_calibration(rho, d, n, noise="gumbel", algorithm="pamst") == pytest.approx(base / d, rel=1e-15)
     assert naive.gaussian_sigma(rho, d, m) == pytest.approx(d * math.sqrt(m / (2 * rho)), rel=1e-15)
     with pytest.raises(ValueError):

@@ -14,7 +14,11 @@ def test_rates_match_the_table():
     # sqrt(2 rho/(n-1)) / (2 Delta) etc., written out independently
     assert privacy.pamst_rate(rho, delta_, n) == pytest.approx(math.sqrt(0.06) / 0.04, rel=1e-15)
     assert privacy.pamst_rate(rho, delta_, n, "gumbel") == pytest.approx(math.sqrt(0.24) / 0.04, rel=1e-15)
-    assert privacy.fast_pamst_rate(rho, delta_, n) == pytest.approx(math.sqrt(0.06) / 0.08, rel=1e-15)
+    # default step: the largest power of two <= 0.02 / 16 = 0.00125 is 2**-10, and
+    # D_s = 2**-10 * ceil(20.48) = 21 * 2**-10
+    assert privacy.fast_pamst_rate(rho, delta_, n) == pytest.approx(math.sqrt(0.06) / (42 * 2.0 ** -10),
+                                                                    rel=1e-15)
+    assert privacy.fast_pamst_rate(rho, delta_, n, delta_) == pytest.approx(math.sqrt(0.06) / 0.08, rel=1e-15)
     assert privacy.fast_pamst_rate(rho, delta_, n, s) == pytest.approx(math.sqrt(0.06) / 0.05, rel=1e-15)
     assert privacy.fast_pamst_rate(rho, delta_, n, s, "gumbel") == pytest.approx(math.sqrt(0.24) / 0.05, rel=1e-15)
     # the exponential mechanism's bounded-range accounting doubles the rate
@@ -246,3 +250,30 @@ def test_resolve_rho_uses_cks_by_default():
     assert bs == fp.approx_dp_to_zcdp(2.0, 1e-6, method="bun-steinke")
     assert rho > 1.3 * bs  # CKS allows about 30% more rho, hence less noise
     assert privacy.resolve_rho(0.25) == 0.25
+
+
+@pytest.mark.parametrize("delta, step", [
+    (1e-5, 2.0 ** -21),     # 1e-5 / 16 = 6.25e-7, between 2**-21 and 2**-20
+    (1.0, 1 / 16),          # a power of two: Delta / 16 exactly
+    (2.0 ** -17, 2.0 ** -21),
+    (0.3, 2.0 ** -6),       # 0.01875 -> 0.015625
+    (1e300, 2.0 ** 992),    # 1e300 / 16 = 6.25e298, 2**992 = 4.19e298
+    (1e-310, 2.0 ** -1034),  # subnormal Delta: still a power of two below Delta / 16
+])
+def test_default_discretization_is_the_largest_power_of_two_below_delta_over_16(delta, step):
+    s = privacy.default_discretization(delta)
+    assert s == step and privacy.is_power_of_two(s)
+    assert s <= delta / 16 < 2 * s
+    # D_s = s ceil(Delta / s) <= Delta + s <= (17/16) Delta
+    assert delta <= privacy.discretized_sensitivity(delta, s) <= delta * 17 / 16 * (1 + 1e-15)
+
+
+def test_default_discretization_costs_at_most_a_sixteenth_of_the_rate():
+    rng = np.random.default_rng(3)
+    for delta in 10.0 ** rng.uniform(-12, 6, 200):
+        pamst = privacy.pamst_rate(0.5, delta, 100)
+        fast = privacy.fast_pamst_rate(0.5, delta, 100)
+        assert pamst * 16 / 17 * (1 - 1e-15) <= fast <= pamst
+    for bad in (0.0, -1.0, math.nan, math.inf):
+        with pytest.raises(ValueError):
+            privacy.default_discretization(bad)

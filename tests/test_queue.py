@@ -40,6 +40,8 @@ LAYOUTS = {
     "direct-wide-buckets": (lambda rng: _sym(rng, 30), 1e-3, 0.01, 1.0),
     "direct-single-groups": (lambda rng: _sym(rng, 30, 20, True), 1.0, 1.0, -1.0),
     "compressed-groups": (lambda rng: _sym(rng, 30, 1e7), 1.0, 0.05, 1.0),
+    # 2**21 keys for 435 edges (far past m/4 + 2**18) but only 512 buckets: direct
+    "direct-fine-step": (lambda rng: _sym(rng, 30), 2.0 ** -21, 2.0 ** -12, 1.0),
     "layered": (lambda rng: _sym(rng, 60), 1e-5, 10.0, 0.0),
     "sparse": (lambda rng: _sparse(40), 1e-2, 0.5, 1.0),
 }
@@ -57,8 +59,11 @@ def _groups_of(graph, q):
         pairs = list(zip(A.row[mask].tolist(), A.col[mask].tolist()))
         w = A.data[mask]
     keys = np.floor(-w / q.s).astype(np.int64)
+    if q.direct:  # group = key - kmin, no key is stored
+        assert q.key.shape[0] == 0 and keys.min() >= q.kmin and keys.max() < q.kmin + q.G
+        return {frozenset(e): int(k - q.kmin) for e, k in zip(pairs, keys)}
     ranks = np.searchsorted(q.key, keys)
-    assert np.array_equal(q.key[ranks], keys)
+    assert np.array_equal(q.key[ranks], keys) and q.G == q.key.shape[0]
     return {frozenset(e): int(g) for e, g in zip(pairs, ranks)}
 
 
@@ -125,6 +130,8 @@ def test_queue_matches_a_naive_cut(layout):
         assert q.layered
     if layout == "compressed-groups":
         assert not q.direct and q.groups
+    if layout == "direct-fine-step":  # buckets, not keys, decide direct addressing
+        assert q.direct and not q.groups and q.G > 2**20 and q.off[1] <= 512 and q.key.shape[0] == 0
     group = _groups_of(graph, q)
     visited = np.zeros(graph.n, dtype=np.bool_)
     active = set()
