@@ -148,8 +148,8 @@ def default_discretization(sensitivity):
     (D_s = 2 Delta). The finer keys cost the queue nothing extra in range: it
     addresses buckets of about one noise unit, not keys (:ref:`design-queue`). Measured
     (``docs/scripts/error_table.py``, n = 600, rho = 0.1, Delta = 1e-5): excess
-    weight 0.21 against 0.73 at s = Delta and PAMST's 0.20 (exponential noise);
-    0.061 against 0.22 and PAMST's 0.056 (gumbel).
+    weight 0.23 against 0.73 at s = Delta and PAMST's 0.20 (exponential noise);
+    0.052 against 0.22 and PAMST's 0.056 (gumbel).
     """
     check_positive("sensitivity", sensitivity)
     _, e = math.frexp(sensitivity)  # sensitivity = f * 2**e with 1/2 <= f < 1

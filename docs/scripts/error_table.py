@@ -1,7 +1,8 @@
 """Median excess weight over the exact MST of every algorithm (the user guide's Error table).
 
 Uniform(0, 1) complete graphs (the paper's benchmark), rho = 0.1, Delta = 1e-5, seeds
-0..6; fast_pamst at its default discretization and at a power of two near Delta/16.
+0..6; fast_pamst at the paper's step s = Delta and at its default (2**-21 here, the
+largest power of two at most Delta/16).
 Run from the repository root with the package installed::
 
     python docs/scripts/error_table.py [--n 300 600] [--seeds 7]
@@ -15,16 +16,15 @@ import fastpamst_nb as fp
 from fastpamst_nb.experiments import post_processing_paper
 
 RHO, DELTA = 0.1, 1e-5
-FINE = 2.0 ** np.floor(np.log2(DELTA / 16))  # 2**-21 for Delta = 1e-5: public, from Delta only
 
 METHODS = {
     "pamst": lambda W, g: fp.pamst(W, RHO, DELTA, rng=g),
     "pamst, gumbel": lambda W, g: fp.pamst(W, RHO, DELTA, rng=g, noise="gumbel"),
-    "fast_pamst": lambda W, g: fp.fast_pamst(W, RHO, DELTA, rng=g),
-    "fast_pamst, gumbel": lambda W, g: fp.fast_pamst(W, RHO, DELTA, rng=g, noise="gumbel"),
-    "fast_pamst, s = 2**-21": lambda W, g: fp.fast_pamst(W, RHO, DELTA, rng=g, discretization=FINE),
-    "fast_pamst, gumbel, s = 2**-21": lambda W, g: fp.fast_pamst(W, RHO, DELTA, rng=g, noise="gumbel",
-                                                                discretization=FINE),
+    "fast_pamst, s = Delta": lambda W, g: fp.fast_pamst(W, RHO, DELTA, rng=g, discretization=DELTA),
+    "fast_pamst, gumbel, s = Delta": lambda W, g: fp.fast_pamst(W, RHO, DELTA, rng=g, noise="gumbel",
+                                                               discretization=DELTA),
+    "fast_pamst (default s)": lambda W, g: fp.fast_pamst(W, RHO, DELTA, rng=g),
+    "fast_pamst, gumbel (default s)": lambda W, g: fp.fast_pamst(W, RHO, DELTA, rng=g, noise="gumbel"),
     "post_processing": lambda W, g: fp.post_processing(W, RHO, DELTA, rng=g),
     "paper's post-processing": lambda W, g: post_processing_paper(W, RHO, DELTA, rng=g),
 }
