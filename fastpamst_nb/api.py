@@ -289,6 +289,7 @@ def exact_mst(weights: Weights, *, maximum: bool = False, start: int = 0,
     return _tree(graph, edges, "exact", {"maximum": bool(maximum)})
 
 
+@_shared_doc
 def excess_weight(weights: Weights, tree: SpanningTree, *, maximum: bool | None = None,
                   topology: Topology = None, symmetric: Symmetric = None) -> float:
     """How much worse ``tree`` is than the optimum: tree weight minus the exact MST weight.
@@ -309,16 +310,8 @@ def excess_weight(weights: Weights, tree: SpanningTree, *, maximum: bool | None 
         (False when absent).
     topology : None, bool array_like (n, n) or scipy.sparse (n, n)
         The public edge set the tree was computed on, as in :func:`fast_pamst`.
-    symmetric : {None, "upper", "lower"}, default None
-        None: the matrix must be exactly symmetric. ``"upper"``: read only its
-        strict upper triangle (``weights[i, j]`` for i < j) and mirror it;
-        ``"lower"``: only ``weights[i, j]`` for i > j. For matrices that are
-        symmetric up to rounding (``1 - np.corrcoef(X)``, float32 distances).
-        A dense matrix (without ``topology=``) then costs one extra (n, n)
-        copy in its float dtype (4 or 8 n^2 bytes, checked against the
-        available memory first; the input is not modified); a sparse one
-        keeps that triangle's stored entries. Pass the value the tree was
-        computed with. See :func:`fastpamst_nb.graph.as_graph`.
+%(symmetric)s
+        Pass the value the tree was computed with.
 
     Returns
     -------
