@@ -186,9 +186,11 @@ _HASH_SHIFT = 12
 @njit(cache=CACHE, nogil=True)
 def _seen_set(k):
     """An empty set for up to k edge codes: open addressing in a power-of-two table
-    at most half full (-1 = free slot), so a lookup costs O(1) expected. A linear
-    scan of the codes drawn so far cost O(k**2) per selection, minutes when k
-    grows to the whole cut (sigma = inf or theta = inf at a small rate)."""
+    at most half full (-1 = free slot), so a lookup costs O(1) expected instead of
+    the O(k) scan of a list of the codes drawn so far (O(k**2) per selection). Where
+    k nears the node's count (sigma = theta = inf at a small rate) the rejections
+    of already-drawn edges still cost O(count log count): the set removes the scan,
+    not the coupon-collector draws."""
     size = 16
     while size < 2 * k:
         size <<= 1
