@@ -15,12 +15,23 @@ variable ``FASTPAMST_NB_CACHE``:
 - anything else: the import raises a ValueError naming the variable.
 
 Changing the variable (or ``CACHE``) after the import has no effect on kernels
-already decorated. ``NUMBA_DISABLE_JIT=1`` (numba's own switch) runs every
+already decorated.
+
+numba checks a cached kernel against the source of *its own* file only, but a
+driver inlines kernels from other modules (``prim.prim_dense_private`` carries
+``queue`` and ``sampler`` code). After an edit or an upgrade that leaves
+``prim.py`` unchanged, numba would load a driver compiled from the old queue: it
+happened here (a stale driver measured 5x slower, and could as well have been
+wrong). So the import fingerprints every module of the package and, when the
+fingerprint differs from the one stored beside the cache, deletes the package's
+cached kernels first (``purge_stale_kernels``). ``NUMBA_DISABLE_JIT=1`` (numba's own switch) runs every
 kernel as plain Python instead, which only tests and coverage runs want.
 """
 
+import hashlib
 import numbers
 import os
+import warnings
 
 import numpy as np
 
@@ -62,7 +73,83 @@ def cache_from_env(environ=None):
     )
 
 
-CACHE = cache_from_env()
+def source_fingerprint(package_dir):
+    """SHA-256 (hex) of every ``*.py`` file of the package (names and bytes, sorted)
+    and of numba's version: what all cached kernels were compiled from."""
+    import numba
+
+    h = hashlib.sha256(numba.__version__.encode())
+    for name in sorted(os.listdir(package_dir)):
+        if name.endswith(".py"):
+            h.update(name.encode() + b"\0")
+            with open(os.path.join(package_dir, name), "rb") as f:
+                h.update(f.read())
+    return h.hexdigest()
+
+
+STAMP_NAME = "fastpamst_nb-sources.sha256"
+
+
+def purge_stale_kernels(cache_dir, fingerprint, modules):
+    """Delete the cached kernels of ``modules`` in ``cache_dir`` unless the stamp there
+    records ``fingerprint``; then record it. Returns the number of files deleted.
+
+    Only numba's files (``<module>.<function>-<line>.py*.nbi`` / ``.nbc``) of the
+    package's own modules are touched, never ``.pyc`` files or other packages' kernels.
+    """
+    stamp = os.path.join(cache_dir, STAMP_NAME)
+    try:
+        with open(stamp) as f:
+            if f.read().strip() == fingerprint:
+                return 0
+    except OSError:
+        pass
+    prefixes = tuple(m + "." for m in modules)
+    deleted = 0
+    for name in os.listdir(cache_dir):
+        if name.startswith(prefixes) and name.endswith((".nbi", ".nbc")):
+            try:
+                os.remove(os.path.join(cache_dir, name))
+                deleted += 1
+            except FileNotFoundError:  # another process purged it first
+                pass
+    with open(stamp, "w") as f:
+        f.write(fingerprint + "\n")
+    return deleted
+
+
+def _numba_cache_dir():
+    """The directory numba caches this package's kernels in, found by numba's own
+    locators (the package's ``__pycache__``, ``NUMBA_CACHE_DIR`` or the user-wide cache)."""
+    from numba.core import caching
+
+    impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl")
+    for cls in impl._locator_classes:
+        locator = cls.from_function(_numba_cache_dir, __file__)
+        if locator is not None:
+            return locator.get_cache_path()
+    raise OSError("numba found no writable cache directory")
+
+
+def _guarded_cache():
+    """``cache_from_env()``, after purging kernels compiled from other sources; when
+    the cache cannot be checked the cache is turned off (with a warning) rather
+    than risk loading stale kernels."""
+    if not cache_from_env():
+        return False
+    package_dir = os.path.dirname(os.path.abspath(__file__))
+    modules = [name[:-3] for name in os.listdir(package_dir) if name.endswith(".py")]
+    try:
+        purge_stale_kernels(_numba_cache_dir(), source_fingerprint(package_dir), modules)
+    except (OSError, AttributeError) as exc:
+        warnings.warn(f"fastpamst_nb: numba's cache is off for this process, its directory "
+                      f"could not be checked for stale kernels ({exc}); kernels compile on "
+                      f"first use", RuntimeWarning, stacklevel=2)
+        return False
+    return True
+
+
+CACHE = _guarded_cache()
 
 
 _RNG_KINDS = ("None, an int seed >= 0, a numpy.random.SeedSequence, a numpy.random.BitGenerator "

@@ -395,3 +395,42 @@ def test_cache_spellings(value, expected):
 def test_cache_unknown_spellings(value):
     with pytest.raises(ValueError, match="FASTPAMST_NB_CACHE"):
         core.cache_from_env({"FASTPAMST_NB_CACHE": value})
+
+
+# stale kernels: numba checks a cached kernel against its own file only
+
+def test_purge_removes_only_the_packages_kernels_when_the_sources_change(tmp_path):
+    names = ["prim.prim_dense_private-154.py311.nbi", "prim.prim_dense_private-154.py311.1.nbc",
+             "queue.gq_update-300.py311.nbi", "prim.cpython-311.pyc", "other.f-1.py311.nbi"]
+    for name in names:
+        (tmp_path / name).write_text("x")
+    assert core.purge_stale_kernels(str(tmp_path), "a" * 64, ["prim", "queue"]) == 3
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["prim.cpython-311.pyc", "other.f-1.py311.nbi", core.STAMP_NAME])
+    # same sources: a kernel cached since then is kept
+    (tmp_path / names[0]).write_text("x")
+    assert core.purge_stale_kernels(str(tmp_path), "a" * 64, ["prim", "queue"]) == 0
+    assert (tmp_path / names[0]).exists()
+    # any module changed: purged again
+    assert core.purge_stale_kernels(str(tmp_path), "b" * 64, ["prim", "queue"]) == 1
+    assert not (tmp_path / names[0]).exists()
+    assert (tmp_path / core.STAMP_NAME).read_text().strip() == "b" * 64
+
+
+def test_fingerprint_covers_every_module(tmp_path):
+    for name in ("prim.py", "queue.py"):
+        (tmp_path / name).write_text("x = 1\n")
+    before = core.source_fingerprint(str(tmp_path))
+    (tmp_path / "notes.txt").write_text("not a module")
+    assert core.source_fingerprint(str(tmp_path)) == before
+    (tmp_path / "queue.py").write_text("x = 2\n")  # an edit of a module no driver lives in
+    assert core.source_fingerprint(str(tmp_path)) != before
+
+
+def test_import_stamps_the_cache_it_uses():
+    if not core.CACHE:
+        pytest.skip("the numba cache is off in this run")
+    package_dir = os.path.dirname(core.__file__)
+    stamp = os.path.join(core._numba_cache_dir(), core.STAMP_NAME)
+    with open(stamp) as f:
+        assert f.read().strip() == core.source_fingerprint(package_dir)
