@@ -1,10 +1,19 @@
-"""Wall-clock benchmark of every algorithm on the paper's default problem.
+"""Wall-clock benchmark of every algorithm, as a ratio to the floor.
+
+The floor (:func:`floor_prim`) is a textbook numba dense Prim kernel: each step scans
+a ``best`` array for the nearest unvisited vertex and relaxes it with that vertex's
+full row (contiguous reads, a visited mask, no input validation). No in-place
+algorithm can read the matrix less, so "x floor" is the honest cost of everything
+else: validation, discretization, the queue, the sampler. Every time is divided by
+the floor's on the same matrix, in the same process.
 
 The problem is a complete graph whose weights are i.i.d. Uniform(0, 1), with
-rho = 0.1 and sensitivity = 1e-5 (the setting of docs/user_guide.rst, Speed). All
-algorithms run in one process on the same matrices, after the JIT kernels have
-been compiled (or loaded from the numba cache), so the numbers are steady-state
-times. ``exact_mst`` is the floor: no in-place algorithm can beat one dense Prim.
+rho = 0.1 and sensitivity = 1e-5 (the setting of docs/user_guide.rst, Speed).
+Two more cases per noise look for cliffs: the same weights x 1000 (1000x more
+distinct keys at the same sensitivity) and discretization = sensitivity / 16.
+A sparse case compares ``fast_pamst`` on a random topology with m = 6n edges with
+scipy's ``minimum_spanning_tree`` (:func:`run_sparse_bench`). All kernels are
+compiled (or loaded from the numba cache) before timing.
 """
 
 import math
@@ -12,16 +21,56 @@ import statistics
 import time
 
 import numpy as np
+import scipy.sparse as sp
+from numba import njit
 from scipy.sparse.csgraph import minimum_spanning_tree
 
 from . import api, privacy
-from .core import require_memory
+from .core import CACHE, require_memory
 
 RHO = 0.1
 SENSITIVITY = 1e-5
 # PAMST redraws noise for every cut edge at every step, O(n^3): beyond this it takes minutes
 PAMST_MAX_N = 1500
-ALGORITHMS = ("exact_mst", "fast_pamst", "fast_pamst_gumbel", "post_processing", "pamst", "numpy+scipy")
+# numpy's noisy copy plus scipy's MST takes ~25 s at n = 8000 and grows as n^2 log n
+SCIPY_MAX_N = 8000
+CLIFF_SCALE = 1000.0
+# the cases timed; "W*1000" runs on the weights x CLIFF_SCALE, "s=D/16" at discretization
+# SENSITIVITY / 16
+ALGORITHMS = ("floor", "exact_mst", "fast_pamst", "fast_pamst_gumbel",
+              "fast_pamst W*1000", "fast_pamst_gumbel W*1000",
+              "fast_pamst s=D/16", "fast_pamst_gumbel s=D/16",
+              "post_processing", "pamst", "numpy+scipy")
+SPARSE_DEGREE = 6
+
+
+@njit(cache=CACHE, nogil=True)
+def floor_prim(W):
+    """Weight of the minimum spanning tree of the complete graph of W: the floor.
+
+    The textbook O(n^2) Prim: step t scans ``best`` for the nearest unvisited
+    vertex u, then relaxes ``best`` with all of row u. W (n, n) symmetric,
+    C-contiguous, finite; nothing is checked. O(n^2) time, O(n) extra memory.
+    """
+    n = W.shape[0]
+    best = np.full(n, np.inf)
+    visited = np.zeros(n, dtype=np.bool_)
+    best[0] = 0.0
+    total = 0.0
+    for _ in range(n):
+        u = -1
+        b = np.inf
+        for v in range(n):
+            if not visited[v] and best[v] < b:
+                b = best[v]
+                u = v
+        visited[u] = True
+        total += b
+        row = W[u]
+        for v in range(n):
+            if not visited[v] and row[v] < best[v]:
+                best[v] = row[v]
+    return total
 
 
 def uniform_weights(n, seed=0):
@@ -96,23 +145,43 @@ def numpy_scipy_mst(W, rho, sensitivity, rng):
 
 
 def _runners():
-    """Name -> callable(W, seed) returning the released tree's weight."""
+    """Name -> (callable(W, seed), uses the x CLIFF_SCALE weights)."""
     kw = {"rho": RHO, "sensitivity": SENSITIVITY}
+    fine = SENSITIVITY / 16
+
+    def fast(noise, s=None):
+        return lambda W, seed: api.fast_pamst(W, rng=seed, noise=noise, discretization=s, **kw).weight
+
     return {
-        "exact_mst": lambda W, seed: api.exact_mst(W).weight,
-        "fast_pamst": lambda W, seed: api.fast_pamst(W, rng=seed, **kw).weight,
-        "fast_pamst_gumbel": lambda W, seed: api.fast_pamst(W, rng=seed, noise="gumbel", **kw).weight,
-        "post_processing": lambda W, seed: api.post_processing(W, rng=seed, **kw).weight,
-        "pamst": lambda W, seed: api.pamst(W, rng=seed, **kw).weight,
-        "numpy+scipy": lambda W, seed: numpy_scipy_mst(W, RHO, SENSITIVITY, seed),
+        "floor": (lambda W, seed: floor_prim(W), False),
+        "exact_mst": (lambda W, seed: api.exact_mst(W).weight, False),
+        "fast_pamst": (fast("exponential"), False),
+        "fast_pamst_gumbel": (fast("gumbel"), False),
+        "fast_pamst W*1000": (fast("exponential"), True),
+        "fast_pamst_gumbel W*1000": (fast("gumbel"), True),
+        "fast_pamst s=D/16": (fast("exponential", fine), False),
+        "fast_pamst_gumbel s=D/16": (fast("gumbel", fine), False),
+        "post_processing": (lambda W, seed: api.post_processing(W, rng=seed, **kw).weight, False),
+        "pamst": (lambda W, seed: api.pamst(W, rng=seed, **kw).weight, False),
+        "numpy+scipy": (lambda W, seed: numpy_scipy_mst(W, RHO, SENSITIVITY, seed), False),
     }
 
 
 def warm_up():
-    """Compile (or load from the numba cache) every kernel on a 16-vertex graph."""
+    """Compile (or load from the numba cache) every kernel on 16-vertex graphs."""
     W = uniform_weights(16, seed=0)
-    for run in _runners().values():
-        run(W, 0)
+    for name, (run, scaled) in _runners().items():
+        run(W * CLIFF_SCALE if scaled else W, 0)
+    run_sparse_bench(16, repeat=1)
+
+
+def _median_seconds(run, W, repeat):
+    times = []
+    for r in range(repeat):
+        t0 = time.perf_counter()
+        run(W, r)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
 
 
 def loglog_slope(ns, seconds):
@@ -124,23 +193,28 @@ def loglog_slope(ns, seconds):
 
 
 def run_bench(ns=(1000, 2000, 4000, 8000), repeat=3, log=None):
-    """Time every algorithm on Uniform(0, 1) complete graphs of each size.
+    """Time every case of ``ALGORITHMS`` on Uniform(0, 1) complete graphs of each size.
 
     Parameters
     ----------
     ns : sequence of int
         Graph sizes (vertices).
     repeat : int
-        Runs per algorithm and size; the median is reported.
+        Runs per case and size; the median is reported.
     log : callable(str), optional
         Receives one progress line per size (the CLI prints them to stderr).
 
     Returns
     -------
     dict
-        ``{"seconds": {n: {algorithm: median seconds}}, "fast_pamst_slope": float or None,
+        ``{"seconds": {n: {case: median seconds}}, "fast_pamst_slope": float or None,
         "rho": ..., "sensitivity": ..., "repeat": ...}``. ``pamst`` is absent for
-        n > 1500 (it is O(n^3)).
+        n > PAMST_MAX_N (it is O(n^3)) and ``numpy+scipy`` for n > SCIPY_MAX_N.
+
+    Notes
+    -----
+    Memory: two (n, n) float64 matrices (the weights and the weights x 1000), plus
+    what the algorithms take (post_processing a noisy copy).
     """
     ns = [int(n) for n in ns]
     if not ns or min(ns) < 2:
@@ -148,34 +222,78 @@ def run_bench(ns=(1000, 2000, 4000, 8000), repeat=3, log=None):
     repeat = int(repeat)
     if repeat < 1:
         raise ValueError(f"repeat must be at least 1, got {repeat}")
+    for n in ns:  # before minutes of timing
+        require_memory(3 * 8 * n * n, f"the benchmark at n = {n} (two weight matrices and a noisy copy)")
     warm_up()
     runners = _runners()
     seconds = {}
     for n in ns:
         if log is not None:
-            log(f"bench: n = {n} ({repeat} run(s) per algorithm)")
+            log(f"bench: n = {n} ({repeat} run(s) per case)")
         W = uniform_weights(n, seed=n)
+        W_scaled = W * CLIFF_SCALE
         row = {}
-        for name, run in runners.items():
-            if name == "pamst" and n > PAMST_MAX_N:
+        for name, (run, scaled) in runners.items():
+            if (name == "pamst" and n > PAMST_MAX_N) or (name == "numpy+scipy" and n > SCIPY_MAX_N):
                 continue
-            times = []
-            for r in range(repeat):
-                t0 = time.perf_counter()
-                run(W, r)
-                times.append(time.perf_counter() - t0)
-            row[name] = statistics.median(times)
+            row[name] = _median_seconds(run, W_scaled if scaled else W, repeat)
         seconds[n] = row
-        del W
+        del W, W_scaled
     slope = loglog_slope(ns, [seconds[n]["fast_pamst"] for n in ns])
     return {"seconds": seconds, "fast_pamst_slope": slope, "rho": RHO,
             "sensitivity": SENSITIVITY, "repeat": repeat}
 
 
-def to_json(result):
-    """The JSON document of ``fastpamst bench --json``: ``{"n": {algorithm: seconds}}`` plus the slope."""
+def sparse_topology(n, degree=SPARSE_DEGREE, seed=0):
+    """A connected random graph with about ``degree * n`` edges and Uniform(0, 1) weights.
+
+    A random Hamiltonian path (connectivity) plus ``(degree - 1) * n`` uniformly
+    random pairs (duplicates and loops dropped). Returns a symmetric
+    ``scipy.sparse.csr_matrix`` (n, n) of float64, weights in (0, 1].
+    """
+    n = int(n)
+    rng = np.random.default_rng(seed)
+    perm = rng.permutation(n)
+    extra = (degree - 1) * n
+    a = np.concatenate([perm[:-1], rng.integers(0, n, extra)])
+    b = np.concatenate([perm[1:], rng.integers(0, n, extra)])
+    keep = a != b
+    a, b = np.minimum(a[keep], b[keep]), np.maximum(a[keep], b[keep])
+    pairs = np.unique(a * n + b)
+    a, b = pairs // n, pairs % n
+    w = 1.0 - rng.random(a.shape[0])  # (0, 1]: scipy reads a stored 0 as "no edge"
+    upper = sp.coo_matrix((w, (a, b)), shape=(n, n))
+    return (upper + upper.T).tocsr()
+
+
+def run_sparse_bench(n, repeat=3, degree=SPARSE_DEGREE):
+    """fast_pamst (exponential noise) on :func:`sparse_topology` against scipy's MST.
+
+    Returns
+    -------
+    dict
+        ``{"n": n, "m": edges, "fast_pamst": s, "scipy_mst": s}``: median seconds,
+        each including its own input handling (fast_pamst validates the CSR
+        matrix; scipy converts it).
+    """
+    A = sparse_topology(n, degree, seed=n)
+    runs = {
+        "fast_pamst": lambda: api.fast_pamst(A, rho=RHO, sensitivity=SENSITIVITY, rng=0),
+        "scipy_mst": lambda: minimum_spanning_tree(A),
+    }
+    out = {"n": int(n), "m": int(A.nnz // 2)}
+    for name, run in runs.items():
+        out[name] = _median_seconds(lambda W, r: run(), None, repeat)
+    return out
+
+
+def to_json(result, sparse=None):
+    """The JSON document of ``fastpamst bench --json``: ``{"n": {case: seconds}}``, the
+    slope, and the sparse result under ``"sparse"`` when there is one."""
     doc = {str(n): dict(row) for n, row in result["seconds"].items()}
     doc["fast_pamst_slope"] = result["fast_pamst_slope"]
+    if sparse is not None:
+        doc["sparse"] = dict(sparse)
     return doc
 
 
@@ -189,29 +307,39 @@ def align_table(rows):
 def format_table(result):
     """Render :func:`run_bench`'s result as an aligned text table.
 
-    One row per algorithm, one column per n, each cell ``seconds (ratio to exact_mst)``,
-    followed by the log-log slope of fast_pamst's time.
+    One row per case, one column per n, each cell ``seconds (x floor)``, followed by
+    the log-log slope of fast_pamst's time.
     """
     seconds = result["seconds"]
     ns = list(seconds)
-    header = ["algorithm"] + [f"n={n}" for n in ns]
-    rows = [header]
+    rows = [["case"] + [f"n={n}" for n in ns]]
     for name in ALGORITHMS:
         cells = [name]
         for n in ns:
             t = seconds[n].get(name)
             if t is None:
                 cells.append("skipped")
+            elif name == "floor":
+                cells.append(f"{t:.4f}s")
             else:
-                cells.append(f"{t:.4f}s ({t / seconds[n]['exact_mst']:.1f}x)")
+                cells.append(f"{t:.4f}s ({t / seconds[n]['floor']:.1f}x)")
         rows.append(cells)
     lines = [f"rho = {result['rho']}, sensitivity = {result['sensitivity']}, "
-             f"median of {result['repeat']} run(s); ratio = time / exact_mst time",
-             align_table(rows)]
+             f"median of {result['repeat']} run(s); (x floor) = time / the floor's "
+             f"(a textbook dense Prim)", align_table(rows)]
     if any("pamst" not in seconds[n] for n in ns):
         lines.append(f"pamst skipped for n > {PAMST_MAX_N}: it is O(n^3)")
+    if any("numpy+scipy" not in seconds[n] for n in ns):
+        lines.append(f"numpy+scipy skipped for n > {SCIPY_MAX_N}: minutes per run")
     slope = result["fast_pamst_slope"]
     if slope is not None and math.isfinite(slope):
         lines.append(f"fast_pamst time ~ n^{slope:.2f} (least squares on log t vs log n, "
                      f"n = {min(ns)}..{max(ns)})")
     return "\n".join(lines)
+
+
+def format_sparse(sparse):
+    """One line for :func:`run_sparse_bench`'s result."""
+    return (f"sparse, n = {sparse['n']}, m = {sparse['m']}: fast_pamst {sparse['fast_pamst']:.3f}s, "
+            f"scipy minimum_spanning_tree {sparse['scipy_mst']:.3f}s "
+            f"({sparse['fast_pamst'] / sparse['scipy_mst']:.1f}x scipy)")

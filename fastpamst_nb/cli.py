@@ -114,7 +114,10 @@ def _build_parser():
                           description="Time every algorithm on Uniform(0, 1) complete graphs.")
     bnch.add_argument("--n", type=int, nargs="+", default=[1000, 2000, 4000, 8000], help="sizes (default 1000 2000 4000 8000)")
     bnch.add_argument("--repeat", type=int, default=3, help="runs per algorithm; the median is reported (default 3)")
-    bnch.add_argument("--json", metavar="OUT.json", help="also write {n: {algorithm: seconds}} and the slope here")
+    bnch.add_argument("--sparse", type=int, metavar="N",
+                      help="also time fast_pamst on a random sparse graph of N vertices and 6N "
+                           "edges against scipy's minimum_spanning_tree")
+    bnch.add_argument("--json", metavar="OUT.json", help="also write {n: {case: seconds}} and the slope here")
     return parser
 
 
@@ -482,11 +485,19 @@ def cmd_bench(args):
     """``fastpamst bench``: timings of every algorithm (the logic is in :mod:`fastpamst_nb.bench`)."""
     if args.json:
         _check_writable(args.json, "--json")  # before minutes of timing
-    result = bench.run_bench(args.n, args.repeat, log=lambda line: print(line, file=sys.stderr, flush=True))
+    if args.sparse is not None and args.sparse < 2:
+        raise UsageError(f"--sparse must be at least 2 vertices, got {args.sparse}")
+    log = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
+    result = bench.run_bench(args.n, args.repeat, log=log)
     print(bench.format_table(result))
+    sparse = None
+    if args.sparse is not None:
+        log(f"bench: sparse, n = {args.sparse}")
+        sparse = bench.run_sparse_bench(args.sparse, args.repeat)
+        print(bench.format_sparse(sparse))
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(bench.to_json(result), f, indent=2)
+            json.dump(bench.to_json(result, sparse), f, indent=2)
             f.write("\n")
     return 0
 

@@ -87,7 +87,7 @@ def test_modules_import_and_define_benchmarks():
                      "peakmem_fast_pamst"):
         assert required in names
     assert any(n.startswith("track_excess") for n in names)
-    assert any(n.startswith("track_") and "over_exact" in n for n in names)
+    assert {"track_x_floor", "track_x_scipy"} <= names
 
 
 def test_sizes_match_the_issue():
@@ -98,7 +98,10 @@ def test_sizes_match_the_issue():
     assert _param_lists(bm.PAMST) == [[200, 800]]
     assert _param_lists(bm.FastPAMSTMemory) == [[2000, 5000]]
     assert (bm.Utility.n, bm.Utility.pamst_n, bm.Utility.unit) == (2000, 800, "weight")
-    assert (bm.SpeedRatio.n, bm.SpeedRatio.unit) == (4000, "ratio")
+    assert (bm.FloorRatio.n, bm.FloorRatio.unit) == (4000, "x floor")
+    assert _param_lists(bm.FloorRatio) == [[c for c in bm.bench.ALGORITHMS
+                                            if c not in ("floor", "pamst", "numpy+scipy")]]
+    assert (bm.SparseRatio.n, bm.SparseRatio.unit) == (100_000, "x scipy")
     assert (bm.RHO, bm.SENSITIVITY, bm.SEED) == (0.1, 1e-5, 0)
 
 

@@ -327,14 +327,30 @@ def test_bad_arguments_are_one_line(cmd, args):
 
 def test_bench_writes_json(tmp_path):
     out = tmp_path / "out.json"
-    proc = cli(MODULE, "bench", "--n", 200, 300, "--repeat", 1, "--json", out)
+    proc = cli(MODULE, "bench", "--n", 200, 300, "--repeat", 1, "--sparse", 300, "--json", out)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(out.read_text())
     for n in ("200", "300"):
-        assert set(doc[n]) == set(NAMES) | {"numpy+scipy"}
+        assert set(doc[n]) == set(fp_bench.ALGORITHMS)
         assert all(t > 0 for t in doc[n].values())
     assert math.isfinite(doc["fast_pamst_slope"])
-    assert "numpy+scipy" in proc.stdout and "fast_pamst time ~ n^" in proc.stdout
+    assert doc["sparse"]["n"] == 300 and 5 * 300 <= doc["sparse"]["m"] <= 6 * 300
+    assert doc["sparse"]["fast_pamst"] > 0 and doc["sparse"]["scipy_mst"] > 0
+    assert "x floor" in proc.stdout and "fast_pamst_gumbel W*1000" in proc.stdout
+    assert "fast_pamst time ~ n^" in proc.stdout and "x scipy)" in proc.stdout
+
+
+def test_bench_floor_is_the_mst_weight():
+    for n in (2, 3, 50):
+        W = fp_bench.uniform_weights(n, seed=n)
+        assert fp_bench.floor_prim(W) == pytest.approx(fp.exact_mst(W).weight, rel=1e-12)
+
+
+def test_bench_sparse_topology_is_connected_and_symmetric():
+    A = fp_bench.sparse_topology(500, seed=3)
+    assert (A != A.T).nnz == 0 and A.diagonal().max() == 0
+    assert A.data.min() > 0 and A.data.max() <= 1
+    assert fp.exact_mst(A).edges.shape == (499, 2)  # raises if disconnected
 
 
 # ----------------------------------------------------------------------------- in-process: issue 11's flags
