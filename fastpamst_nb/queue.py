@@ -17,6 +17,19 @@ A ``GroupQueue`` is a namedtuple of flat arrays with ``gq_*`` kernels beside it.
   (r: noise rate in key units). A bucket's maximum noise is one draw and its
   carrier is looked up only when it could win, so the sampler works bucket by
   bucket, not group by group.
+* **Wide buckets** (``wide``, dense only). When that makes more than 16,384
+  buckets (weights x 1000, a fine step), the counters would be a random write
+  per edge event into megabytes. Then buckets are widened until at most 16,384
+  cover the key range (their counters stay in cache) and each is cut into
+  sub-buckets of ``2**shf`` groups, the noise-wide buckets above. Nothing is
+  counted per sub-bucket: a slot stores its sub-bucket (instead of its group
+  offset, which the edge's weight gives back when a draw needs it), and the
+  sampler splits the one or two wide buckets it reaches by partitioning their
+  compacted slots (``sampler._walk_wide``), O(their slots) per selection. A
+  key range whose buckets crowd (one holding more than 16 times the mean and
+  4096 edges) keeps the layouts below, so that no selection splits a bucket
+  holding most of the cut. ``openb`` = (bucket, unprocessed slots) while the
+  sampler is inside one.
 * **Edge store.** Each bucket owns the slots ``bag[start[b]:start[b+1]]``, as many
   as it has edges (a histogram, so the store is built in O(m + G) and holds each
   edge once). A slot packs the edge's group offset in its bucket (high bits) and
@@ -63,8 +76,8 @@ from .privacy import key_limit
 GroupQueue = namedtuple(
     "GroupQueue",
     ["n", "dense", "ends", "sgn", "s", "kmin", "direct", "G", "rank", "key", "sh1", "sh2",
-     "groups", "layered", "cntg", "cnt", "total", "off", "start", "fill", "bag",
-     "thr", "inside", "rest", "where", "sizes"],
+     "wide", "shf", "openb", "groups", "layered", "cntg", "cnt", "total", "off", "start",
+     "fill", "bag", "thr", "inside", "rest", "where", "sizes"],
 )
 
 # Direct addressing pays ~40 bytes per bucket of the key range; allow it while that
@@ -77,6 +90,15 @@ _CODE_MASK = (1 << _CODE_BITS) - 1
 _END_BITS = 20
 _END_MASK = (1 << _END_BITS) - 1
 _MAX_SH1 = 20
+# wide buckets: considered above _WIDE_MIN_FINE noise-wide buckets, at most
+# _WIDE_BUCKETS of them (3 int64 arrays of that length fit in a 512 KB L2 cache); a
+# slot then stores its sub-bucket in the wide bucket (< 2**_FINE_BITS, the bits above
+# the code) instead of the group offset
+_WIDE_MIN_FINE = 1 << 14
+_WIDE_BUCKETS = 1 << 14
+_FINE_BITS = 23
+_WIDE_FILL_MIN = 1 << 12
+_WIDE_FILL_FACTOR = 16
 
 
 @njit(cache=CACHE, nogil=True)
@@ -126,7 +148,7 @@ def gq_key(q, g):
 
 
 @njit(cache=CACHE, nogil=True)
-def _update_plain(row, v, visited, bag, start, fill, cnt, sgn, s, kmin, sh1, thr):
+def _update_plain(row, v, visited, bag, start, fill, cnt, sgn, s, kmin, sh1, thr, shs):
     """``gq_update``'s loop for direct keys, no per-group counts, no block layer (the
     benchmark's case); returns the change of the cut's size."""
     delta = 0
@@ -140,7 +162,7 @@ def _update_plain(row, v, visited, bag, start, fill, cnt, sgn, s, kmin, sh1, thr
         else:
             d = 1
             if b >= thr:
-                bag[start[b] + fill[b]] = ((g - (b << sh1)) << _CODE_BITS) | (v << _END_BITS) | u
+                bag[start[b] + fill[b]] = (((g - (b << sh1)) >> shs) << _CODE_BITS) | (v << _END_BITS) | u
                 fill[b] += 1
         cnt[b] += d
         delta += d
@@ -148,7 +170,7 @@ def _update_plain(row, v, visited, bag, start, fill, cnt, sgn, s, kmin, sh1, thr
 
 
 @njit(cache=CACHE, nogil=True)
-def _update_layered(row, v, visited, bag, start, fill, cnt, sgn, s, kmin, sh1, thr, o1, sh2):
+def _update_layered(row, v, visited, bag, start, fill, cnt, sgn, s, kmin, sh1, thr, o1, sh2, shs):
     """As ``_update_plain`` with the block layer (more than 16384 buckets: a fine
     step or a wide weight range)."""
     delta = 0
@@ -162,7 +184,7 @@ def _update_layered(row, v, visited, bag, start, fill, cnt, sgn, s, kmin, sh1, t
         else:
             d = 1
             if b >= thr:
-                bag[start[b] + fill[b]] = ((g - (b << sh1)) << _CODE_BITS) | (v << _END_BITS) | u
+                bag[start[b] + fill[b]] = (((g - (b << sh1)) >> shs) << _CODE_BITS) | (v << _END_BITS) | u
                 fill[b] += 1
         cnt[b] += d
         cnt[o1 + (b >> sh2)] += d
@@ -172,7 +194,7 @@ def _update_layered(row, v, visited, bag, start, fill, cnt, sgn, s, kmin, sh1, t
 
 @njit(cache=CACHE, nogil=True)
 def _update_general(row, v, visited, bag, start, fill, cnt, cntg, sgn, s, kmin, sh1, thr, o1,
-                    sh2, direct, rank, rank_base, groups, layered):
+                    sh2, direct, rank, rank_base, groups, layered, shs):
     """``gq_update``'s loop in general: radix-sorted ranks, per-group counts."""
     delta = 0
     for u in range(row.shape[0]):
@@ -188,7 +210,7 @@ def _update_general(row, v, visited, bag, start, fill, cnt, cntg, sgn, s, kmin, 
         else:
             d = 1
             if b >= thr:
-                bag[start[b] + fill[b]] = ((g - (b << sh1)) << _CODE_BITS) | (v << _END_BITS) | u
+                bag[start[b] + fill[b]] = (((g - (b << sh1)) >> shs) << _CODE_BITS) | (v << _END_BITS) | u
                 fill[b] += 1
         if groups:
             cntg[g] += d
@@ -216,14 +238,14 @@ def gq_update(q, row, v, visited, rank_base):
     thr = q.thr[0]
     if q.direct and not q.groups and not q.layered:
         delta = _update_plain(row, v, visited, q.bag, q.start, q.fill, q.cnt, q.sgn, q.s, q.kmin,
-                              q.sh1, thr)
+                              q.sh1, thr, q.shf if q.wide else 0)
     elif q.direct and not q.groups:
         delta = _update_layered(row, v, visited, q.bag, q.start, q.fill, q.cnt, q.sgn, q.s,
-                                q.kmin, q.sh1, thr, q.off[1], q.sh2)
+                                q.kmin, q.sh1, thr, q.off[1], q.sh2, q.shf if q.wide else 0)
     else:
         delta = _update_general(row, v, visited, q.bag, q.start, q.fill, q.cnt, q.cntg, q.sgn,
                                 q.s, q.kmin, q.sh1, thr, q.off[1], q.sh2, q.direct, q.rank,
-                                rank_base, q.groups, q.layered)
+                                rank_base, q.groups, q.layered, q.shf if q.wide else 0)
     q.total[0] += delta
 
 
@@ -405,6 +427,7 @@ def gq_materialize(q, W, b_need):
     bag, start, fill, sh1 = q.bag, q.start, q.fill, q.sh1
     inside, rest, n_in, n_rest = q.inside, q.rest, q.sizes[0], q.sizes[1]
     direct, sgn, s, kmin, rank = q.direct, q.sgn, q.s, q.kmin, q.rank
+    shs = q.shf if q.wide else 0
     for i in range(n_in):
         a = inside[i]
         row = W[a]
@@ -416,7 +439,7 @@ def gq_materialize(q, W, b_need):
                 g = np.int64(rank[a * n + u])
             b = g >> sh1
             if new <= b < thr:
-                bag[start[b] + fill[b]] = ((g - (b << sh1)) << _CODE_BITS) | (a << _END_BITS) | u
+                bag[start[b] + fill[b]] = (((g - (b << sh1)) >> shs) << _CODE_BITS) | (a << _END_BITS) | u
                 fill[b] += 1
     q.thr[0] = new
 
@@ -440,6 +463,16 @@ def gq_take_cut(q, W, pmax, rng):
 
 
 @njit(cache=CACHE, nogil=True)
+def gq_slot_group(q, W, b, slot):
+    """Group of a slot of bucket b (per draw, not per edge). A wide bucket's slot
+    holds only its fine sub-bucket, so there the group comes from the edge's weight."""
+    if q.wide:
+        code = slot & _CODE_MASK
+        return discretize(np.float64(W[code >> _END_BITS, code & _END_MASK]), q.sgn, q.s) - q.kmin
+    return (b << q.sh1) + (slot >> _CODE_BITS)
+
+
+@njit(cache=CACHE, nogil=True)
 def gq_take(q, W, b, lo, hi, count, visited, rng):
     """A uniformly random active edge of bucket b whose group offset lies in [lo, hi].
 
@@ -454,6 +487,7 @@ def gq_take(q, W, b, lo, hi, count, visited, rng):
     bag, dense, ends = q.bag, q.dense, q.ends
     first = q.start[b]
     f = q.fill[b]
+    base = b << q.sh1
     whole = lo == 0 and hi >= (np.int64(1) << q.sh1) - 1
     if whole or f <= 8 * count:
         # acceptance >= 1/8 with right counts; after 1000 misses (probability
@@ -461,18 +495,20 @@ def gq_take(q, W, b, lo, hi, count, visited, rng):
         for _ in range(1000):
             slot = bag[first + np.int64(rng.random() * f)]
             code = slot & _CODE_MASK
-            goff = slot >> _CODE_BITS
-            if lo <= goff <= hi and not visited[_end(code, dense, ends)]:
-                return (b << q.sh1) + goff, code
+            if not visited[_end(code, dense, ends)]:
+                g = gq_slot_group(q, W, b, slot)
+                if whole or lo <= g - base <= hi:
+                    return g, code
     j = np.int64(rng.random() * count)
     for i in range(first, first + f):
         slot = bag[i]
         code = slot & _CODE_MASK
-        goff = slot >> _CODE_BITS
-        if lo <= goff <= hi and not visited[_end(code, dense, ends)]:
-            if j == 0:
-                return (b << q.sh1) + goff, code
-            j -= 1
+        if not visited[_end(code, dense, ends)]:
+            g = gq_slot_group(q, W, b, slot)
+            if whole or lo <= g - base <= hi:
+                if j == 0:
+                    return g, code
+                j -= 1
     raise AssertionError("gq_take: count exceeds the active edges of the range")
 
 
@@ -534,90 +570,97 @@ def _hist_csr_direct(indptr, indices, data, sgn, s, kmin, sh1, B):
 
 @njit(cache=CACHE, nogil=True)
 def _keys_dense(W, sgn, s, kmin):
-    """key - kmin of every upper-triangle edge, row by row."""
+    """key - kmin of every upper-triangle edge, row by row, and its position
+    i << 20 | j (i < j)."""
     n = W.shape[0]
-    out = np.empty(n * (n - 1) // 2, dtype=np.uint64)
+    m = n * (n - 1) // 2
+    keys = np.empty(m, dtype=np.uint64)
+    pos = np.empty(m, dtype=np.int64)
     k = 0
     for i in range(n):
         row = W[i]
         for j in range(i + 1, n):
-            out[k] = np.uint64(discretize(np.float64(row[j]), sgn, s) - kmin)
+            keys[k] = np.uint64(discretize(np.float64(row[j]), sgn, s) - kmin)
+            pos[k] = (i << _END_BITS) | j
             k += 1
-    return out
+    return keys, pos
 
 
 @njit(cache=CACHE, nogil=True)
 def _keys_csr(indptr, indices, data, sgn, s, kmin):
-    out = np.empty(data.shape[0], dtype=np.uint64)
+    """key - kmin of every stored entry and its CSR position."""
+    keys = np.empty(data.shape[0], dtype=np.uint64)
     for p in range(data.shape[0]):
-        out[p] = np.uint64(discretize(data[p], sgn, s) - kmin)
-    return out
+        keys[p] = np.uint64(discretize(data[p], sgn, s) - kmin)
+    return keys, np.arange(data.shape[0])
 
 
 @njit(cache=CACHE, nogil=True)
-def radix_sort_u64(a, bits):
-    """Sorted copy of ``a`` by an LSD radix sort on the low ``bits`` bits (11-bit digits)."""
-    src = a.copy()
-    dst = np.empty_like(src)
+def radix_sort_pairs(keys, vals, bits):
+    """Sort ``keys`` (uint64) by an LSD radix sort on their low ``bits`` bits (11-bit
+    digits), carrying ``vals`` along; stable. Returns the sorted (keys, vals); the
+    inputs are used as buffers. O(m bits / 11) time, 16 m bytes of extra memory."""
+    src_k, src_v = keys, vals
+    dst_k = np.empty_like(keys)
+    dst_v = np.empty_like(vals)
     count = np.empty(1 << 11, dtype=np.int64)
     shift = 0
     while shift < bits:
         count[:] = 0
-        for x in src:
+        for x in src_k:
             count[(x >> np.uint64(shift)) & np.uint64(0x7FF)] += 1
         total = 0
         for d in range(1 << 11):
             c = count[d]
             count[d] = total
             total += c
-        for x in src:
+        for t in range(src_k.shape[0]):
+            x = src_k[t]
             d = (x >> np.uint64(shift)) & np.uint64(0x7FF)
-            dst[count[d]] = x
+            dst_k[count[d]] = x
+            dst_v[count[d]] = src_v[t]
             count[d] += 1
-        src, dst = dst, src
+        src_k, dst_k = dst_k, src_k
+        src_v, dst_v = dst_v, src_v
         shift += 11
-    return src
+    return src_k, src_v
 
 
 @njit(cache=CACHE, nogil=True)
-def _distinct_sorted(a):
-    if a.shape[0] == 0:
-        return a.copy()
-    k = 1
-    for i in range(1, a.shape[0]):
-        if a[i] != a[k - 1]:
-            a[k] = a[i]
-            k += 1
-    return a[:k].copy()
-
-
-@njit(cache=CACHE, nogil=True)
-def _ranks_dense(W, sgn, s, kmin, distinct, rank):
-    """rank[i*n+j] = rank[j*n+i] = index of the edge's key among the distinct keys."""
-    n = W.shape[0]
-    G = distinct.shape[0]
-    h = np.zeros(G, dtype=np.int64)
-    for i in range(n):
-        row = W[i]
-        for j in range(i + 1, n):
-            x = np.uint64(discretize(np.float64(row[j]), sgn, s) - kmin)
-            g = np.searchsorted(distinct, x)
+def _ranks_sorted(skeys, spos, n, dense, rank):
+    """Group ranks from the sorted keys: the g-th distinct key is group g. Writes each
+    edge's rank (dense: at i*n+j and j*n+i; sparse: at its CSR position) and returns
+    (distinct keys, edges per group). One pass and one scattered write per edge,
+    instead of a binary search per edge (which took 5.7 s at n = 4000)."""
+    m = skeys.shape[0]
+    distinct = np.empty(m, dtype=np.uint64)
+    hist = np.zeros(m, dtype=np.int64)
+    g = -1
+    for t in range(m):
+        x = skeys[t]
+        if g < 0 or x != distinct[g]:
+            g += 1
+            distinct[g] = x
+        hist[g] += 1
+        p = spos[t]
+        if dense:
+            i = p >> _END_BITS
+            j = p & _END_MASK
             rank[i * n + j] = g
             rank[j * n + i] = g
-            h[g] += 1
-    return h
+        else:
+            rank[p] = g
+    return distinct[:g + 1].copy(), hist[:g + 1].copy()
 
 
 @njit(cache=CACHE, nogil=True)
-def _ranks_csr(indptr, indices, keys, distinct, rank):
-    G = distinct.shape[0]
+def _hist_csr_ranks(indptr, indices, rank, G):
+    """Edges per group of a CSR graph, counting each edge at its entry above the diagonal."""
     h = np.zeros(G, dtype=np.int64)
     for a in range(indptr.shape[0] - 1):
         for p in range(indptr[a], indptr[a + 1]):
-            g = np.searchsorted(distinct, keys[p])
-            rank[p] = g
             if indices[p] > a:
-                h[g] += 1
+                h[rank[p]] += 1
     return h
 
 
@@ -659,37 +702,56 @@ def gq_build(graph, sgn, s, r, sigma):
     # on r and sigma only, never on the weights' layout); keys are never stored then
     sh1 = _bucket_shift(K, r, sigma) if sigma >= 0 else 0
     B = ((K - 1) >> sh1) + 1  # buckets of the key range
-    direct = B <= m // 4 + _DIRECT_SLACK
+    shf = sh1
+    wide = False
+    bucket_hist = None
+    if graph.dense and sigma >= 0 and B > _WIDE_MIN_FINE:
+        # many noise-wide buckets: try at most _WIDE_BUCKETS wide ones instead, whose
+        # counters stay in cache; the sampler splits the few it reaches (docs/design.rst)
+        sh_c = sh1
+        while ((K - 1) >> sh_c) + 1 > _WIDE_BUCKETS:
+            sh_c += 1
+        B_c = ((K - 1) >> sh_c) + 1
+        hist_c = _hist_dense_direct(graph.W, sgn, s, kmin, sh_c, B_c)
+        # a crowded bucket would be split at O(its edges) per selection
+        if hist_c.max() <= max(_WIDE_FILL_MIN, _WIDE_FILL_FACTOR * m // B_c):
+            # sub-buckets of sigma noise units, or wider when a slot cannot number them
+            # all (keys spanning over 2**(37 + sh1)): exact still, a few more draws
+            shf = max(sh1, sh_c - _FINE_BITS)
+            wide, sh1, B, bucket_hist = True, sh_c, B_c, hist_c
+    direct = wide or B <= m // 4 + _DIRECT_SLACK
     rank_t = np.int32 if m < 2**31 else np.int64
     need = 8 * m + 40 * (B if direct else m)
     if not direct:
         rank_len = n * n if graph.dense else graph.data.shape[0]
-        need += rank_len * np.dtype(rank_t).itemsize + 24 * max(m, rank_len)
+        # keys and positions, their sort buffers, the distinct keys and the histogram
+        need += rank_len * np.dtype(rank_t).itemsize + 48 * max(m, rank_len)
     require_memory(need, f"fast_pamst on n = {n}, m = {m}")
 
     if direct:
         G = K
         key = np.zeros(0, dtype=np.int64)  # gq_key: kmin + g
         rank = np.zeros(0, dtype=rank_t)
-        if graph.dense:
+        if bucket_hist is not None:
+            pass  # wide buckets: their histogram decided the layout
+        elif graph.dense:
             bucket_hist = _hist_dense_direct(graph.W, sgn, s, kmin, sh1, B)
         else:
             bucket_hist = _hist_csr_direct(graph.indptr, graph.indices, graph.data, sgn, s, kmin, sh1, B)
     else:
         if graph.dense:
-            keys = _keys_dense(graph.W, sgn, s, kmin)
+            keys, pos = _keys_dense(graph.W, sgn, s, kmin)
+            rank = np.zeros(n * n, dtype=rank_t)
         else:
-            keys = _keys_csr(graph.indptr, graph.indices, graph.data, sgn, s, kmin)
-        distinct = _distinct_sorted(radix_sort_u64(keys, max(int(K - 1).bit_length(), 1)))
+            keys, pos = _keys_csr(graph.indptr, graph.indices, graph.data, sgn, s, kmin)
+            rank = np.empty(graph.data.shape[0], dtype=rank_t)
+        keys, pos = radix_sort_pairs(keys, pos, max(int(K - 1).bit_length(), 1))
+        distinct, hist = _ranks_sorted(keys, pos, n, graph.dense, rank)
+        del keys, pos
+        if not graph.dense:  # each edge once: the stored entries above the diagonal
+            hist = _hist_csr_ranks(graph.indptr, graph.indices, rank, hist.shape[0])
         G = distinct.shape[0]
         key = distinct.astype(np.int64) + kmin
-        if graph.dense:
-            del keys
-            rank = np.zeros(n * n, dtype=rank_t)
-            hist = _ranks_dense(graph.W, sgn, s, kmin, distinct, rank)
-        else:
-            rank = np.empty(graph.data.shape[0], dtype=rank_t)
-            hist = _ranks_csr(graph.indptr, graph.indices, keys, distinct, rank)
         # buckets of consecutive ranks, whose key spans vary: per-group counts below
         sh1 = _bucket_shift(G, r, sigma) if sigma >= 0 else 0
         bucket_hist = np.add.reduceat(hist, np.arange(0, G, 1 << sh1))
@@ -712,6 +774,9 @@ def gq_build(graph, sgn, s, r, sigma):
         key=key,
         sh1=np.int64(sh1),
         sh2=np.int64(sh2),
+        wide=bool(wide),
+        shf=np.int64(shf),
+        openb=np.array([-1, 0], dtype=np.int64),
         groups=bool(groups),
         layered=bool(layered),
         cntg=np.zeros(G if groups else 1, dtype=np.int64),

@@ -36,7 +36,10 @@ import numpy as np
 from numba import njit
 
 from .core import CACHE
-from .queue import ROOT, gq_count, gq_key, gq_select, gq_take, gq_take_cut, gq_top, gq_width_shift
+from .queue import (
+    _CODE_BITS, _CODE_MASK, ROOT, _compact, gq_count, gq_key, gq_materialize, gq_select, gq_slot_group,
+    gq_take, gq_take_cut, gq_top, gq_width_shift,
+)
 
 EXPONENTIAL = 0
 GUMBEL = 1
@@ -51,6 +54,10 @@ ST_BOTTOM_K = 5         # candidates (k) the bottom trick drew in total
 ST_BOTTOM_WINS = 6      # selections won by a bottom candidate
 ST_NODES = 7            # groups, buckets and blocks visited (empty ones included)
 N_STATS = 8
+
+# node kinds beyond the queue's levels 0..ROOT
+SUB = 4    # a slot range of the open wide bucket, every slot active (node = first slot)
+WIDE = 5   # a wide bucket, resolved by its fine sub-buckets (_walk_wide)
 
 
 @njit(cache=CACHE, nogil=True)
@@ -159,12 +166,21 @@ def binomial(n, p, rng):
 
 @njit(cache=CACHE, nogil=True)
 def _take_below(q, W, level, node, count, pmax, visited, rng):
-    """A uniformly random active edge of a node (level 1, 2 or ROOT = the whole cut)
-    among its groups <= pmax, given their number ``count``; returns (group, code)."""
+    """A uniformly random active edge of a node (level 1, 2, ROOT = the whole cut, or
+    SUB = ``count`` slots of the open wide bucket from slot ``node``) among its
+    groups <= pmax, given their number ``count``; returns (group, code)."""
+    if level == SUB:
+        slot = q.bag[node + np.int64(rng.random() * count)]
+        return gq_slot_group(q, W, q.openb[0], slot), slot & _CODE_MASK
     if level == ROOT and q.dense and 2 * count >= q.total[0]:
         # most of the cut qualifies: draw from the cut itself, no bucket is touched
         return gq_take_cut(q, W, pmax, rng)
-    bb, _ = gq_select(q, level, node, np.int64(rng.random() * count))
+    bb, w = gq_select(q, level, node, np.int64(rng.random() * count))
+    if bb == q.openb[0]:
+        # the open wide bucket: its unprocessed edges are its first openb[1] slots
+        # (compacted), and the rank fell among them
+        slot = q.bag[q.start[bb] + w]
+        return gq_slot_group(q, W, bb, slot), slot & _CODE_MASK
     lo = bb << q.sh1
     top = (np.int64(1) << q.sh1) - 1
     if not q.groups or pmax - lo >= top:
@@ -258,7 +274,8 @@ def _node_at(q, p, first, r, sigma):
     """The node a walk at group p resolves next: the largest aligned node whose top
     is p (on the first step any node holding p: nothing above p is active) that is
     empty or narrow enough (r * key span <= sigma) to be resolved whole; buckets
-    always are when groups are not tracked. Returns (level, node, lo, count)."""
+    always are when groups are not tracked, and a non-empty wide bucket is WIDE.
+    Returns (level, node, lo, count)."""
     for lv in range(2 if q.layered else 1, 0, -1):
         w = gq_width_shift(q, lv)
         if not first and (p + 1) & ((np.int64(1) << w) - 1) != 0:
@@ -266,6 +283,8 @@ def _node_at(q, p, first, r, sigma):
         nd = p >> w
         cc = gq_count(q, lv, nd)
         nlo = nd << w
+        if lv == 1 and q.wide and cc > 0:
+            return WIDE, nd, nlo, cc
         if cc == 0 or (lv == 1 and not q.groups) or r * np.float64(gq_key(q, p) - gq_key(q, nlo)) <= sigma:
             return lv, nd, nlo, cc
     return 0, p, p, q.cntg[p]
@@ -308,6 +327,84 @@ def _extras(q, W, visited, kind, r, rng, stats, level, node, c, p, k0, ktop, zma
             win_g = g
             win_code = code
     return best, win_g, win_code
+
+
+@njit(cache=CACHE, nogil=True)
+def _split_top(bag, lo, hi, fmax):
+    """Move the slots of bag[lo:hi] in fine sub-bucket ``fmax`` to the end of the range;
+    returns (how many, the largest fine sub-bucket among the others or -1)."""
+    j = hi
+    nxt = np.int64(-1)
+    i = lo
+    while i < j:
+        f = bag[i] >> _CODE_BITS
+        if f == fmax:
+            j -= 1
+            bag[i], bag[j] = bag[j], bag[i]
+        else:
+            nxt = max(nxt, f)
+            i += 1
+    return hi - j, nxt
+
+
+@njit(cache=CACHE, nogil=True)
+def _walk_wide(q, W, visited, kind, r, theta, rng, stats, b, p, first, k0, remaining, best,
+               win_g, win_code):
+    """Resolve wide bucket b (key span above sigma) by its fine sub-buckets, top down,
+    as ``rnm_select`` resolves buckets: the bucket is materialized and compacted, and
+    each sub-bucket's slots are moved to the end of the unprocessed range (one pass
+    over it, which also finds the next sub-bucket). While the walk is inside b,
+    ``q.openb`` = (b, unprocessed slots) lets bottom draws reach b's unprocessed
+    edges. Returns (best, win_g, win_code, remaining, stopped by the bottom trick)."""
+    if b < q.thr[0]:
+        gq_materialize(q, W, b)
+    _compact(q, b, visited)
+    if q.fill[b] != q.cnt[b]:
+        raise AssertionError("rnm_select: a wide bucket's slots disagree with its count")
+    bag = q.bag
+    lo = q.start[b]
+    hi = lo + q.fill[b]
+    base = b << q.sh1
+    shf = q.shf
+    fmax = np.int64(-1)
+    for i in range(lo, hi):
+        fmax = max(fmax, bag[i] >> _CODE_BITS)
+    q.openb[0] = b
+    stopped = False
+    while fmax >= 0:
+        q.openb[1] = hi - lo
+        ptop = min(p, base + ((fmax + 1) << shf) - 1)
+        ktop = np.float64(gq_key(q, ptop) - k0)
+        if not first:
+            t = best - ktop
+            log_pt = log_survival(kind, t, r)
+            if remaining * math.exp(log_pt) < theta:
+                best, win_g, win_code = _bottom(q, W, visited, kind, r, rng, stats, ptop, k0,
+                                                remaining, t, log_pt, best, win_g, win_code)
+                stopped = True
+                break
+        first = False
+        c, nxt = _split_top(bag, lo, hi, fmax)
+        stats[ST_NODES] += 1
+        node = hi - c
+        zmax = max_noise(kind, c, r, rng)
+        if ktop + zmax > best:
+            stats[ST_BLOCK_DRAWS] += 1
+            g, code = _take_below(q, W, SUB, node, c, ptop, visited, rng)
+            val = np.float64(gq_key(q, g) - k0) + zmax
+            if val > best:
+                best = val
+                win_g = g
+                win_code = code
+            if c > 1 and best - ktop < zmax:
+                best, win_g, win_code = _extras(q, W, visited, kind, r, rng, stats, SUB, node, c,
+                                                ptop, k0, ktop, zmax, code, best, win_g, win_code)
+        remaining -= c
+        hi -= c
+        p = base + (fmax << shf) - 1
+        fmax = nxt
+    q.openb[0] = -1
+    return best, win_g, win_code, remaining, stopped
 
 
 @njit(cache=CACHE, nogil=True)
@@ -359,6 +456,15 @@ def rnm_select(q, W, visited, kind, r, theta, sigma, rng, stats):
                                                 remaining, t, log_pt, best, win_g, win_code)
                 break
         level, node, lo, c = _node_at(q, p, first, r, sigma)
+        if level == WIDE:
+            best, win_g, win_code, remaining, stopped = _walk_wide(
+                q, W, visited, kind, r, theta, rng, stats, node, p, first, k0, remaining, best,
+                win_g, win_code)
+            if stopped:
+                break
+            first = False
+            p = lo - 1
+            continue
         first = False
         stats[ST_NODES] += 1
         if c > 0:

@@ -15,6 +15,7 @@ import pytest
 import scipy.sparse as sp
 
 import fastpamst_nb as fp
+from fastpamst_nb import queue
 from fastpamst_nb.api import DEFAULT_SIGMA, DEFAULT_THETA, _fast_pamst_graph
 from fastpamst_nb.graph import as_graph
 from fastpamst_nb.queue import gq_build
@@ -59,7 +60,8 @@ def _tied_graph():
 
 def _far_graph():
     # a few light edges and groups far below them: the bottom trick must draw k > 0
-    # and win; the key range (1e6 with s = 1) forces compressed group ranks
+    # and win; the key range (1e6 with s = 1) forces wide buckets (or compressed
+    # group ranks without them)
     return _sym([[0, 0, 1, 7, 1e6], [0, 0, 2, 6, 9e5], [0, 0, 0, 3, 8e5], [0, 0, 0, 0, 2], [0] * 5])
 
 
@@ -149,12 +151,22 @@ def test_gumbel_noise_matches_softmax(config):
         _check(weights, rho / 4, sensitivity, disc, noise="gumbel", theta=theta, sigma=sigma)
 
 
-def test_far_groups_use_the_bottom_trick_and_it_wins():
+@pytest.mark.parametrize("wide", [True, False], ids=["wide", "radix"])
+def test_far_groups_use_the_bottom_trick_and_it_wins(wide, monkeypatch):
+    if not wide:
+        monkeypatch.setattr(queue, "_WIDE_MIN_FINE", 1 << 62)
     weights, rho, sensitivity, disc = CONFIGS["far"]
     q = gq_build(as_graph(weights), -1.0, 1.0, 1.0, 1.0)
-    assert not q.direct, "the far configuration should exercise compressed group ranks"
+    # the key range (1e6 keys) makes wide buckets, or without them compressed group ranks
+    assert q.wide == wide and q.direct == wide
     _, stats, _ = released_counts(weights, rho, sensitivity, disc, runs=2000)
     assert stats[ST_BOTTOM_K] > 0 and stats[ST_BOTTOM_WINS] > 0
+
+
+def test_far_law_without_wide_buckets(monkeypatch):
+    # CONFIGS["far"] runs wide at sigma >= 0; its radix-sorted layout keeps a law test
+    monkeypatch.setattr(queue, "_WIDE_MIN_FINE", 1 << 62)
+    _check(*CONFIGS["far"])
 
 
 def test_blocks_draw_extra_candidates():

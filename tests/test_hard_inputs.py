@@ -25,7 +25,7 @@ import scipy.stats
 from numba import njit
 
 import fastpamst_nb as fp
-from fastpamst_nb import api
+from fastpamst_nb import api, queue
 from fastpamst_nb.api import DEFAULT_SIGMA, DEFAULT_THETA
 from fastpamst_nb.graph import as_graph
 from fastpamst_nb.privacy import discretized_sensitivity
@@ -298,20 +298,35 @@ def _hard_check(name, noise, theta, sigma, maximum=False):
 
 
 KNOBS = {"default": (DEFAULT_THETA, DEFAULT_SIGMA), "groups-only": (0.0, -1.0),
-         "bottom-asap": (math.inf, 0.0)}
+         "bottom-asap": (math.inf, 0.0), "no-wide": (DEFAULT_THETA, DEFAULT_SIGMA)}
 # layered-default exists for its default layout (200,000 groups a release: 9 s a run);
 # integer-fine-sensitivity with one-group buckets and no early stop walks 3,200 empty
 # groups a step (70 s): its buckets are what it tests
 SLOW = {("layered-default", "groups-only"), ("layered-default", "bottom-asap"),
         ("integer-fine-sensitivity", "groups-only")}
-CASES = [(name, knobs) for name in HARD for knobs in KNOBS if (name, knobs) not in SLOW]
+# "no-wide": the default knobs with wide buckets off, for the inputs whose default layout
+# is wide (so that the layered and radix-sorted layouts keep their released-law tests)
+WIDE_BY_DEFAULT = ("layered-default", "compressed-gap-700000")
+CASES = [(name, knobs) for name in HARD for knobs in KNOBS
+         if (name, knobs) not in SLOW and (knobs != "no-wide" or name in WIDE_BY_DEFAULT)]
+
+
+def _layout(q):
+    return "wide" if q.wide else ("direct" if q.direct else "radix") + ("-layered" if q.layered else "")
+
+
+@pytest.fixture
+def no_wide(monkeypatch):
+    monkeypatch.setattr(queue, "_WIDE_MIN_FINE", 1 << 62)
 
 
 @pytest.mark.parametrize("name, knobs", CASES, ids=[f"{a}-{b}" for a, b in CASES])
-def test_exponential_law_across_large_gaps(name, knobs):
-    knobs = KNOBS[knobs]
-    stats = _hard_check(name, "exponential", *knobs)
-    if knobs[0] == math.inf:
+def test_exponential_law_across_large_gaps(name, knobs, monkeypatch):
+    if knobs == "no-wide":
+        monkeypatch.setattr(queue, "_WIDE_MIN_FINE", 1 << 62)
+    theta, sigma = KNOBS[knobs]
+    stats = _hard_check(name, "exponential", theta, sigma)
+    if theta == math.inf:
         assert stats[ST_BOTTOM_CALLS] > 0
 
 
@@ -322,19 +337,31 @@ def test_gumbel_law_across_large_gaps(name):
 
 def test_hard_layouts_are_what_they_claim():
     # guard the configurations: a change of layout rules must not quietly make them easy
-    def queue(name, sigma):
+    def queue_of(name, sigma):
         W, sensitivity, _, lam = HARD[name]
         return gq_build(as_graph(W), -1.0, sensitivity, lam * sensitivity, sigma)
 
-    q = queue("layered-gap-400", -1.0)
+    q = queue_of("layered-gap-400", -1.0)
     assert q.layered and q.direct and q.sh1 == 0
     top = int(math.floor(-32.0)) - q.kmin
     assert top % (1 << (q.sh1 + q.sh2)) == 0, "top group not at the bottom of a block"
-    q = queue("layered-default", DEFAULT_SIGMA)
-    assert q.layered and q.direct
+    # wide by default: their wide buckets are split into several sub-buckets
+    for name in WIDE_BY_DEFAULT:
+        q = queue_of(name, DEFAULT_SIGMA)
+        assert q.wide and q.sh1 > q.shf, name
+    assert _layout(queue_of("compressed-gap-700000", -1.0)) == "radix"
+
+
+def test_hard_layouts_without_wide_buckets(no_wide):
+    def queue_of(name):
+        W, sensitivity, _, lam = HARD[name]
+        return gq_build(as_graph(W), -1.0, sensitivity, lam * sensitivity, DEFAULT_SIGMA)
+
+    q = queue_of("layered-default")
+    assert q.layered and q.direct and not q.wide
     top = int(math.floor(-1344.0)) - q.kmin
     assert top % (1 << (q.sh1 + q.sh2)) == 0
-    assert not queue("compressed-gap-700000", DEFAULT_SIGMA).direct
+    assert _layout(queue_of("compressed-gap-700000")) == "radix"
 
 
 def test_maximum_tree_across_a_large_gap():

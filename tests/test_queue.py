@@ -14,6 +14,7 @@ import scipy.sparse as sp
 from numba import njit
 
 import naive
+from fastpamst_nb import queue
 from fastpamst_nb.graph import as_graph
 from fastpamst_nb.queue import (
     ROOT, gq_build, gq_count, gq_join, gq_select, gq_take, gq_take_cut, gq_top, gq_update, gq_update_csr,
@@ -39,12 +40,19 @@ def _sparse(n):
 LAYOUTS = {
     "direct-wide-buckets": (lambda rng: _sym(rng, 30), 1e-3, 0.01, 1.0),
     "direct-single-groups": (lambda rng: _sym(rng, 30, 20, True), 1.0, 1.0, -1.0),
+    # wide buckets off (below): 500,000 noise-wide buckets for 435 edges, radix-sorted keys
     "compressed-groups": (lambda rng: _sym(rng, 30, 1e7), 1.0, 0.05, 1.0),
+    # the same weights with wide buckets: 16,384 of them, a slot keeps its sub-bucket only
+    "wide": (lambda rng: _sym(rng, 30, 1e7), 1.0, 0.05, 1.0),
     # 2**21 keys for 435 edges (far past m/4 + 2**18) but only 512 buckets: direct
     "direct-fine-step": (lambda rng: _sym(rng, 30), 2.0 ** -21, 2.0 ** -12, 1.0),
     "layered": (lambda rng: _sym(rng, 60), 1e-5, 10.0, 0.0),
     "sparse": (lambda rng: _sparse(40), 1e-2, 0.5, 1.0),
 }
+
+
+# layouts that exist for what the queue does without wide buckets
+NO_WIDE = ("compressed-groups", "layered")
 
 
 def _groups_of(graph, q):
@@ -121,11 +129,14 @@ def _many_cut_takes(q, W, pmax, rng, reps):
 
 
 @pytest.mark.parametrize("layout", list(LAYOUTS))
-def test_queue_matches_a_naive_cut(layout):
+def test_queue_matches_a_naive_cut(layout, monkeypatch):
     build, s, r, sigma = LAYOUTS[layout]
+    if layout in NO_WIDE:
+        monkeypatch.setattr(queue, "_WIDE_MIN_FINE", 1 << 62)
     rng = np.random.default_rng(7)
     graph = as_graph(build(rng))
     q = gq_build(graph, -1.0, s, r, sigma)
+    assert q.wide == (layout == "wide")
     if layout == "layered":
         assert q.layered
     if layout == "compressed-groups":

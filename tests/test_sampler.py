@@ -21,7 +21,7 @@ from fastpamst_nb.queue import gq_build, gq_join, gq_update
 from fastpamst_nb.sampler import EXPONENTIAL, GUMBEL, N_STATS, binomial, max_noise, rnm_select
 
 RUNS = 20_000
-STRUCTURES = ["ties", "gaps", "spread"]
+STRUCTURES = ["ties", "gaps", "spread", "wide", "wide-top-heavy", "wide-coarse-sub-buckets"]
 
 
 @njit
@@ -40,8 +40,18 @@ def _cut(seed, n, structure):
         W = rng.integers(0, 3, size=(n, n)).astype(float)
     elif structure == "gaps":
         W = rng.choice([0.0, 0.5, 4.0, 9.0, 30.0], size=(n, n))
-    else:  # spread: many distinct groups, some far below the top
+    elif structure == "spread":  # many distinct groups, some far below the top
         W = rng.random((n, n)) * 12.0
+    else:  # wide: a near cluster and far edges 1e5 keys down, so 50,000 noise-wide
+        # buckets become wide ones (8 keys, four sub-buckets of 2), split by the sampler;
+        # the far key puts key 0 at the top of its wide bucket, keys down to -7 in it
+        W = rng.choice([0.0, 0.5, 1.5, 3.0, 6.0, 7.5, 100007.0], size=(n, n))
+    if structure == "wide-coarse-sub-buckets":  # keys spanning 2**40: 2**26-key wide
+        # buckets in 2**23 sub-buckets of 8 keys (10 noise units), keys 0..-7 in one of them
+        W = rng.choice([0.0, 0.5, 1.5, 3.0, 6.0, 7.5, 2.0**40 - 9], size=(n, n))
+    if structure == "wide-top-heavy":  # most of the cut in the top sub-bucket: a bottom
+        # draw after it (theta = inf) picks by rank, partly inside the open wide bucket
+        W = rng.choice([0.0, 0.0, 0.0, 0.0, 0.0, 1.5, 3.0, 100007.0], size=(n, n))
     W = np.triu(W, 1)
     W = W + W.T
     visited_order = rng.permutation(n)[: max(2, n // 2)]
@@ -57,6 +67,11 @@ def test_one_selection_matches_brute_force_rnm(structure, noise, theta, sigma):
     graph = as_graph(W)
     r = lam * s
     q = gq_build(graph, -1.0, s, r, sigma)
+    if structure.startswith("wide"):  # what the case is for (sigma < 0: one group per bucket, never wide)
+        if sigma < 0 or sigma < math.inf:  # sigma = inf: wide only past 2**20-key buckets
+            assert q.wide == (sigma >= 0), sigma
+        if structure == "wide-coarse-sub-buckets" and 0 <= sigma <= 1:
+            assert (q.sh1, q.shf) == (26, 3)
     visited = np.zeros(n, dtype=np.bool_)
     for v in order:
         gq_join(q, v, visited)
