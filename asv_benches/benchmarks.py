@@ -187,7 +187,7 @@ class FloorRatio:
     Both are timed in one process with time.perf_counter (median of 3 runs each), so
     the ratio is largely independent of the machine's speed. The cases are those of
     ``fastpamst bench``: both noises at the default discretization, on the weights
-    x 1000 and at discretization = sensitivity / 16 (the cliffs).
+    x 1000 and x 10**6 and at discretization = sensitivity / 16 (the cliffs).
     """
 
     unit = "x floor"
@@ -197,13 +197,13 @@ class FloorRatio:
     param_names = ["case"]
 
     def setup(self, case):
-        self.run, scaled = bench._runners()[case]
+        self.run, scale = bench._runners()[case]
         floor = bench._runners()["floor"][0]
         W = uniform_weights(8, seed=SEED)
         floor(W, 0)
-        self.run(W * bench.CLIFF_SCALE if scaled else W, 0)
+        self.run(W * scale, 0)
         self.W = uniform_weights(self.n, seed=SEED)
-        self.W_case = self.W * bench.CLIFF_SCALE if scaled else self.W
+        self.W_case = self.W * scale if scale != 1.0 else self.W
         self.floor = floor
 
     def track_x_floor(self, case):

@@ -9,8 +9,9 @@ the floor's on the same matrix, in the same process.
 
 The problem is a complete graph whose weights are i.i.d. Uniform(0, 1), with
 rho = 0.1 and sensitivity = 1e-5 (the setting of docs/user_guide.rst, Speed).
-Two more cases per noise look for cliffs: the same weights x 1000 (1000x more
-distinct keys at the same sensitivity) and discretization = sensitivity / 16.
+Three more cases per noise look for cliffs: the same weights x 1000 and x 10**6
+(that many times more distinct keys at the same sensitivity) and discretization =
+sensitivity / 16.
 A sparse case compares ``fast_pamst`` on a random topology with m = 6n edges with
 scipy's ``minimum_spanning_tree`` (:func:`run_sparse_bench`). All kernels are
 compiled (or loaded from the numba cache) before timing.
@@ -34,11 +35,11 @@ SENSITIVITY = 1e-5
 PAMST_MAX_N = 1500
 # numpy's noisy copy plus scipy's MST takes ~25 s at n = 8000 and grows as n^2 log n
 SCIPY_MAX_N = 8000
-CLIFF_SCALE = 1000.0
-# the cases timed; "W*1000" runs on the weights x CLIFF_SCALE, "s=D/16" at discretization
-# SENSITIVITY / 16
+# the cases timed; "W*1000" and "W*1e6" run on the weights times that factor (the same
+# sensitivity: 1000x and 10**6x more distinct keys), "s=D/16" at discretization SENSITIVITY / 16
 ALGORITHMS = ("floor", "exact_mst", "fast_pamst", "fast_pamst_gumbel",
               "fast_pamst W*1000", "fast_pamst_gumbel W*1000",
+              "fast_pamst W*1e6", "fast_pamst_gumbel W*1e6",
               "fast_pamst s=D/16", "fast_pamst_gumbel s=D/16",
               "post_processing", "pamst", "numpy+scipy")
 SPARSE_DEGREE = 6
@@ -149,7 +150,7 @@ def numpy_scipy_mst(W, rho, sensitivity, rng):
 
 
 def _runners():
-    """Name -> (callable(W, seed), uses the x CLIFF_SCALE weights)."""
+    """Name -> (callable(W, seed), the factor its weights are multiplied by)."""
     kw = {"rho": RHO, "sensitivity": SENSITIVITY}
     fine = SENSITIVITY / 16
 
@@ -157,25 +158,27 @@ def _runners():
         return lambda W, seed: api.fast_pamst(W, rng=seed, noise=noise, discretization=s, **kw).weight
 
     return {
-        "floor": (lambda W, seed: floor_prim(W), False),
-        "exact_mst": (lambda W, seed: api.exact_mst(W).weight, False),
-        "fast_pamst": (fast("exponential"), False),
-        "fast_pamst_gumbel": (fast("gumbel"), False),
-        "fast_pamst W*1000": (fast("exponential"), True),
-        "fast_pamst_gumbel W*1000": (fast("gumbel"), True),
-        "fast_pamst s=D/16": (fast("exponential", fine), False),
-        "fast_pamst_gumbel s=D/16": (fast("gumbel", fine), False),
-        "post_processing": (lambda W, seed: api.post_processing(W, rng=seed, **kw).weight, False),
-        "pamst": (lambda W, seed: api.pamst(W, rng=seed, **kw).weight, False),
-        "numpy+scipy": (lambda W, seed: numpy_scipy_mst(W, RHO, SENSITIVITY, seed), False),
+        "floor": (lambda W, seed: floor_prim(W), 1.0),
+        "exact_mst": (lambda W, seed: api.exact_mst(W).weight, 1.0),
+        "fast_pamst": (fast("exponential"), 1.0),
+        "fast_pamst_gumbel": (fast("gumbel"), 1.0),
+        "fast_pamst W*1000": (fast("exponential"), 1e3),
+        "fast_pamst_gumbel W*1000": (fast("gumbel"), 1e3),
+        "fast_pamst W*1e6": (fast("exponential"), 1e6),
+        "fast_pamst_gumbel W*1e6": (fast("gumbel"), 1e6),
+        "fast_pamst s=D/16": (fast("exponential", fine), 1.0),
+        "fast_pamst_gumbel s=D/16": (fast("gumbel", fine), 1.0),
+        "post_processing": (lambda W, seed: api.post_processing(W, rng=seed, **kw).weight, 1.0),
+        "pamst": (lambda W, seed: api.pamst(W, rng=seed, **kw).weight, 1.0),
+        "numpy+scipy": (lambda W, seed: numpy_scipy_mst(W, RHO, SENSITIVITY, seed), 1.0),
     }
 
 
 def warm_up():
     """Compile (or load from the numba cache) every kernel on 16-vertex graphs."""
     W = uniform_weights(16, seed=0)
-    for name, (run, scaled) in _runners().items():
-        run(W * CLIFF_SCALE if scaled else W, 0)
+    for name, (run, scale) in _runners().items():
+        run(W * scale, 0)
     run_sparse_bench(16, repeat=1)
 
 
@@ -217,8 +220,8 @@ def run_bench(ns=(1000, 2000, 4000, 8000), repeat=3, log=None):
 
     Notes
     -----
-    Memory: two (n, n) float64 matrices (the weights and the weights x 1000), plus
-    what the algorithms take (post_processing a noisy copy).
+    Memory: two (n, n) float64 matrices (the weights and one scaled copy at a time),
+    plus what the algorithms take (post_processing a noisy copy).
     """
     ns = [int(n) for n in ns]
     if not ns or min(ns) < 2:
@@ -235,14 +238,18 @@ def run_bench(ns=(1000, 2000, 4000, 8000), repeat=3, log=None):
         if log is not None:
             log(f"bench: n = {n} ({repeat} run(s) per case)")
         W = uniform_weights(n, seed=n)
-        W_scaled = W * CLIFF_SCALE
         row = {}
-        for name, (run, scaled) in runners.items():
-            if (name == "pamst" and n > PAMST_MAX_N) or (name == "numpy+scipy" and n > SCIPY_MAX_N):
-                continue
-            row[name] = _median_seconds(run, W_scaled if scaled else W, repeat)
-        seconds[n] = row
-        del W, W_scaled
+        for factor in sorted({scale for _, scale in runners.values()}):
+            M = W if factor == 1.0 else W * factor  # one scaled copy at a time
+            for name, (run, scale) in runners.items():
+                if scale != factor:
+                    continue
+                if (name == "pamst" and n > PAMST_MAX_N) or (name == "numpy+scipy" and n > SCIPY_MAX_N):
+                    continue
+                row[name] = _median_seconds(run, M, repeat)
+            del M
+        seconds[n] = {name: row[name] for name in runners if name in row}
+        del W
     slope = loglog_slope(ns, [seconds[n]["fast_pamst"] for n in ns])
     return {"seconds": seconds, "fast_pamst_slope": slope, "rho": RHO,
             "sensitivity": SENSITIVITY, "repeat": repeat}
