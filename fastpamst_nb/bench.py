@@ -315,6 +315,23 @@ def align_table(rows):
                      for r in rows)
 
 
+def floor_ratios(seconds):
+    """Each case's time over the floor's: ``[(case, [ratio or None per n])]`` in
+    ``ALGORITHMS`` order (None: the case was skipped at that n; the floor's own row
+    holds its seconds)."""
+    rows = []
+    for name in ALGORITHMS:
+        cells = []
+        for n in seconds:
+            t = seconds[n].get(name)
+            if t is None or name == "floor":
+                cells.append(t)
+            else:
+                cells.append(t / seconds[n]["floor"])
+        rows.append((name, cells))
+    return rows
+
+
 def format_table(result):
     """Render :func:`run_bench`'s result as an aligned text table.
 
@@ -324,16 +341,15 @@ def format_table(result):
     seconds = result["seconds"]
     ns = list(seconds)
     rows = [["case"] + [f"n={n}" for n in ns]]
-    for name in ALGORITHMS:
+    for name, ratios in floor_ratios(seconds):
         cells = [name]
-        for n in ns:
-            t = seconds[n].get(name)
-            if t is None:
+        for n, x in zip(ns, ratios):
+            if x is None:
                 cells.append("skipped")
             elif name == "floor":
-                cells.append(f"{t:.4f}s")
+                cells.append(f"{x:.4f}s")
             else:
-                cells.append(f"{t:.4f}s ({t / seconds[n]['floor']:.1f}x)")
+                cells.append(f"{seconds[n][name]:.4f}s ({x:.1f}x)")
         rows.append(cells)
     lines = [f"rho = {result['rho']}, sensitivity = {result['sensitivity']}, "
              f"median of {result['repeat']} run(s); (x floor) = time / the floor's "

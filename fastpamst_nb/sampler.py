@@ -330,6 +330,46 @@ def _extras(q, W, visited, kind, r, rng, stats, level, node, c, p, k0, ktop, zma
 
 
 @njit(cache=CACHE, nogil=True)
+def _try_bottom(q, W, visited, kind, r, theta, rng, stats, p, k0, ktop, remaining, best, win_g,
+                win_code):
+    """The adaptive stop before a node: when the ``remaining`` edges (groups <= p, keys
+    <= ktop + k0) expect fewer than theta noises above t = best - ktop, run the bottom
+    trick over them. Returns (stopped, best, win_g, win_code)."""
+    t = best - ktop
+    log_pt = log_survival(kind, t, r)
+    if remaining * math.exp(log_pt) >= theta:
+        return False, best, win_g, win_code
+    best, win_g, win_code = _bottom(q, W, visited, kind, r, rng, stats, p, k0, remaining, t,
+                                    log_pt, best, win_g, win_code)
+    return True, best, win_g, win_code
+
+
+@njit(cache=CACHE, nogil=True)
+def _resolve(q, W, visited, kind, r, rng, stats, level, node, c, p, k0, ktop, best, win_g,
+             win_code):
+    """A node of c > 0 edges of groups <= p (keys <= ktop + k0) that is not a single
+    group: its maximum noise is one draw; only when ``ktop + zmax`` could beat the
+    best so far is its carrier (a uniformly random member) looked up, then the
+    extras. Returns the updated (best, win_g, win_code)."""
+    zmax = max_noise(kind, c, r, rng)
+    if ktop + zmax <= best:
+        # below best, neither the carrier nor the c - 1 smaller noises can win, so no
+        # edge is looked up
+        return best, win_g, win_code
+    stats[ST_BLOCK_DRAWS] += 1
+    g, code = _take_below(q, W, level, node, c, p, visited, rng)
+    val = np.float64(gq_key(q, g) - k0) + zmax
+    if val > best:
+        best = val
+        win_g = g
+        win_code = code
+    if c > 1 and best - ktop < zmax:
+        best, win_g, win_code = _extras(q, W, visited, kind, r, rng, stats, level, node, c, p,
+                                        k0, ktop, zmax, code, best, win_g, win_code)
+    return best, win_g, win_code
+
+
+@njit(cache=CACHE, nogil=True)
 def _split_top(bag, lo, hi, fmax):
     """Move the slots of bag[lo:hi] in fine sub-bucket ``fmax`` to the end of the range;
     returns (how many, the largest fine sub-bucket among the others or -1)."""
@@ -376,29 +416,16 @@ def _walk_wide(q, W, visited, kind, r, theta, rng, stats, b, p, first, k0, remai
         ptop = min(p, base + ((fmax + 1) << shf) - 1)
         ktop = np.float64(gq_key(q, ptop) - k0)
         if not first:
-            t = best - ktop
-            log_pt = log_survival(kind, t, r)
-            if remaining * math.exp(log_pt) < theta:
-                best, win_g, win_code = _bottom(q, W, visited, kind, r, rng, stats, ptop, k0,
-                                                remaining, t, log_pt, best, win_g, win_code)
-                stopped = True
+            stopped, best, win_g, win_code = _try_bottom(q, W, visited, kind, r, theta, rng, stats,
+                                                         ptop, k0, ktop, remaining, best, win_g,
+                                                         win_code)
+            if stopped:
                 break
         first = False
         c, nxt = _split_top(bag, lo, hi, fmax)
         stats[ST_NODES] += 1
-        node = hi - c
-        zmax = max_noise(kind, c, r, rng)
-        if ktop + zmax > best:
-            stats[ST_BLOCK_DRAWS] += 1
-            g, code = _take_below(q, W, SUB, node, c, ptop, visited, rng)
-            val = np.float64(gq_key(q, g) - k0) + zmax
-            if val > best:
-                best = val
-                win_g = g
-                win_code = code
-            if c > 1 and best - ktop < zmax:
-                best, win_g, win_code = _extras(q, W, visited, kind, r, rng, stats, SUB, node, c,
-                                                ptop, k0, ktop, zmax, code, best, win_g, win_code)
+        best, win_g, win_code = _resolve(q, W, visited, kind, r, rng, stats, SUB, hi - c, c, ptop,
+                                         k0, ktop, best, win_g, win_code)
         remaining -= c
         hi -= c
         p = base + (fmax << shf) - 1
@@ -449,11 +476,10 @@ def rnm_select(q, W, visited, kind, r, theta, sigma, rng, stats):
             raise AssertionError("rnm_select: the walk left the queue; its counts are inconsistent")
         ktop = np.float64(gq_key(q, p) - k0)
         if not first:
-            t = best - ktop
-            log_pt = log_survival(kind, t, r)
-            if remaining * math.exp(log_pt) < theta:
-                best, win_g, win_code = _bottom(q, W, visited, kind, r, rng, stats, p, k0,
-                                                remaining, t, log_pt, best, win_g, win_code)
+            stopped, best, win_g, win_code = _try_bottom(q, W, visited, kind, r, theta, rng, stats,
+                                                         p, k0, ktop, remaining, best, win_g,
+                                                         win_code)
+            if stopped:
                 break
         level, node, lo, c = _node_at(q, p, first, r, sigma)
         if level == WIDE:
@@ -467,30 +493,17 @@ def rnm_select(q, W, visited, kind, r, theta, sigma, rng, stats):
             continue
         first = False
         stats[ST_NODES] += 1
-        if c > 0:
-            zmax = max_noise(kind, c, r, rng)
-            if level == 0:
-                stats[ST_GROUP_DRAWS] += 1
-                val = ktop + zmax
-                if val > best:
-                    best = val
-                    win_g = p
-                    win_code = -1
-            elif ktop + zmax > best:
-                # only now does the carrier's group matter: below best, neither it
-                # nor the c - 1 smaller noises can win, so no edge is looked up
-                stats[ST_BLOCK_DRAWS] += 1
-                g, code = _take_below(q, W, level, node, c, p, visited, rng)
-                val = np.float64(gq_key(q, g) - k0) + zmax
-                if val > best:
-                    best = val
-                    win_g = g
-                    win_code = code
-                if c > 1 and best - ktop < zmax:
-                    best, win_g, win_code = _extras(q, W, visited, kind, r, rng, stats, level,
-                                                    node, c, p, k0, ktop, zmax, code, best,
-                                                    win_g, win_code)
-            remaining -= c
+        if c > 0 and level == 0:
+            stats[ST_GROUP_DRAWS] += 1
+            val = ktop + max_noise(kind, c, r, rng)
+            if val > best:
+                best = val
+                win_g = p
+                win_code = -1
+        elif c > 0:
+            best, win_g, win_code = _resolve(q, W, visited, kind, r, rng, stats, level, node, c, p,
+                                             k0, ktop, best, win_g, win_code)
+        remaining -= c
         p = lo - 1
     if win_code < 0:
         b = win_g >> q.sh1

@@ -10,25 +10,20 @@ scipy. Run::
 import argparse
 import json
 
+from fastpamst_nb.bench import floor_ratios
+
 
 def rows(doc):
-    """(case, [cells]) per case, the sizes, and the sparse line (or None)."""
+    """The sizes, (case, [cells]) per case (x floor; the floor in seconds), and the
+    sparse result (or None)."""
     ns = [k for k in doc if k.isdigit()]
-    cases = list(doc[ns[0]])
-    out = []
-    for case in cases:
-        cells = []
-        for n in ns:
-            t = doc[n].get(case)
-            if t is None:
-                cells.append("")
-            elif case == "floor":
-                cells.append(f"{t:.3g} s")
-            else:
-                cells.append(f"{t / doc[n]['floor']:.1f}")
-        out.append((case, cells))
-    sparse = doc.get("sparse")
-    return ns, out, sparse
+    cells = []
+    for case, ratios in floor_ratios({n: doc[n] for n in ns}):
+        if case == "floor":
+            cells.append((case, [f"{x:.3g} s" for x in ratios]))
+        elif any(x is not None for x in ratios):
+            cells.append((case, ["skipped" if x is None else f"{x:.1f}" for x in ratios]))
+    return ns, cells, doc.get("sparse")
 
 
 def main():
