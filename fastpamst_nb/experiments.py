@@ -8,7 +8,8 @@ a list of dicts, one per run, with the keys of :data:`COLUMNS`
 ``algorithm``           one of :data:`ALGORITHMS`
 ``n``                   number of vertices
 ``rho``                 zCDP budget
-``sensitivity``         l_inf sensitivity Delta (Fast-PAMST's step is the paper's s = Delta)
+``sensitivity``         l_inf sensitivity Delta (Fast-PAMST's step: the paper's s = Delta, or the
+                        library's default for the ``*_default`` algorithms)
 ``seed``                seed of the weight matrix (the noise seed is derived from it)
 ``seconds``             wall-clock time of the algorithm call alone (``time.perf_counter``)
 ``weight``              true (un-noised) weight of the released tree
@@ -51,11 +52,17 @@ import numpy as np
 from . import api, privacy
 from .bench import loglog_slope, uniform_weights
 
-ALGORITHMS = ("fast_pamst", "fast_pamst_gumbel", "pamst", "post_processing", "post_processing_paper", "exact")
+ALGORITHMS = ("fast_pamst", "fast_pamst_gumbel", "fast_pamst_default", "fast_pamst_gumbel_default", "pamst",
+              "post_processing", "post_processing_paper", "exact")
+# Fast-PAMST as the paper ran it (step s = Delta) and at the library's default step
+# (privacy.default_discretization: the largest power of two at most Delta / 16)
+FAST = ("fast_pamst", "fast_pamst_gumbel", "fast_pamst_default", "fast_pamst_gumbel_default")
 COLUMNS = ("algorithm", "n", "rho", "sensitivity", "seed", "seconds", "weight", "excess", "bound")
 LABELS = {
-    "fast_pamst": "Fast-PAMST",
-    "fast_pamst_gumbel": "Fast-PAMST, noise='gumbel'",
+    "fast_pamst": "Fast-PAMST (paper's step s = Delta)",
+    "fast_pamst_gumbel": "Fast-PAMST, noise='gumbel' (s = Delta)",
+    "fast_pamst_default": "Fast-PAMST, library default step (Delta/16)",
+    "fast_pamst_gumbel_default": "Fast-PAMST, noise='gumbel', default step",
     "pamst": "PAMST",
     "post_processing": "Post-processing (correct sigma)",
     "post_processing_paper": "Post-processing, paper's sigma (NOT private-correct)",
@@ -64,6 +71,8 @@ LABELS = {
 STYLES = {
     "fast_pamst": {"color": "C0", "marker": "o"},
     "fast_pamst_gumbel": {"color": "C2", "marker": "D"},
+    "fast_pamst_default": {"color": "C0", "marker": "o", "linestyle": "--", "markerfacecolor": "none"},
+    "fast_pamst_gumbel_default": {"color": "C2", "marker": "D", "linestyle": "--", "markerfacecolor": "none"},
     "pamst": {"color": "C1", "marker": "s"},
     "post_processing": {"color": "C3", "marker": "^"},
     "post_processing_paper": {"color": "C3", "marker": "v", "linestyle": "--"},
@@ -74,18 +83,18 @@ QUICK_ENV = "FASTPAMST_QUICK"
 
 # sweeps behind the two figures: (algorithms, ns, seeds, max_n); PAMST is O(n^3), so it stops early
 FIGURE1 = {
-    "full": {"algorithms": ("fast_pamst", "fast_pamst_gumbel", "pamst", "post_processing",
+    "full": {"algorithms": FAST + ("pamst", "post_processing",
                             "post_processing_paper", "exact"),
              "ns": (50, 100, 200, 400, 800, 1200), "seeds": tuple(range(5)), "max_n": {"pamst": 1200}},
-    "quick": {"algorithms": ("fast_pamst", "fast_pamst_gumbel", "pamst", "post_processing",
+    "quick": {"algorithms": FAST + ("pamst", "post_processing",
                              "post_processing_paper", "exact"),
               "ns": (30, 60, 120, 200), "seeds": (0, 1), "max_n": {"pamst": 200}},
 }
 FIGURE2 = {
-    "full": {"algorithms": ("fast_pamst", "fast_pamst_gumbel", "post_processing", "post_processing_paper",
+    "full": {"algorithms": FAST + ("post_processing", "post_processing_paper",
                             "exact"),
              "ns": (30, 100, 300, 1000, 2000, 3000, 4000, 5000, 6000), "seeds": tuple(range(5)), "max_n": None},
-    "quick": {"algorithms": ("fast_pamst", "fast_pamst_gumbel", "post_processing", "post_processing_paper",
+    "quick": {"algorithms": FAST + ("post_processing", "post_processing_paper",
                              "exact"),
               "ns": (30, 100, 200), "seeds": (0, 1), "max_n": None},
 }
@@ -160,11 +169,11 @@ def utility_bound(n, rho, sensitivity, *, noise="exponential", discretization=No
 
 
 def _bound(algorithm, n, rho, sensitivity):
-    if algorithm == "fast_pamst":
-        return utility_bound(n, rho, sensitivity, discretization=sensitivity)
-    if algorithm == "fast_pamst_gumbel":
-        return utility_bound(n, rho, sensitivity, noise="gumbel", discretization=sensitivity)
-    return math.nan
+    if algorithm not in FAST:
+        return math.nan
+    noise = "gumbel" if "gumbel" in algorithm else "exponential"
+    step = None if algorithm.endswith("_default") else sensitivity
+    return utility_bound(n, rho, sensitivity, noise=noise, discretization=step)
 
 
 # ----------------------------------------------------------------------------- one run
@@ -207,13 +216,12 @@ def post_processing_paper(W, rho, sensitivity, rng=None):
 
 
 def _call(algorithm, W, rho, sensitivity, rng):
-    # the paper's experiments: Fast-PAMST at s = Delta (the library's default step is
-    # finer, privacy.default_discretization; docs/scripts/error_table.py compares them)
-    if algorithm == "fast_pamst":
-        return api.fast_pamst(W, rho=rho, sensitivity=sensitivity, rng=rng, discretization=sensitivity)
-    if algorithm == "fast_pamst_gumbel":
-        return api.fast_pamst(W, rho=rho, sensitivity=sensitivity, rng=rng, noise="gumbel",
-                              discretization=sensitivity)
+    if algorithm in FAST:
+        # the paper's experiments ran Fast-PAMST at s = Delta; the "_default" series at the
+        # library's finer default step (privacy.default_discretization)
+        return api.fast_pamst(W, rho=rho, sensitivity=sensitivity, rng=rng,
+                              noise="gumbel" if "gumbel" in algorithm else "exponential",
+                              discretization=None if algorithm.endswith("_default") else sensitivity)
     if algorithm == "pamst":
         return api.pamst(W, rho=rho, sensitivity=sensitivity, rng=rng)
     if algorithm == "post_processing":
@@ -527,7 +535,7 @@ def plot_figure1(rows, path=None):
     the floor) and Fast-PAMST's high-probability bound on the error panel.
     Saves a PNG when ``path`` is given; returns the matplotlib Figure.
     """
-    order = ("fast_pamst", "fast_pamst_gumbel", "pamst", "post_processing", "post_processing_paper")
+    order = FAST + ("pamst", "post_processing", "post_processing_paper")
     return _figure(rows, path, order + ("exact",), order, ("fast_pamst",), "Figure 1")
 
 
@@ -537,7 +545,7 @@ def plot_figure2(rows, path=None):
     Same layout as :func:`plot_figure1`; the error panel shows the bound for
     both noises of Fast-PAMST and the (n-1)/2 error of a random tree.
     """
-    order = ("fast_pamst", "fast_pamst_gumbel", "pamst", "post_processing", "post_processing_paper")
+    order = FAST + ("pamst", "post_processing", "post_processing_paper")
     return _figure(rows, path, order + ("exact",), order, ("fast_pamst", "fast_pamst_gumbel"), "Figure 2")
 
 
