@@ -24,8 +24,10 @@ driver inlines kernels from other modules (``prim.prim_dense_private`` carries
 happened here (a stale driver measured 5x slower, and could as well have been
 wrong). So the import fingerprints every module of the package and, when the
 fingerprint differs from the one stored beside the cache, deletes the package's
-cached kernels first (``purge_stale_kernels``). ``NUMBA_DISABLE_JIT=1`` (numba's own switch) runs every
-kernel as plain Python instead, which only tests and coverage runs want.
+cached kernels first (``purge_stale_kernels``).
+
+``NUMBA_DISABLE_JIT=1`` (numba's own switch) runs every kernel as plain Python
+instead, which only tests and coverage runs want.
 """
 
 import hashlib

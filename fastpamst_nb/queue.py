@@ -170,7 +170,7 @@ def _update_plain(row, v, visited, bag, start, fill, cnt, sgn, s, kmin, sh1, thr
 
 
 @njit(cache=CACHE, nogil=True)
-def _update_layered(row, v, visited, bag, start, fill, cnt, sgn, s, kmin, sh1, thr, o1, sh2, shs):
+def _update_layered(row, v, visited, bag, start, fill, cnt, sgn, s, kmin, sh1, thr, o1, sh2):
     """As ``_update_plain`` with the block layer (more than 16384 buckets: a fine
     step or a wide weight range)."""
     delta = 0
@@ -184,7 +184,7 @@ def _update_layered(row, v, visited, bag, start, fill, cnt, sgn, s, kmin, sh1, t
         else:
             d = 1
             if b >= thr:
-                bag[start[b] + fill[b]] = (((g - (b << sh1)) >> shs) << _CODE_BITS) | (v << _END_BITS) | u
+                bag[start[b] + fill[b]] = ((g - (b << sh1)) << _CODE_BITS) | (v << _END_BITS) | u
                 fill[b] += 1
         cnt[b] += d
         cnt[o1 + (b >> sh2)] += d
@@ -194,7 +194,7 @@ def _update_layered(row, v, visited, bag, start, fill, cnt, sgn, s, kmin, sh1, t
 
 @njit(cache=CACHE, nogil=True)
 def _update_general(row, v, visited, bag, start, fill, cnt, cntg, sgn, s, kmin, sh1, thr, o1,
-                    sh2, direct, rank, rank_base, groups, layered, shs):
+                    sh2, direct, rank, rank_base, groups, layered):
     """``gq_update``'s loop in general: radix-sorted ranks, per-group counts."""
     delta = 0
     for u in range(row.shape[0]):
@@ -210,7 +210,7 @@ def _update_general(row, v, visited, bag, start, fill, cnt, cntg, sgn, s, kmin, 
         else:
             d = 1
             if b >= thr:
-                bag[start[b] + fill[b]] = (((g - (b << sh1)) >> shs) << _CODE_BITS) | (v << _END_BITS) | u
+                bag[start[b] + fill[b]] = ((g - (b << sh1)) << _CODE_BITS) | (v << _END_BITS) | u
                 fill[b] += 1
         if groups:
             cntg[g] += d
@@ -237,15 +237,17 @@ def gq_update(q, row, v, visited, rank_base):
     """
     thr = q.thr[0]
     if q.direct and not q.groups and not q.layered:
+        # wide queues always take this loop (at most _WIDE_BUCKETS buckets: no block layer);
+        # their slots keep the sub-bucket, the group offset >> shf
         delta = _update_plain(row, v, visited, q.bag, q.start, q.fill, q.cnt, q.sgn, q.s, q.kmin,
                               q.sh1, thr, q.shf if q.wide else 0)
     elif q.direct and not q.groups:
         delta = _update_layered(row, v, visited, q.bag, q.start, q.fill, q.cnt, q.sgn, q.s,
-                                q.kmin, q.sh1, thr, q.off[1], q.sh2, q.shf if q.wide else 0)
+                                q.kmin, q.sh1, thr, q.off[1], q.sh2)
     else:
         delta = _update_general(row, v, visited, q.bag, q.start, q.fill, q.cnt, q.cntg, q.sgn,
                                 q.s, q.kmin, q.sh1, thr, q.off[1], q.sh2, q.direct, q.rank,
-                                rank_base, q.groups, q.layered, q.shf if q.wide else 0)
+                                rank_base, q.groups, q.layered)
     q.total[0] += delta
 
 
@@ -535,6 +537,10 @@ def _bucket_shift(G, r, sigma):
 # of counters up to date on every edge event; at 1024 the gumbel variant at
 # n = 400..900 (about 1500 buckets) fell off the fast update loop and ran 3x slower
 _LAYER2_MIN_BUCKETS = 1 << 14
+
+
+# a wide queue never needs the block layer, so its updates run in _update_plain
+assert _WIDE_BUCKETS <= _LAYER2_MIN_BUCKETS
 
 
 def _layer_offsets(B):
