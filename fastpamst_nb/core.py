@@ -36,6 +36,8 @@ import os
 import warnings
 
 import numpy as np
+from numba import njit
+from numba.core.registry import CPUDispatcher
 
 _CACHE_ON = ("1", "true", "yes", "on")
 _CACHE_OFF = ("0", "false", "no", "off")
@@ -152,6 +154,36 @@ def _guarded_cache():
 
 
 CACHE = _guarded_cache()
+
+
+class JitOnlyDispatcher(CPUDispatcher):
+    """A numba dispatcher compiled without a Python entry point (see ``jit_only``).
+
+    numba would call the missing entry point and crash the interpreter; this
+    class turns a call from Python into a TypeError.
+    """
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(f"{self.py_func.__qualname__} is a jit-only kernel: call it from an "
+                        "@njit function (tests do so through small @njit shims)")
+
+
+def jit_only(func):
+    """``@njit(cache=CACHE, nogil=True)`` for a kernel called only by other kernels.
+
+    numba compiles a CPython wrapper (and a C wrapper) beside every kernel, code
+    that unboxes each argument from Python objects; for a kernel that takes the
+    29-field queue that wrapper costs about as much to compile as the kernel.
+    The sampler's and the queue's inner kernels are never entered from Python,
+    so they skip both wrappers: a cold first ``fast_pamst`` compiled in 28 s
+    with them and 21 s without (docs/design.rst, Compile time). Calling such a
+    kernel from Python raises TypeError (``JitOnlyDispatcher``). Under
+    ``NUMBA_DISABLE_JIT=1`` it stays the plain Python function.
+    """
+    kernel = njit(cache=CACHE, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)(func)
+    if isinstance(kernel, CPUDispatcher):
+        kernel.__class__ = JitOnlyDispatcher
+    return kernel
 
 
 _RNG_KINDS = ("None, an int seed >= 0, a numpy.random.SeedSequence, a numpy.random.BitGenerator "

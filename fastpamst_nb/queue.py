@@ -1,6 +1,8 @@
 """The grouped cut queue: Prim's cut edges grouped by discretized score.
 
 A ``GroupQueue`` is a namedtuple of flat arrays with ``gq_*`` kernels beside it.
+The kernels are jit-only (``core.jit_only``: no Python entry point, which
+halved their compile time); ``gq_build`` is the one Python function.
 
 * **Groups.** An edge's score is ``s * key`` with ``key = floor(sgn * w / s)``
   (``sgn = -1``: minimum tree). Edges with equal keys form a group; groups are
@@ -70,7 +72,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from .core import CACHE, require_memory
+from .core import CACHE, jit_only, require_memory
 from .privacy import key_limit
 
 GroupQueue = namedtuple(
@@ -119,7 +121,7 @@ def discretize(w, sgn, s):
     return np.int64(math.floor(x))
 
 
-@njit(cache=CACHE, nogil=True)
+@jit_only
 def _group(w, idx, direct, sgn, s, kmin, rank):
     """Group of an edge of weight ``w`` at flat position ``idx`` (v*n+u dense, CSR
     position sparse), for per-draw code (``gq_take_cut``); per-edge loops inline it."""
@@ -128,7 +130,7 @@ def _group(w, idx, direct, sgn, s, kmin, rank):
     return np.int64(rank[idx])
 
 
-@njit(cache=CACHE, nogil=True)
+@jit_only
 def _end(code, dense, ends):
     """The endpoint that was unvisited when the edge joined; the edge is alive while it is."""
     if dense:
@@ -136,10 +138,13 @@ def _end(code, dense, ends):
     return ends[code]
 
 
-ROOT = 3  # the level of the node that holds the whole cut
+# The level codes are np.int64, not int: numba compiles a callee once per literal
+# argument it is given (Literal[int](3) is a type of its own), which had tripled the
+# compile time of the selection kernels (docs/design.rst, Compile time).
+ROOT = np.int64(3)  # the level of the node that holds the whole cut
 
 
-@njit(cache=CACHE, nogil=True)
+@jit_only
 def gq_key(q, g):
     """The integer key of group g (per step, not per edge: it takes the queue)."""
     if q.direct:
@@ -147,7 +152,7 @@ def gq_key(q, g):
     return q.key[g]
 
 
-@njit(cache=CACHE, nogil=True)
+@jit_only
 def _update_plain(row, v, visited, bag, start, fill, cnt, sgn, s, kmin, sh1, thr, shs):
     """``gq_update``'s loop for direct keys, no per-group counts, no block layer (the
     benchmark's case); returns the change of the cut's size."""
@@ -169,7 +174,7 @@ def _update_plain(row, v, visited, bag, start, fill, cnt, sgn, s, kmin, sh1, thr
     return delta
 
 
-@njit(cache=CACHE, nogil=True)
+@jit_only
 def _update_layered(row, v, visited, bag, start, fill, cnt, sgn, s, kmin, sh1, thr, o1, sh2):
     """As ``_update_plain`` with the block layer (more than 16384 buckets: a fine
     step or a wide weight range)."""
@@ -192,7 +197,7 @@ def _update_layered(row, v, visited, bag, start, fill, cnt, sgn, s, kmin, sh1, t
     return delta
 
 
-@njit(cache=CACHE, nogil=True)
+@jit_only
 def _update_general(row, v, visited, bag, start, fill, cnt, cntg, sgn, s, kmin, sh1, thr, o1,
                     sh2, direct, rank, rank_base, groups, layered):
     """``gq_update``'s loop in general: radix-sorted ranks, per-group counts."""
@@ -221,7 +226,7 @@ def _update_general(row, v, visited, bag, start, fill, cnt, cntg, sgn, s, kmin, 
     return delta
 
 
-@njit(cache=CACHE, nogil=True)
+@jit_only
 def gq_update(q, row, v, visited, rank_base):
     """Vertex v joined the tree (dense): row v of W is read once; edges to
     unvisited vertices join the cut (appended to their bucket), edges to visited
@@ -251,7 +256,7 @@ def gq_update(q, row, v, visited, rank_base):
     q.total[0] += delta
 
 
-@njit(cache=CACHE, nogil=True)
+@jit_only
 def gq_update_csr(q, indptr, indices, data, v, visited):
     """Vertex v joined the tree (sparse): its CSR row joins or leaves the cut.
 
@@ -284,7 +289,7 @@ def gq_update_csr(q, indptr, indices, data, v, visited):
     q.total[0] += delta
 
 
-@njit(cache=CACHE, nogil=True)
+@jit_only
 def gq_count(q, level, node):
     """Active edges in a node: level 0 a group (needs ``q.groups``), 1 a bucket,
     2 a block of 2**sh2 buckets, ROOT (node 0) the whole cut."""
@@ -297,7 +302,7 @@ def gq_count(q, level, node):
     return q.total[0]
 
 
-@njit(cache=CACHE, nogil=True)
+@jit_only
 def gq_width_shift(q, level):
     """log2 of how many groups a node of ``level`` (0, 1 or 2) spans."""
     if level == 0:
@@ -307,7 +312,7 @@ def gq_width_shift(q, level):
     return q.sh1 + q.sh2
 
 
-@njit(cache=CACHE, nogil=True)
+@jit_only
 def gq_top(q):
     """A group index p such that no active edge lies above p, p within the top
     non-empty bucket (the exact top group when groups are tracked); -1 if empty."""
@@ -337,7 +342,7 @@ def gq_top(q):
     return p
 
 
-@njit(cache=CACHE, nogil=True)
+@jit_only
 def gq_select(q, level, node, r):
     """Bucket holding the r-th (0-based, from the lowest group up) active edge of a
     node of ``level`` 1, 2 or ROOT; returns (bucket, rank within it).
@@ -374,7 +379,7 @@ def gq_select(q, level, node, r):
     return j, r
 
 
-@njit(cache=CACHE, nogil=True)
+@jit_only
 def _compact(q, b, visited):
     """Drop the dead slots of bucket b (amortized O(1) per edge: at least half are dead)."""
     bag, ends = q.bag, q.ends
@@ -396,7 +401,7 @@ def _compact(q, b, visited):
     q.fill[b] = k - lo
 
 
-@njit(cache=CACHE, nogil=True)
+@jit_only
 def gq_join(q, v, visited):
     """Vertex v joins the tree: mark it and, dense, move it from ``rest`` to ``inside``."""
     visited[v] = True
@@ -411,7 +416,7 @@ def gq_join(q, v, visited):
         q.sizes[1] = n_rest - 1
 
 
-@njit(cache=CACHE, nogil=True)
+@jit_only
 def gq_materialize(q, W, b_need):
     """Make bucket ``b_need`` (and at least as many buckets again as are already
     materialized) hold its active edges, by one pass over the cut of a dense graph.
@@ -446,7 +451,7 @@ def gq_materialize(q, W, b_need):
     q.thr[0] = new
 
 
-@njit(cache=CACHE, nogil=True)
+@jit_only
 def gq_take_cut(q, W, pmax, rng):
     """A uniformly random active edge of group <= pmax of a dense cut, by rejection
     from uniform (visited, unvisited) pairs: every such pair is a cut edge of the
@@ -464,7 +469,7 @@ def gq_take_cut(q, W, pmax, rng):
     raise AssertionError("gq_take_cut: no edge of the cut lies in the counted groups")
 
 
-@njit(cache=CACHE, nogil=True)
+@jit_only
 def gq_slot_group(q, W, b, slot):
     """Group of a slot of bucket b (per draw, not per edge). A wide bucket's slot
     holds only its fine sub-bucket, so there the group comes from the edge's weight."""
@@ -474,7 +479,7 @@ def gq_slot_group(q, W, b, slot):
     return (b << q.sh1) + (slot >> _CODE_BITS)
 
 
-@njit(cache=CACHE, nogil=True)
+@jit_only
 def gq_take(q, W, b, lo, hi, count, visited, rng):
     """A uniformly random active edge of bucket b whose group offset lies in [lo, hi].
 

@@ -35,7 +35,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .core import CACHE
+from .core import CACHE, jit_only
 from .queue import (
     _CODE_BITS, _CODE_MASK, ROOT, _compact, gq_count, gq_key, gq_materialize, gq_select, gq_slot_group,
     gq_take, gq_take_cut, gq_top, gq_width_shift,
@@ -56,11 +56,11 @@ ST_NODES = 7            # groups, buckets and blocks visited (empty ones include
 N_STATS = 8
 
 # node kinds beyond the queue's levels 0..ROOT
-SUB = 4    # a slot range of the open wide bucket, every slot active (node = first slot)
-WIDE = 5   # a wide bucket, resolved by its fine sub-buckets (_walk_wide)
+SUB = np.int64(4)    # a slot range of the open wide bucket, every slot active (node = first slot)
+WIDE = np.int64(5)   # a wide bucket, resolved by its fine sub-buckets (_walk_wide)
 
 
-@njit(cache=CACHE, nogil=True)
+@jit_only
 def _u01(rng):
     """Uniform on the open interval (0, 1)."""
     u = rng.random()
@@ -164,7 +164,7 @@ def binomial(n, p, rng):
     return n - k if flip else k
 
 
-@njit(cache=CACHE, nogil=True)
+@jit_only
 def _take_below(q, W, level, node, count, pmax, visited, rng):
     """A uniformly random active edge of a node (level 1, 2, ROOT = the whole cut, or
     SUB = ``count`` slots of the open wide bucket from slot ``node``) among its
@@ -185,11 +185,11 @@ def _take_below(q, W, level, node, count, pmax, visited, rng):
     top = (np.int64(1) << q.sh1) - 1
     if not q.groups or pmax - lo >= top:
         # a whole bucket: without group counts, p always sits at a bucket's top
-        return gq_take(q, W, bb, 0, top, q.cnt[bb], visited, rng)
-    c = 0
+        return gq_take(q, W, bb, np.int64(0), top, q.cnt[bb], visited, rng)
+    c = np.int64(0)
     for g in range(lo, pmax + 1):
         c += q.cntg[g]
-    return gq_take(q, W, bb, 0, pmax - lo, c, visited, rng)
+    return gq_take(q, W, bb, np.int64(0), pmax - lo, c, visited, rng)
 
 
 # multiplicative hashing (Knuth, TAOCP vol. 3, 6.4): middle bits of code * M, M odd.
@@ -199,7 +199,7 @@ _HASH_MUL = 0x5BD1E5
 _HASH_SHIFT = 12
 
 
-@njit(cache=CACHE, nogil=True)
+@jit_only
 def _seen_set(k):
     """An empty set for up to k edge codes: open addressing in a power-of-two table
     at most half full (-1 = free slot), so a lookup costs O(1) expected instead of
@@ -213,7 +213,7 @@ def _seen_set(k):
     return np.full(size, -1, dtype=np.int64)
 
 
-@njit(cache=CACHE, nogil=True)
+@jit_only
 def _seen_add(seen, code):
     """Insert ``code`` (>= 0) into ``seen``; False when it was already there."""
     mask = seen.shape[0] - 1
@@ -226,7 +226,7 @@ def _seen_add(seen, code):
     return True
 
 
-@njit(cache=CACHE, nogil=True)
+@jit_only
 def _distinct_edge(q, W, level, node, count, pmax, seen, n_seen, visited, rng):
     """As ``_take_below``, but not one of the n_seen codes in ``seen``, to which it
     is added (uniform over the rest).
@@ -245,7 +245,7 @@ def _distinct_edge(q, W, level, node, count, pmax, seen, n_seen, visited, rng):
     raise AssertionError("rnm_select: no fresh edge found; the queue's counts are inconsistent")
 
 
-@njit(cache=CACHE, nogil=True)
+@jit_only
 def _bottom(q, W, visited, kind, r, rng, stats, p, k0, remaining, t, log_pt, best, win_g,
             win_code):
     """The bottom trick over the ``remaining`` active edges of groups <= p, all of
@@ -259,7 +259,7 @@ def _bottom(q, W, visited, kind, r, rng, stats, p, k0, remaining, t, log_pt, bes
         return best, win_g, win_code
     seen = _seen_set(k)
     for i in range(k):
-        g, code = _distinct_edge(q, W, ROOT, 0, remaining, p, seen, i, visited, rng)
+        g, code = _distinct_edge(q, W, ROOT, np.int64(0), remaining, p, seen, i, visited, rng)
         val = np.float64(gq_key(q, g) - k0) + tail_noise(kind, t, log_pt, r, rng)
         if val > best:
             best = val
@@ -269,7 +269,7 @@ def _bottom(q, W, visited, kind, r, rng, stats, p, k0, remaining, t, log_pt, bes
     return best, win_g, win_code
 
 
-@njit(cache=CACHE, nogil=True)
+@jit_only
 def _node_at(q, p, first, r, sigma):
     """The node a walk at group p resolves next: the largest aligned node whose top
     is p (on the first step any node holding p: nothing above p is active) that is
@@ -290,7 +290,7 @@ def _node_at(q, p, first, r, sigma):
     return 0, p, p, q.cntg[p]
 
 
-@njit(cache=CACHE, nogil=True)
+@jit_only
 def _extras(q, W, visited, kind, r, rng, stats, level, node, c, p, k0, ktop, zmax, carrier,
             best, win_g, win_code):
     """The c - 1 non-carriers of a node whose maximum noise was zmax: their noises
@@ -329,7 +329,7 @@ def _extras(q, W, visited, kind, r, rng, stats, level, node, c, p, k0, ktop, zma
     return best, win_g, win_code
 
 
-@njit(cache=CACHE, nogil=True)
+@jit_only
 def _try_bottom(q, W, visited, kind, r, theta, rng, stats, p, k0, ktop, remaining, best, win_g,
                 win_code):
     """The adaptive stop before a node: when the ``remaining`` edges (groups <= p, keys
@@ -344,7 +344,7 @@ def _try_bottom(q, W, visited, kind, r, theta, rng, stats, p, k0, ktop, remainin
     return True, best, win_g, win_code
 
 
-@njit(cache=CACHE, nogil=True)
+@jit_only
 def _resolve(q, W, visited, kind, r, rng, stats, level, node, c, p, k0, ktop, best, win_g,
              win_code):
     """A node of c > 0 edges of groups <= p (keys <= ktop + k0) that is not a single
@@ -369,7 +369,7 @@ def _resolve(q, W, visited, kind, r, rng, stats, level, node, c, p, k0, ktop, be
     return best, win_g, win_code
 
 
-@njit(cache=CACHE, nogil=True)
+@jit_only
 def _split_top(bag, lo, hi, fmax):
     """Move the slots of bag[lo:hi] in fine sub-bucket ``fmax`` to the end of the range;
     returns (how many, the largest fine sub-bucket among the others or -1)."""
@@ -387,7 +387,7 @@ def _split_top(bag, lo, hi, fmax):
     return hi - j, nxt
 
 
-@njit(cache=CACHE, nogil=True)
+@jit_only
 def _walk_wide(q, W, visited, kind, r, theta, rng, stats, b, p, first, k0, remaining, best,
                win_g, win_code):
     """Resolve wide bucket b (key span above sigma) by its fine sub-buckets, top down,
@@ -434,7 +434,7 @@ def _walk_wide(q, W, visited, kind, r, theta, rng, stats, b, p, first, k0, remai
     return best, win_g, win_code, remaining, stopped
 
 
-@njit(cache=CACHE, nogil=True)
+@jit_only
 def rnm_select(q, W, visited, kind, r, theta, sigma, rng, stats):
     """One private selection from the cut held by ``q``; returns the winning edge's code.
 
@@ -466,9 +466,9 @@ def rnm_select(q, W, visited, kind, r, theta, sigma, rng, stats):
     stats[ST_STEPS] += 1
     p = gq_top(q)
     k0 = gq_key(q, p)
-    remaining = gq_count(q, ROOT, 0)
+    remaining = gq_count(q, ROOT, np.int64(0))
     best = -np.inf
-    win_g = -1
+    win_g = np.int64(-1)
     win_code = np.int64(-1)
     first = True
     while remaining > 0:

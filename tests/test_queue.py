@@ -75,12 +75,34 @@ def _groups_of(graph, q):
     return {frozenset(e): int(g) for e, g in zip(pairs, ranks)}
 
 
-def _update(q, graph, v, visited):
+# the gq_* kernels are jit-only (core.jit_only): Python reaches them through these shims
+@njit
+def _join_dense(q, W, v, visited):
     gq_join(q, v, visited)
+    gq_update(q, W[v], v, visited, v * W.shape[0])
+
+
+@njit
+def _join_csr(q, indptr, indices, data, v, visited):
+    gq_join(q, v, visited)
+    gq_update_csr(q, indptr, indices, data, v, visited)
+
+
+@njit
+def _count_and_top(q):
+    return gq_count(q, ROOT, 0), gq_top(q)
+
+
+@njit
+def _select(q, rank):
+    return gq_select(q, ROOT, 0, rank)
+
+
+def _update(q, graph, v, visited):
     if graph.dense:
-        gq_update(q, graph.W[v], v, visited, v * graph.n)
+        _join_dense(q, graph.W, v, visited)
     else:
-        gq_update_csr(q, graph.indptr, graph.indices, graph.data, v, visited)
+        _join_csr(q, graph.indptr, graph.indices, graph.data, v, visited)
 
 
 def _decode(graph, code):
@@ -159,20 +181,20 @@ def test_queue_matches_a_naive_cut(layout, monkeypatch):
         per_bucket = np.zeros(B, dtype=np.int64)
         for e in active:
             per_bucket[group[e] // width] += 1
-        assert gq_count(q, ROOT, 0) == len(active)
+        count, p = _count_and_top(q)
+        assert count == len(active)
         assert np.array_equal(q.cnt[:B], per_bucket)
         if not active:
-            assert gq_top(q) == -1
+            assert p == -1
             continue
         top_group = max(group[e] for e in active)
-        p = gq_top(q)
         assert p >= top_group and p // width == top_group // width
         if q.groups:
             assert p == top_group
         # rank r falls in the bucket where the prefix count first exceeds r
         prefix = np.cumsum(per_bucket)
         for rank in gen.integers(0, len(active), size=5):
-            b, within = gq_select(q, ROOT, 0, int(rank))
+            b, within = _select(q, int(rank))
             assert b == np.searchsorted(prefix, rank, side="right")
             assert within == rank - (prefix[b - 1] if b else 0)
         # a pick is an active edge of the requested bucket and group range
@@ -204,8 +226,7 @@ def test_picks_are_uniform_over_active_members(restrict):
     assert q.off[1] == 1
     visited = np.zeros(n, dtype=np.bool_)
     for v in range(n // 2):
-        gq_join(q, v, visited)
-        gq_update(q, W[v], v, visited, v * n)
+        _join_dense(q, W, v, visited)
         if v == 0:
             # materialize the bucket now, so that later joins leave dead slots in it
             _many_takes(q, W, 0, 0, (1 << int(q.sh1)) - 1, q.total[0], visited, np.random.default_rng(0), 1)

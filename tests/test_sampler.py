@@ -18,7 +18,9 @@ from numba import njit
 import naive
 from fastpamst_nb.graph import as_graph
 from fastpamst_nb.queue import gq_build, gq_join, gq_update
-from fastpamst_nb.sampler import EXPONENTIAL, GUMBEL, N_STATS, binomial, max_noise, rnm_select
+from fastpamst_nb.sampler import (
+    EXPONENTIAL, GUMBEL, N_STATS, _seen_add, _seen_set, binomial, max_noise, rnm_select,
+)
 
 RUNS = 20_000
 STRUCTURES = ["ties", "gaps", "spread", "wide", "wide-top-heavy", "wide-coarse-sub-buckets"]
@@ -31,6 +33,13 @@ def _select_many(q, W, visited, kind, r, theta, sigma, rng, runs):
     for i in range(runs):
         out[i] = rnm_select(q, W, visited, kind, r, theta, sigma, rng, stats)
     return out, stats
+
+
+@njit
+def _join_all(q, W, order, visited):
+    for v in order:
+        gq_join(q, v, visited)
+        gq_update(q, W[v], v, visited, v * W.shape[0])
 
 
 def _cut(seed, n, structure):
@@ -73,9 +82,7 @@ def test_one_selection_matches_brute_force_rnm(structure, noise, theta, sigma):
         if structure == "wide-coarse-sub-buckets" and 0 <= sigma <= 1:
             assert (q.sh1, q.shf) == (26, 3)
     visited = np.zeros(n, dtype=np.bool_)
-    for v in order:
-        gq_join(q, v, visited)
-        gq_update(q, W[v], v, visited, v * n)
+    _join_all(q, W, np.asarray(order, dtype=np.int64), visited)
     cut = [(a, b) for a in range(n) for b in range(n) if visited[a] and not visited[b]]
     weights = np.array([W[a, b] for a, b in cut])
     scores = naive.discretized_scores(weights, s)
@@ -138,19 +145,27 @@ def test_max_noise_has_the_law_of_a_maximum(kind, c):
 # the set of codes already drawn (distinct candidates of one selection)
 # ---------------------------------------------------------------------------
 
-def test_seen_set_is_a_set_of_codes():
-    from fastpamst_nb.sampler import _seen_add, _seen_set
+@njit
+def _seen_set_shim(k):
+    return _seen_set(k)
 
+
+@njit
+def _seen_add_shim(seen, code):
+    return _seen_add(seen, code)
+
+
+def test_seen_set_is_a_set_of_codes():
     rng = np.random.default_rng(0)
     # dense codes a << 20 | b up to 2**40 - 1, clustered codes and strided ones (which
     # collide under a plain modulo), each inserted twice
     codes = np.unique(np.concatenate([
         rng.integers(0, 2**40, 300), np.arange(2**40 - 50, 2**40), np.arange(0, 5000, 1024),
         (np.arange(200) << 20) | 7]))
-    seen = _seen_set(len(codes))
+    seen = _seen_set_shim(len(codes))
     assert seen.shape[0] >= 2 * len(codes) and seen.shape[0] & (seen.shape[0] - 1) == 0
     order = rng.permutation(codes)
-    assert all(_seen_add(seen, int(c)) for c in order)          # new: accepted
-    assert not any(_seen_add(seen, int(c)) for c in codes)      # again: refused
+    assert all(_seen_add_shim(seen, int(c)) for c in order)          # new: accepted
+    assert not any(_seen_add_shim(seen, int(c)) for c in codes)      # again: refused
     assert sorted(seen[seen >= 0].tolist()) == sorted(codes.tolist())
-    assert _seen_set(0).shape[0] == 16 and _seen_set(9).shape[0] == 32
+    assert _seen_set_shim(0).shape[0] == 16 and _seen_set_shim(9).shape[0] == 32
