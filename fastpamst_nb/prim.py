@@ -11,7 +11,7 @@ symmetric and C-contiguous, so the read is sequential), CSR drivers read
 import numpy as np
 from numba import njit
 
-from .core import CACHE
+from .core import CACHE, jit_only
 from .queue import gq_join, gq_update, gq_update_csr
 from .sampler import rnm_select
 
@@ -62,7 +62,7 @@ def prim_dense_exact(W, start, sgn):
     return edges
 
 
-@njit(cache=CACHE, nogil=True)
+@jit_only
 def _heap_push(keys, vals, size, key, val):
     i = size
     keys[i] = key
@@ -77,7 +77,7 @@ def _heap_push(keys, vals, size, key, val):
     return size + 1
 
 
-@njit(cache=CACHE, nogil=True)
+@jit_only
 def _heap_pop(keys, vals, size):
     """Remove the max; return (key, val, new size)."""
     key = keys[0]
@@ -115,7 +115,7 @@ def prim_csr_exact(indptr, indices, data, start, sgn):
     cap = indices.shape[0] + 1
     keys = np.empty(cap)
     vals = np.empty(cap, dtype=np.int64)
-    size = 0
+    size = np.int64(0)  # not a literal 0: that would compile the heap kernels twice
     edges = np.empty((max(n - 1, 0), 2), dtype=np.int64)
     pos = np.empty(max(n - 1, 0), dtype=np.int64)
     # row[p] = the row a CSR position belongs to, so a popped position names both ends
