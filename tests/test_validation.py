@@ -325,3 +325,47 @@ def test_epsilon_delta_converts_to_rho(algo):
     # and it allows more budget than Bun & Steinke's rho + 2 sqrt(rho ln(1/delta))
     L = math.log(1 / delta)
     assert rho > (math.sqrt(L + eps) - math.sqrt(L)) ** 2
+
+
+# ---------------------------------------------------------------------------
+# the tiled scan (graph._scan_dense) against a plain reading of W
+# ---------------------------------------------------------------------------
+
+def _defects(W):
+    """Every bad upper-triangle entry of W, by a plain double loop: {(i, j): 1 non-finite, 2 asymmetric}."""
+    n = W.shape[0]
+    bad = {}
+    for i in range(n):
+        for j in range(i + 1, n):
+            w = float(W[i, j])
+            if not math.isfinite(w):
+                bad[(i, j)] = 1
+            elif w != float(W[j, i]):
+                bad[(i, j)] = 2
+    return bad
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("seed", range(6))
+def test_tiled_scan_finds_a_planted_defect_and_the_range(seed, dtype):
+    from fastpamst_nb.graph import _scan_dense
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 200))  # 1 to 4 tiles of 64, ragged edges included
+    W = np.triu(rng.normal(size=(n, n)) * 1e3, 1)
+    W = (W + W.T).astype(dtype)
+    W[0, n - 1] = W[n - 1, 0] = -0.0  # -0.0 == 0.0: symmetric
+    upper = W[np.triu_indices(n, 1)].astype(np.float64)
+    assert _scan_dense(W) == (0, 0, 0, upper.min(), upper.max())
+    # plant one to three defects anywhere (either triangle): the scan must name one of them
+    for _ in range(int(rng.integers(1, 4))):
+        i, j = (int(x) for x in rng.choice(n, size=2, replace=False))
+        W[i, j] = rng.choice([np.nan, np.inf, -np.inf, W[i, j] * (1 + 1e-6) + 1e-30])
+    status, i, j, _, _ = _scan_dense(W)
+    bad = _defects(W)
+    assert bad and status == bad[(i, j)], (status, i, j, bad)
+    lone = np.array(W, copy=True)
+    for (a, b) in list(bad)[1:]:  # keep the first defect only: then it is the one named
+        lone[a, b], lone[b, a] = 1.0, 1.0
+    (a, b), kind = next(iter(bad.items()))
+    assert _scan_dense(lone)[:3] == (kind, a, b)
