@@ -434,3 +434,29 @@ def test_import_stamps_the_cache_it_uses():
     stamp = os.path.join(core._numba_cache_dir(), core.STAMP_NAME)
     with open(stamp) as f:
         assert f.read().strip() == core.source_fingerprint(package_dir)
+
+
+@pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0"),
+                    reason="without the JIT a jit-only kernel is the plain function")
+def test_jit_only_kernels_refuse_a_python_call_but_run_from_njit():
+    # numba would jump to the missing Python entry point and crash the interpreter
+    from numba import njit
+
+    from fastpamst_nb import queue, sampler
+
+    for kernel in (queue.gq_top, queue.gq_take, sampler.rnm_select, sampler._take_below):
+        assert isinstance(kernel, core.JitOnlyDispatcher), kernel
+        with pytest.raises(TypeError, match=r"jit-only kernel: call it from an @njit function"):
+            kernel(1, 2)
+
+    @core.jit_only
+    def twice(x):
+        return 2 * x
+
+    @njit
+    def caller(x):
+        return twice(x) + 1
+
+    assert caller(20) == 41
+    with pytest.raises(TypeError, match="twice is a jit-only kernel"):
+        twice(20)
