@@ -175,8 +175,9 @@ def jit_only(func):
     that unboxes each argument from Python objects; for a kernel that takes the
     29-field queue that wrapper costs about as much to compile as the kernel.
     The sampler's and the queue's inner kernels are never entered from Python,
-    so they skip both wrappers: a cold first ``fast_pamst`` compiled in 28 s
-    with them and 21 s without (docs/design.rst, Compile time). Calling such a
+    so they skip both wrappers: with the literal specializations gone too, a cold
+    first ``fast_pamst`` compiles in about half the time (docs/design.rst, Compile
+    time). Calling such a
     kernel from Python raises TypeError (``JitOnlyDispatcher``). Under
     ``NUMBA_DISABLE_JIT=1`` it stays the plain Python function.
     """
