@@ -177,9 +177,9 @@ def jit_only(func):
     The sampler's and the queue's inner kernels are never entered from Python,
     so they skip both wrappers: with the literal specializations gone too, a cold
     first ``fast_pamst`` compiles in about half the time (docs/design.rst, Compile
-    time). Calling such a
-    kernel from Python raises TypeError (``JitOnlyDispatcher``). Under
-    ``NUMBA_DISABLE_JIT=1`` it stays the plain Python function.
+    time). Calling such a kernel from Python raises TypeError
+    (``JitOnlyDispatcher``). Under ``NUMBA_DISABLE_JIT=1`` it stays the plain
+    Python function.
     """
     kernel = njit(cache=CACHE, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)(func)
     if isinstance(kernel, CPUDispatcher):
