@@ -145,7 +145,7 @@ def _end(code, dense, ends):
 ROOT = np.int64(3)  # the level of the node that holds the whole cut
 
 
-@jit_only
+@jit_only(inline="always")
 def gq_key(q, g):
     """The integer key of group g (per step, not per edge: it takes the queue)."""
     if q.direct:
@@ -290,7 +290,7 @@ def gq_update_csr(q, indptr, indices, data, v, visited):
     q.total[0] += delta
 
 
-@jit_only
+@jit_only(inline="always")
 def gq_count(q, level, node):
     """Active edges in a node: level 0 a group (needs ``q.groups``), 1 a bucket,
     2 a block of 2**sh2 buckets, ROOT (node 0) the whole cut."""
@@ -303,7 +303,7 @@ def gq_count(q, level, node):
     return q.total[0]
 
 
-@jit_only
+@jit_only(inline="always")
 def gq_width_shift(q, level):
     """log2 of how many groups a node of ``level`` (0, 1 or 2) spans."""
     if level == 0:

@@ -269,7 +269,7 @@ def _bottom(q, W, visited, kind, r, rng, stats, p, k0, remaining, t, log_pt, bes
     return best, win_g, win_code
 
 
-@jit_only
+@jit_only(inline="always")
 def _node_at(q, p, first, r, sigma):
     """The node a walk at group p resolves next: the largest aligned node whose top
     is p (on the first step any node holding p: nothing above p is active) that is
@@ -329,7 +329,7 @@ def _extras(q, W, visited, kind, r, rng, stats, level, node, c, p, k0, ktop, zma
     return best, win_g, win_code
 
 
-@jit_only
+@jit_only(inline="always")
 def _try_bottom(q, W, visited, kind, r, theta, rng, stats, p, k0, ktop, remaining, best, win_g,
                 win_code):
     """The adaptive stop before a node: when the ``remaining`` edges (groups <= p, keys
@@ -344,7 +344,7 @@ def _try_bottom(q, W, visited, kind, r, theta, rng, stats, p, k0, ktop, remainin
     return True, best, win_g, win_code
 
 
-@jit_only
+@jit_only(inline="always")
 def _resolve(q, W, visited, kind, r, rng, stats, level, node, c, p, k0, ktop, best, win_g,
              win_code):
     """A node of c > 0 edges of groups <= p (keys <= ktop + k0) that is not a single
