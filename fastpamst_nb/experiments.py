@@ -168,11 +168,17 @@ def utility_bound(n, rho, sensitivity, *, noise="exponential", discretization=No
     return (n - 1) * (s + math.log((n - 1) * cut / mu) / lam)
 
 
+def _fast_settings(algorithm, sensitivity):
+    """(noise, discretization) of a FAST series: the paper's experiments ran Fast-PAMST
+    at s = Delta, the "_default" series at the library's finer default step (None)."""
+    noise = "gumbel" if "gumbel" in algorithm else "exponential"
+    return noise, None if algorithm.endswith("_default") else sensitivity
+
+
 def _bound(algorithm, n, rho, sensitivity):
     if algorithm not in FAST:
         return math.nan
-    noise = "gumbel" if "gumbel" in algorithm else "exponential"
-    step = None if algorithm.endswith("_default") else sensitivity
+    noise, step = _fast_settings(algorithm, sensitivity)
     return utility_bound(n, rho, sensitivity, noise=noise, discretization=step)
 
 
@@ -217,11 +223,9 @@ def post_processing_paper(W, rho, sensitivity, rng=None):
 
 def _call(algorithm, W, rho, sensitivity, rng):
     if algorithm in FAST:
-        # the paper's experiments ran Fast-PAMST at s = Delta; the "_default" series at the
-        # library's finer default step (privacy.default_discretization)
-        return api.fast_pamst(W, rho=rho, sensitivity=sensitivity, rng=rng,
-                              noise="gumbel" if "gumbel" in algorithm else "exponential",
-                              discretization=None if algorithm.endswith("_default") else sensitivity)
+        noise, step = _fast_settings(algorithm, sensitivity)
+        return api.fast_pamst(W, rho=rho, sensitivity=sensitivity, rng=rng, noise=noise,
+                              discretization=step)
     if algorithm == "pamst":
         return api.pamst(W, rho=rho, sensitivity=sensitivity, rng=rng)
     if algorithm == "post_processing":
@@ -528,6 +532,10 @@ def _figure(rows, path, time_algorithms, error_algorithms, bound_for, suptitle):
     return fig
 
 
+# the private algorithms both figures draw, in legend order
+_PLOTTED = FAST + ("pamst", "post_processing", "post_processing_paper")
+
+
 def plot_figure1(rows, path=None):
     """The paper's Figure 1: runtime and excess weight vs n (log-log), median and min-max band.
 
@@ -535,8 +543,7 @@ def plot_figure1(rows, path=None):
     the floor) and Fast-PAMST's high-probability bound on the error panel.
     Saves a PNG when ``path`` is given; returns the matplotlib Figure.
     """
-    order = FAST + ("pamst", "post_processing", "post_processing_paper")
-    return _figure(rows, path, order + ("exact",), order, ("fast_pamst",), "Figure 1")
+    return _figure(rows, path, _PLOTTED + ("exact",), _PLOTTED, ("fast_pamst",), "Figure 1")
 
 
 def plot_figure2(rows, path=None):
@@ -545,8 +552,8 @@ def plot_figure2(rows, path=None):
     Same layout as :func:`plot_figure1`; the error panel shows the bound for
     both noises of Fast-PAMST and the (n-1)/2 error of a random tree.
     """
-    order = FAST + ("pamst", "post_processing", "post_processing_paper")
-    return _figure(rows, path, order + ("exact",), order, ("fast_pamst", "fast_pamst_gumbel"), "Figure 2")
+    return _figure(rows, path, _PLOTTED + ("exact",), _PLOTTED, ("fast_pamst", "fast_pamst_gumbel"),
+                   "Figure 2")
 
 
 def save_readme_figures(directory, quick=False, *, executor=None, progress=False):

@@ -1,9 +1,9 @@
 """The grouped cut queue: Prim's cut edges grouped by discretized score.
 
 A ``GroupQueue`` is a namedtuple of flat arrays with ``gq_*`` kernels beside it.
-The kernels are jit-only (``core.jit_only``: no Python entry point, whose
-wrapper cost as much to compile as a kernel); ``gq_build`` is the one Python
-function.
+The ``gq_*`` kernels are jit-only (``core.jit_only``: no Python entry point,
+whose wrapper cost as much to compile as a kernel); ``gq_build``, which builds
+the queue, is a Python function.
 
 * **Groups.** An edge's score is ``s * key`` with ``key = floor(sgn * w / s)``
   (``sgn = -1``: minimum tree). Edges with equal keys form a group; groups are
