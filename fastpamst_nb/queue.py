@@ -1,70 +1,74 @@
 """The grouped cut queue: Prim's cut edges grouped by discretized score.
 
-A ``GroupQueue`` is a namedtuple of flat arrays with ``gq_*`` kernels beside it.
-The ``gq_*`` kernels are jit-only (``core.jit_only``: no Python entry point,
-whose wrapper cost as much to compile as a kernel); ``gq_build``, which builds
-the queue, is a Python function.
+A ``GroupQueue`` is a namedtuple of five small tuples, one per role (below),
+with ``gq_*`` kernels beside it. The ``gq_*`` kernels are jit-only
+(``core.jit_only``: no Python entry point, whose wrapper cost as much to compile
+as a kernel); ``gq_build``, which builds the queue, is a Python function.
 
-* **Groups.** An edge's score is ``s * key`` with ``key = floor(sgn * w / s)``
-  (``sgn = -1``: minimum tree). Edges with equal keys form a group; groups are
-  indexed 0..G-1 in increasing key order and ``gq_key(q, g)`` is each group's key.
-  When the *buckets* of the key range are few against m (``B <= m/4 + 2**18``,
-  B = K / 2**sh1 for a key range K) a group index is ``key - kmin`` (direct
-  addressing: empty groups allowed, nothing stored per edge or per key, only
-  O(B) per bucket), so a fine step or a wide weight range costs nothing as long
-  as the range spans fewer than ~m/4 buckets of ``sigma`` noise units; otherwise
-  the distinct keys are found by an LSD radix sort (never a comparison sort of
-  m keys), stored in ``key``, and each edge's group rank is stored in ``rank``.
-* **Buckets.** Groups are gathered in buckets of ``2**sh1`` consecutive groups,
-  the widest whose key span r * (2**sh1 - 1) stays below the sampler's ``sigma``
-  (r: noise rate in key units). A bucket's maximum noise is one draw and its
-  carrier is looked up only when it could win, so the sampler works bucket by
-  bucket, not group by group.
+* **Groups** (``q.layout``, ``q.keys``). An edge's score is ``s * key`` with
+  ``key = floor(sgn * w / s)`` (``sgn = -1``: minimum tree). Edges with equal keys
+  form a group; groups are indexed 0..G-1 in increasing key order and
+  ``gq_key(q, g)`` is each group's key. When the *buckets* of the key range are
+  few against m (``B <= m/4 + 2**18``, B = K / 2**bucket_shift for a key range K)
+  a group index is ``key - kmin`` (``direct`` addressing: empty groups allowed,
+  nothing stored per edge or per key, only O(B) per bucket), so a fine step or a
+  wide weight range costs nothing as long as the range spans fewer than ~m/4
+  buckets of ``sigma`` noise units; otherwise the distinct keys are found by an
+  LSD radix sort (never a comparison sort of m keys), stored in ``q.keys.key``,
+  and each edge's group is stored in ``q.keys.rank``.
+* **Buckets.** Groups are gathered in buckets of ``2**bucket_shift`` consecutive
+  groups, the widest whose key span r * (2**bucket_shift - 1) stays below the
+  sampler's ``sigma`` (r: noise rate in key units). A bucket's maximum noise is
+  one draw and its carrier is looked up only when it could win, so the sampler
+  works bucket by bucket, not group by group.
 * **Wide buckets** (``wide``, dense only). When that makes more than 16,384
   buckets (weights x 1000, a fine step), the counters would be a random write
   per edge event into megabytes. Then buckets are widened until at most 16,384
   cover the key range (their counters stay in cache) and each is cut into
-  sub-buckets of ``2**shf`` groups, the noise-wide buckets above. Nothing is
-  counted per sub-bucket: a slot stores its sub-bucket (instead of its group
+  *sub-buckets* of ``2**sub_shift`` groups, the noise-wide buckets above. Nothing
+  is counted per sub-bucket: a slot stores its sub-bucket (instead of its group
   offset, which the edge's weight gives back when a draw needs it), and the
   sampler splits the one or two wide buckets it reaches by partitioning their
-  compacted slots (``sampler._walk_wide``), O(their slots) per selection. A
-  key range whose buckets crowd (one holding more than 16 times the mean and
-  4096 edges) keeps the layouts below, so that no selection splits a bucket
-  holding most of the cut. ``openb`` = (bucket, unprocessed slots) while the
-  sampler is inside one.
-* **Edge store.** Each bucket owns the slots ``bag[start[b]:start[b+1]]``, as many
-  as it has edges (a histogram, so the store is built in O(m + G) and holds each
-  edge once). A slot packs the edge's group offset in its bucket (high bits) and
-  its code (low 40 bits): ``a << 20 | b`` dense (a visited, b not, when it
-  joined), the CSR position sparse.
+  compacted slots (``sampler._walk_wide``), O(their slots) per selection. A key
+  range whose buckets crowd (one holding more than 16 times the mean and 4096
+  edges) keeps the layouts above, so that no selection splits a bucket holding
+  most of the cut. ``q.store.open_bucket`` = (bucket, unprocessed slots) while
+  the sampler is inside one.
+* **Slot store** (``q.store``). Each bucket owns the slots
+  ``slots[start[b]:start[b+1]]``, as many as it has edges (a histogram, so the
+  store is built in O(m + G) and holds each edge once). A slot packs the edge's
+  group offset in its bucket (high bits) and its code (low 40 bits):
+  ``a << 20 | b`` dense (a visited, b not, when it joined), the CSR position sparse.
 * **Lazy deletion.** The paper swaps an edge out of its group's interval and keeps
   a position index per edge; at n = 5000 that measured ~12x the cost of a whole
-  exact Prim (random writes; docs/design.rst, Lazy deletion, and why). Here an edge joining the cut is
-  *appended* to its bucket and an edge leaving it only decrements counters.
-  Counts are exact at all times; dead slots (both endpoints visited) stay until
-  the bucket is sampled from: a pick draws a uniformly random slot, rejects dead
-  ones (and, for a pick inside one group, other groups), and first compacts the
-  bucket when more than half of its slots are dead, so compaction costs O(1)
-  amortized per edge. A uniformly random *active* member is all exactness needs,
-  and that is what rejection gives.
+  exact Prim (random writes; docs/design.rst, Lazy deletion, and why). Here an
+  edge joining the cut is *appended* to its bucket and an edge leaving it only
+  decrements counters. Counts are exact at all times; dead slots (both endpoints
+  visited) stay until the bucket is sampled from: a pick draws a uniformly random
+  slot, rejects dead ones (and, for a pick inside one group, other groups), and
+  first compacts the bucket when more than half of its slots are dead, so
+  compaction costs O(1) amortized per edge. A uniformly random *active* member is
+  all exactness needs, and that is what rejection gives.
 * **Lazy materialization (dense).** The sampler reads slots only of the few
   buckets near the top of the cut, so a dense queue starts with no bucket
-  materialized (``thr[0] = B``): joining edges of buckets below ``thr`` are only
-  counted. When a pick needs a bucket below ``thr``, one pass over the current cut
-  (``inside`` x ``rest``) fills it and at least as many buckets again
+  materialized (``materialized[0] = B``): joining edges of buckets below it are
+  only counted. When a pick needs a lower bucket, one pass over the current cut
+  (``q.cut``: ``inside`` x ``rest``) fills it and at least as many buckets again
   (``gq_materialize``), so there are O(log B) passes; a bottom candidate drawn
   from most of the cut is a uniform (visited, unvisited) pair instead
   (``gq_take_cut``). At n = 5000 the top 16 of 196 buckets end up materialized;
   at n = 30000 this cut the time from 30 s to 17 s and the memory by 2.8 GB.
-  Sparse queues materialize everything (``thr[0] = 0``).
-* **Counters.** ``cnt[:B]`` holds each bucket's active count; above 16384 buckets a
-  second layer (``cnt[off[1]:]``, blocks of ``2**sh2`` ~ sqrt(B) buckets) keeps the
-  best non-empty bucket and rank selection at O(sqrt(B)) (the paper's layered
-  blocks, with two layers since buckets already gather ~G/B groups); below it a
-  scan of B counts is cheaper than the extra counter update per edge.
-  ``cntg`` (per group) is kept only where a bucket may fail the span test
-  (compressed keys), and ``total[0]`` counts the whole cut.
+  Sparse queues materialize everything (``materialized[0] = 0``).
+* **Counters** (``q.counts``). ``bucket`` holds each bucket's active count; above
+  16384 buckets a second layer (``block``: blocks of ``2**block_shift`` ~ sqrt(B)
+  buckets) keeps the best non-empty bucket and rank selection at O(sqrt(B)) (the
+  paper's layered blocks, with two layers since buckets already gather ~G/B
+  groups); below it a scan of B counts is cheaper than the extra counter update
+  per edge. ``group`` (per group) is kept only where a bucket may fail the span
+  test (compressed keys), and ``total[0]`` counts the whole cut.
+
+The levels of the hierarchy are named: ``GROUP`` (0), ``BUCKET`` (1), ``BLOCK``
+(2) and ``ROOT`` (the whole cut).
 """
 
 import math
@@ -76,12 +80,94 @@ from numba import njit
 from .core import CACHE, jit_only, require_memory
 from .privacy import key_limit
 
-GroupQueue = namedtuple(
-    "GroupQueue",
-    ["n", "dense", "ends", "sgn", "s", "kmin", "direct", "G", "rank", "key", "sh1", "sh2",
-     "wide", "shf", "openb", "groups", "layered", "cntg", "cnt", "total", "off", "start",
-     "fill", "bag", "thr", "inside", "rest", "where", "sizes"],
+QueueLayout = namedtuple(
+    "QueueLayout",
+    ["n", "dense", "sgn", "s", "kmin", "direct", "n_groups", "n_buckets", "n_blocks",
+     "bucket_shift", "block_shift", "layered", "wide", "sub_shift", "group_counts"],
 )
+QueueLayout.__doc__ = """The queue's fixed scalars, decided by ``gq_build`` from shapes, s and r.
+
+n : int64
+    Vertices of the graph.
+dense : bool
+    A complete graph read from W (True) or a CSR graph (False).
+sgn, s : float64
+    Sign (-1.0: minimum tree) and discretization step: key = floor(sgn * w / s).
+kmin : int64
+    The smallest key. With ``direct`` keys group g has key kmin + g.
+direct : bool
+    Group = key - kmin (True), or a rank stored in ``GroupKeys.rank`` (False).
+n_groups, n_buckets, n_blocks : int64
+    G groups, B = ceil(G / 2**bucket_shift) buckets, and the blocks of the second
+    counter layer (0 unless ``layered``).
+bucket_shift, block_shift : int64
+    log2 of the groups per bucket and of the buckets per block.
+layered : bool
+    The block layer is kept (more than 16384 buckets).
+wide : bool
+    Wide buckets: a slot stores its sub-bucket instead of its group offset.
+sub_shift : int64
+    log2 of the groups per sub-bucket of a wide bucket (= bucket_shift otherwise).
+group_counts : bool
+    Per-group counts are kept (``QueueCounts.group``).
+"""
+
+GroupKeys = namedtuple("GroupKeys", ["key", "rank"])
+GroupKeys.__doc__ = """Group of each edge and key of each group, stored only for radix-sorted keys.
+
+key : int64 array (G,)
+    The key of group g (empty with direct keys: kmin + g).
+rank : int32 or int64 array
+    The group of each edge: at v * n + u (dense, both orders) or at its CSR
+    position (sparse). Empty with direct keys.
+"""
+
+QueueCounts = namedtuple("QueueCounts", ["bucket", "block", "group", "total"])
+QueueCounts.__doc__ = """Exact active-edge counts, updated on every edge event.
+
+bucket : int64 array (B,)
+block : int64 array (n_blocks,)
+    Sums of 2**block_shift consecutive buckets (empty unless ``layered``).
+group : int64 array (G,) or (1,)
+    Per group, where ``group_counts`` (else unused).
+total : int64 array (1,)
+    The whole cut.
+"""
+
+SlotStore = namedtuple("SlotStore", ["start", "fill", "slots", "ends", "materialized", "open_bucket"])
+SlotStore.__doc__ = """The edges of each bucket, appended as they join the cut (lazy deletion).
+
+start : int64 array (B + 1,)
+    Bucket b owns slots[start[b]:start[b + 1]] (as many as it has edges).
+fill : int64 array (B,)
+    Slots written in each bucket, dead ones included.
+slots : int64 array (m,)
+    (group offset in the bucket, or sub-bucket if ``wide``) << 40 | edge code.
+ends : int array
+    The endpoint of each CSR position (the graph's ``indices``): a sparse edge is
+    alive while it is unvisited. Unused for dense graphs, whose codes carry it.
+materialized : int64 array (1,)
+    Buckets >= materialized[0] hold their slots; lower ones only their counts.
+open_bucket : int64 array (2,)
+    (wide bucket, its unprocessed slots) while the sampler splits it, else (-1, 0).
+"""
+
+CutSides = namedtuple("CutSides", ["inside", "rest", "where", "sizes"])
+CutSides.__doc__ = """The two sides of a dense cut, for passes and draws over visited x unvisited.
+
+inside : int64 array (n,)
+    The visited vertices, in order of joining (first sizes[0] entries).
+rest : int64 array (n,)
+    The unvisited vertices (first sizes[1] entries, in no order).
+where : int64 array (n,)
+    Position of each unvisited vertex in ``rest``.
+sizes : int64 array (2,)
+    (visited, unvisited) counts. All four are empty for sparse graphs but ``sizes``.
+"""
+
+GroupQueue = namedtuple("GroupQueue", ["layout", "keys", "counts", "store", "cut"])
+GroupQueue.__doc__ = """Prim's cut grouped by key: a ``QueueLayout``, ``GroupKeys``,
+``QueueCounts``, ``SlotStore`` and ``CutSides`` (see the module docstring)."""
 
 # Direct addressing pays ~40 bytes per bucket of the key range; allow it while that
 # stays well below the edge store itself.
@@ -92,7 +178,7 @@ _CODE_BITS = 40
 _CODE_MASK = (1 << _CODE_BITS) - 1
 _END_BITS = 20
 _END_MASK = (1 << _END_BITS) - 1
-_MAX_SH1 = 20
+_MAX_BUCKET_SHIFT = 20
 # wide buckets: considered above _WIDE_MIN_FINE noise-wide buckets, at most
 # _WIDE_BUCKETS of them (3 int64 arrays of that length fit in a 512 KB L2 cache); a
 # slot then stores its sub-bucket in the wide bucket (< 2**_FINE_BITS, the bits above
@@ -139,44 +225,56 @@ def _end(code, dense, ends):
     return ends[code]
 
 
-# The level codes are np.int64, not int: numba compiles a callee once per literal
-# argument it is given (Literal[int](3) is a type of its own), which had tripled the
-# compile time of the selection kernels (docs/design.rst, Compile time).
-ROOT = np.int64(3)  # the level of the node that holds the whole cut
+# The levels of a node: a group, a bucket, a block of buckets, the whole cut. They
+# are np.int64, not int: numba compiles a callee once per literal argument it is
+# given (Literal[int](3) is a type of its own), which had tripled the compile time
+# of the selection kernels (docs/design.rst, Compile time).
+GROUP = np.int64(0)
+BUCKET = np.int64(1)
+BLOCK = np.int64(2)
+ROOT = np.int64(3)  # node 0 holds the whole cut
 
 
 @jit_only(inline="always")
 def gq_key(q, g):
     """The integer key of group g (per step, not per edge: it takes the queue)."""
-    if q.direct:
-        return q.kmin + g
-    return q.key[g]
+    if q.layout.direct:
+        return q.layout.kmin + g
+    return q.keys.key[g]
 
+
+# gq_update's loops. Each is written flat on the arrays it touches, passed as
+# arguments, with scalar-only helpers (see gq_update for the measurements).
 
 @jit_only
-def _update_plain(row, v, visited, bag, start, fill, cnt, sgn, s, kmin, sh1, thr, shs):
+def _update_plain(row, v, visited, slots, start, fill, bucket, sgn, s, kmin, bshift, mat,
+                  sub_shift):
     """``gq_update``'s loop for direct keys, no per-group counts, no block layer (the
-    benchmark's case); returns the change of the cut's size."""
+    benchmark's case); returns the change of the cut's size. ``mat``: the lowest
+    materialized bucket; ``sub_shift``: 0, or the sub-bucket shift of a wide queue,
+    whose slots keep the sub-bucket (group offset >> sub_shift)."""
     delta = 0
     for u in range(row.shape[0]):
         if u == v:
             continue
         g = discretize(np.float64(row[u]), sgn, s) - kmin
-        b = g >> sh1
+        b = g >> bshift
         if visited[u]:
             d = -1
         else:
             d = 1
-            if b >= thr:
-                bag[start[b] + fill[b]] = (((g - (b << sh1)) >> shs) << _CODE_BITS) | (v << _END_BITS) | u
+            if b >= mat:
+                slots[start[b] + fill[b]] = ((((g - (b << bshift)) >> sub_shift) << _CODE_BITS)
+                                             | (v << _END_BITS) | u)
                 fill[b] += 1
-        cnt[b] += d
+        bucket[b] += d
         delta += d
     return delta
 
 
 @jit_only
-def _update_layered(row, v, visited, bag, start, fill, cnt, sgn, s, kmin, sh1, thr, o1, sh2):
+def _update_layered(row, v, visited, slots, start, fill, bucket, block, sgn, s, kmin, bshift,
+                    mat, block_shift):
     """As ``_update_plain`` with the block layer (more than 16384 buckets: a fine
     step or a wide weight range)."""
     delta = 0
@@ -184,23 +282,23 @@ def _update_layered(row, v, visited, bag, start, fill, cnt, sgn, s, kmin, sh1, t
         if u == v:
             continue
         g = discretize(np.float64(row[u]), sgn, s) - kmin
-        b = g >> sh1
+        b = g >> bshift
         if visited[u]:
             d = -1
         else:
             d = 1
-            if b >= thr:
-                bag[start[b] + fill[b]] = ((g - (b << sh1)) << _CODE_BITS) | (v << _END_BITS) | u
+            if b >= mat:
+                slots[start[b] + fill[b]] = ((g - (b << bshift)) << _CODE_BITS) | (v << _END_BITS) | u
                 fill[b] += 1
-        cnt[b] += d
-        cnt[o1 + (b >> sh2)] += d
+        bucket[b] += d
+        block[b >> block_shift] += d
         delta += d
     return delta
 
 
 @jit_only
-def _update_general(row, v, visited, bag, start, fill, cnt, cntg, sgn, s, kmin, sh1, thr, o1,
-                    sh2, direct, rank, rank_base, groups, layered):
+def _update_general(row, v, visited, slots, start, fill, bucket, block, group, sgn, s, kmin,
+                    bshift, mat, block_shift, direct, rank, rank_base, group_counts, layered):
     """``gq_update``'s loop in general: radix-sorted ranks, per-group counts."""
     delta = 0
     for u in range(row.shape[0]):
@@ -210,19 +308,19 @@ def _update_general(row, v, visited, bag, start, fill, cnt, cntg, sgn, s, kmin, 
             g = discretize(np.float64(row[u]), sgn, s) - kmin
         else:
             g = np.int64(rank[rank_base + u])
-        b = g >> sh1
+        b = g >> bshift
         if visited[u]:
             d = -1
         else:
             d = 1
-            if b >= thr:
-                bag[start[b] + fill[b]] = ((g - (b << sh1)) << _CODE_BITS) | (v << _END_BITS) | u
+            if b >= mat:
+                slots[start[b] + fill[b]] = ((g - (b << bshift)) << _CODE_BITS) | (v << _END_BITS) | u
                 fill[b] += 1
-        if groups:
-            cntg[g] += d
-        cnt[b] += d
+        if group_counts:
+            group[g] += d
+        bucket[b] += d
         if layered:
-            cnt[o1 + (b >> sh2)] += d
+            block[b >> block_shift] += d
         delta += d
     return delta
 
@@ -241,20 +339,22 @@ def gq_update(q, row, v, visited, rank_base):
     the others and 0.125 s for the general loop; with 512,000 buckets the layered
     kernel took 0.10 s, the general one 0.36 s, per-edge helpers 0.65 s.
     """
-    thr = q.thr[0]
-    if q.direct and not q.groups and not q.layered:
-        # wide queues always take this loop (at most _WIDE_BUCKETS buckets: no block layer);
-        # their slots keep the sub-bucket, the group offset >> shf
-        delta = _update_plain(row, v, visited, q.bag, q.start, q.fill, q.cnt, q.sgn, q.s, q.kmin,
-                              q.sh1, thr, q.shf if q.wide else 0)
-    elif q.direct and not q.groups:
-        delta = _update_layered(row, v, visited, q.bag, q.start, q.fill, q.cnt, q.sgn, q.s,
-                                q.kmin, q.sh1, thr, q.off[1], q.sh2)
+    lay, cnt, st = q.layout, q.counts, q.store
+    mat = st.materialized[0]
+    if lay.direct and not lay.group_counts and not lay.layered:
+        # wide queues always take this loop (at most _WIDE_BUCKETS buckets: no block layer)
+        delta = _update_plain(row, v, visited, st.slots, st.start, st.fill, cnt.bucket, lay.sgn,
+                              lay.s, lay.kmin, lay.bucket_shift, mat,
+                              lay.sub_shift if lay.wide else np.int64(0))
+    elif lay.direct and not lay.group_counts:
+        delta = _update_layered(row, v, visited, st.slots, st.start, st.fill, cnt.bucket, cnt.block,
+                                lay.sgn, lay.s, lay.kmin, lay.bucket_shift, mat, lay.block_shift)
     else:
-        delta = _update_general(row, v, visited, q.bag, q.start, q.fill, q.cnt, q.cntg, q.sgn,
-                                q.s, q.kmin, q.sh1, thr, q.off[1], q.sh2, q.direct, q.rank,
-                                rank_base, q.groups, q.layered)
-    q.total[0] += delta
+        delta = _update_general(row, v, visited, st.slots, st.start, st.fill, cnt.bucket, cnt.block,
+                                cnt.group, lay.sgn, lay.s, lay.kmin, lay.bucket_shift, mat,
+                                lay.block_shift, lay.direct, q.keys.rank, rank_base,
+                                lay.group_counts, lay.layered)
+    cnt.total[0] += delta
 
 
 @jit_only
@@ -263,9 +363,11 @@ def gq_update_csr(q, indptr, indices, data, v, visited):
 
     A sparse edge's code is its CSR position in the row of its visited end.
     """
-    bag, start, fill, cnt, cntg = q.bag, q.start, q.fill, q.cnt, q.cntg
-    o1, sh1, sh2, groups, layered = q.off[1], q.sh1, q.sh2, q.groups, q.layered
-    direct, sgn, s, kmin, rank = q.direct, q.sgn, q.s, q.kmin, q.rank
+    lay = q.layout
+    slots, start, fill = q.store.slots, q.store.start, q.store.fill
+    bucket, block, group = q.counts.bucket, q.counts.block, q.counts.group
+    bshift, block_shift, group_counts, layered = lay.bucket_shift, lay.block_shift, lay.group_counts, lay.layered
+    direct, sgn, s, kmin, rank = lay.direct, lay.sgn, lay.s, lay.kmin, q.keys.rank
     delta = 0
     # one flat loop (helpers taking arrays, per edge, measured 3.4x slower here: 0.27 s
     # against 0.08 s for 4M edge events at n = 20,000); the flags are loop-invariant
@@ -274,69 +376,69 @@ def gq_update_csr(q, indptr, indices, data, v, visited):
             g = discretize(data[p], sgn, s) - kmin
         else:
             g = np.int64(rank[p])
-        b = g >> sh1
+        b = g >> bshift
         if visited[indices[p]]:
             d = -1
         else:
             d = 1
-            bag[start[b] + fill[b]] = ((g - (b << sh1)) << _CODE_BITS) | p
+            slots[start[b] + fill[b]] = ((g - (b << bshift)) << _CODE_BITS) | p
             fill[b] += 1
-        if groups:
-            cntg[g] += d
-        cnt[b] += d
+        if group_counts:
+            group[g] += d
+        bucket[b] += d
         if layered:
-            cnt[o1 + (b >> sh2)] += d
+            block[b >> block_shift] += d
         delta += d
-    q.total[0] += delta
+    q.counts.total[0] += delta
 
 
 @jit_only(inline="always")
 def gq_count(q, level, node):
-    """Active edges in a node: level 0 a group (needs ``q.groups``), 1 a bucket,
-    2 a block of 2**sh2 buckets, ROOT (node 0) the whole cut."""
-    if level == 0:
-        return q.cntg[node]
-    if level == 1:
-        return q.cnt[node]
-    if level == 2:
-        return q.cnt[q.off[1] + node]
-    return q.total[0]
+    """Active edges in a node of ``level``: a GROUP (needs ``group_counts``), a BUCKET,
+    a BLOCK of 2**block_shift buckets, or ROOT (node 0) the whole cut."""
+    if level == GROUP:
+        return q.counts.group[node]
+    if level == BUCKET:
+        return q.counts.bucket[node]
+    if level == BLOCK:
+        return q.counts.block[node]
+    return q.counts.total[0]
 
 
 @jit_only(inline="always")
 def gq_width_shift(q, level):
-    """log2 of how many groups a node of ``level`` (0, 1 or 2) spans."""
-    if level == 0:
+    """log2 of how many groups a node of ``level`` (GROUP, BUCKET or BLOCK) spans."""
+    if level == GROUP:
         return np.int64(0)
-    if level == 1:
-        return q.sh1
-    return q.sh1 + q.sh2
+    if level == BUCKET:
+        return q.layout.bucket_shift
+    return q.layout.bucket_shift + q.layout.block_shift
 
 
 @jit_only
 def gq_top(q):
     """A group index p such that no active edge lies above p, p within the top
     non-empty bucket (the exact top group when groups are tracked); -1 if empty."""
-    if q.total[0] == 0:
+    if q.counts.total[0] == 0:
         return -1
-    cnt = q.cnt
-    B = q.off[1]
+    lay, bucket = q.layout, q.counts.bucket
+    B = lay.n_buckets
     b = B - 1
-    if q.layered:
-        o1 = q.off[1]
-        j = q.off[2] - o1 - 1
-        while j >= 0 and cnt[o1 + j] == 0:
+    if lay.layered:
+        block = q.counts.block
+        j = lay.n_blocks - 1
+        while j >= 0 and block[j] == 0:
             j -= 1
-        b = min((j + 1) << q.sh2, B) - 1
+        b = min((j + 1) << lay.block_shift, B) - 1
     # the guards turn inconsistent counts into an error instead of a wrapped index
-    while b >= 0 and cnt[b] == 0:
+    while b >= 0 and bucket[b] == 0:
         b -= 1
     if b < 0:
         raise AssertionError("gq_top: the cut is not empty but every counter is 0")
-    p = min((b + 1) << q.sh1, q.G) - 1
-    if q.groups:
-        lo = b << q.sh1
-        while p >= lo and q.cntg[p] == 0:
+    p = min((b + 1) << lay.bucket_shift, lay.n_groups) - 1
+    if lay.group_counts:
+        lo = b << lay.bucket_shift
+        while p >= lo and q.counts.group[p] == 0:
             p -= 1
         if p < lo:
             raise AssertionError("gq_top: a bucket's count disagrees with its groups'")
@@ -346,34 +448,34 @@ def gq_top(q):
 @jit_only
 def gq_select(q, level, node, r):
     """Bucket holding the r-th (0-based, from the lowest group up) active edge of a
-    node of ``level`` 1, 2 or ROOT; returns (bucket, rank within it).
+    node of ``level`` BUCKET, BLOCK or ROOT; returns (bucket, rank within it).
 
     Ranks below the count of groups 0..p select within that prefix.
     """
-    cnt = q.cnt
-    o1 = q.off[1]
+    lay, bucket = q.layout, q.counts.bucket
+    B = lay.n_buckets
     j = node
     if level == ROOT:
         j = 0
-        if not q.layered:
-            while j < o1 and r >= cnt[j]:
-                r -= cnt[j]
+        if not lay.layered:
+            while j < B and r >= bucket[j]:
+                r -= bucket[j]
                 j += 1
-            if j == o1:
+            if j == B:
                 raise AssertionError("gq_select: rank beyond the cut's counts")
             return j, r
-        n_blocks = q.off[2] - o1
-        while j < n_blocks and r >= cnt[o1 + j]:
-            r -= cnt[o1 + j]
+        block = q.counts.block
+        while j < lay.n_blocks and r >= block[j]:
+            r -= block[j]
             j += 1
-        if j == n_blocks:
+        if j == lay.n_blocks:
             raise AssertionError("gq_select: rank beyond the cut's counts")
-        level = 2
-    if level == 2:
-        j = j << q.sh2
-        end = min(j + (np.int64(1) << q.sh2), o1)
-        while j < end and r >= cnt[j]:
-            r -= cnt[j]
+        level = BLOCK
+    if level == BLOCK:
+        j = j << lay.block_shift
+        end = min(j + (np.int64(1) << lay.block_shift), B)
+        while j < end and r >= bucket[j]:
+            r -= bucket[j]
             j += 1
         if j == end:
             raise AssertionError("gq_select: rank beyond the block's counts")
@@ -383,38 +485,40 @@ def gq_select(q, level, node, r):
 @jit_only
 def _compact(q, b, visited):
     """Drop the dead slots of bucket b (amortized O(1) per edge: at least half are dead)."""
-    bag, ends = q.bag, q.ends
-    lo = q.start[b]
+    st = q.store
+    slots, ends = st.slots, st.ends
+    lo = st.start[b]
     k = lo
     # per slot, so written flat (no helper taking arrays), once per layout
-    if q.dense:
-        for i in range(lo, lo + q.fill[b]):
-            slot = bag[i]
+    if q.layout.dense:
+        for i in range(lo, lo + st.fill[b]):
+            slot = slots[i]
             if not visited[slot & _END_MASK]:
-                bag[k] = slot
+                slots[k] = slot
                 k += 1
     else:
-        for i in range(lo, lo + q.fill[b]):
-            slot = bag[i]
+        for i in range(lo, lo + st.fill[b]):
+            slot = slots[i]
             if not visited[ends[slot & _CODE_MASK]]:
-                bag[k] = slot
+                slots[k] = slot
                 k += 1
-    q.fill[b] = k - lo
+    st.fill[b] = k - lo
 
 
 @jit_only
 def gq_join(q, v, visited):
     """Vertex v joins the tree: mark it and, dense, move it from ``rest`` to ``inside``."""
     visited[v] = True
-    if q.dense:
-        n_in, n_rest = q.sizes[0], q.sizes[1]
-        q.inside[n_in] = v
-        i = q.where[v]
-        last = q.rest[n_rest - 1]
-        q.rest[i] = last
-        q.where[last] = i
-        q.sizes[0] = n_in + 1
-        q.sizes[1] = n_rest - 1
+    if q.layout.dense:
+        cut = q.cut
+        n_in, n_rest = cut.sizes[0], cut.sizes[1]
+        cut.inside[n_in] = v
+        i = cut.where[v]
+        last = cut.rest[n_rest - 1]
+        cut.rest[i] = last
+        cut.where[last] = i
+        cut.sizes[0] = n_in + 1
+        cut.sizes[1] = n_rest - 1
 
 
 @jit_only
@@ -422,20 +526,21 @@ def gq_materialize(q, W, b_need):
     """Make bucket ``b_need`` (and at least as many buckets again as are already
     materialized) hold its active edges, by one pass over the cut of a dense graph.
 
-    Buckets below ``thr`` keep exact counts but no slots, so an edge joining the
-    cut costs no write there; the sampler needs slots only near the top of the
-    cut. Growing the materialized range geometrically bounds the passes by
+    Buckets below ``materialized[0]`` keep exact counts but no slots, so an edge
+    joining the cut costs no write there; the sampler needs slots only near the top
+    of the cut. Growing the materialized range geometrically bounds the passes by
     log2(B) per run; each reads the t (n - t) cut entries once.
     """
-    thr = q.thr[0]
-    if b_need >= thr:
+    lay, st, cut = q.layout, q.store, q.cut
+    mat = st.materialized[0]
+    if b_need >= mat:
         return
-    new = max(min(b_need, 2 * thr - q.off[1]), 0)
-    n = q.n
-    bag, start, fill, sh1 = q.bag, q.start, q.fill, q.sh1
-    inside, rest, n_in, n_rest = q.inside, q.rest, q.sizes[0], q.sizes[1]
-    direct, sgn, s, kmin, rank = q.direct, q.sgn, q.s, q.kmin, q.rank
-    shs = q.shf if q.wide else 0
+    new = max(min(b_need, 2 * mat - lay.n_buckets), 0)
+    n = lay.n
+    slots, start, fill, bshift = st.slots, st.start, st.fill, lay.bucket_shift
+    inside, rest, n_in, n_rest = cut.inside, cut.rest, cut.sizes[0], cut.sizes[1]
+    direct, sgn, s, kmin, rank = lay.direct, lay.sgn, lay.s, lay.kmin, q.keys.rank
+    sub_shift = lay.sub_shift if lay.wide else np.int64(0)
     for i in range(n_in):
         a = inside[i]
         row = W[a]
@@ -445,11 +550,12 @@ def gq_materialize(q, W, b_need):
                 g = discretize(np.float64(row[u]), sgn, s) - kmin
             else:
                 g = np.int64(rank[a * n + u])
-            b = g >> sh1
-            if new <= b < thr:
-                bag[start[b] + fill[b]] = (((g - (b << sh1)) >> shs) << _CODE_BITS) | (a << _END_BITS) | u
+            b = g >> bshift
+            if new <= b < mat:
+                slots[start[b] + fill[b]] = ((((g - (b << bshift)) >> sub_shift) << _CODE_BITS)
+                                             | (a << _END_BITS) | u)
                 fill[b] += 1
-    q.thr[0] = new
+    st.materialized[0] = new
 
 
 @jit_only
@@ -457,8 +563,9 @@ def gq_take_cut(q, W, pmax, rng):
     """A uniformly random active edge of group <= pmax of a dense cut, by rejection
     from uniform (visited, unvisited) pairs: every such pair is a cut edge of the
     complete graph. Returns (group, code); callers use it when it accepts often."""
-    n, inside, rest, n_in, n_rest = q.n, q.inside, q.rest, q.sizes[0], q.sizes[1]
-    direct, sgn, s, kmin, rank = q.direct, q.sgn, q.s, q.kmin, q.rank
+    lay, cut = q.layout, q.cut
+    n, inside, rest, n_in, n_rest = lay.n, cut.inside, cut.rest, cut.sizes[0], cut.sizes[1]
+    direct, sgn, s, kmin, rank = lay.direct, lay.sgn, lay.s, lay.kmin, q.keys.rank
     # callers guarantee an acceptance rate >= 1/2: 2000 rejections in a row mean
     # the counts are wrong (or happen with probability 2**-2000)
     for _ in range(2000):
@@ -474,10 +581,11 @@ def gq_take_cut(q, W, pmax, rng):
 def gq_slot_group(q, W, b, slot):
     """Group of a slot of bucket b (per draw, not per edge). A wide bucket's slot
     holds only its fine sub-bucket, so there the group comes from the edge's weight."""
-    if q.wide:
+    lay = q.layout
+    if lay.wide:
         code = slot & _CODE_MASK
-        return discretize(np.float64(W[code >> _END_BITS, code & _END_MASK]), q.sgn, q.s) - q.kmin
-    return (b << q.sh1) + (slot >> _CODE_BITS)
+        return discretize(np.float64(W[code >> _END_BITS, code & _END_MASK]), lay.sgn, lay.s) - lay.kmin
+    return (b << lay.bucket_shift) + (slot >> _CODE_BITS)
 
 
 @jit_only
@@ -488,20 +596,21 @@ def gq_take(q, W, b, lo, hi, count, visited, rng):
     the bucket first if needed; then rejection over the bucket's slots when that
     accepts often enough, else one scan.
     """
-    if b < q.thr[0]:
+    st = q.store
+    if b < st.materialized[0]:
         gq_materialize(q, W, b)
-    if q.fill[b] > 2 * q.cnt[b]:
+    if st.fill[b] > 2 * q.counts.bucket[b]:
         _compact(q, b, visited)
-    bag, dense, ends = q.bag, q.dense, q.ends
-    first = q.start[b]
-    f = q.fill[b]
-    base = b << q.sh1
-    whole = lo == 0 and hi >= (np.int64(1) << q.sh1) - 1
+    slots, dense, ends = st.slots, q.layout.dense, st.ends
+    first = st.start[b]
+    f = st.fill[b]
+    base = b << q.layout.bucket_shift
+    whole = lo == 0 and hi >= (np.int64(1) << q.layout.bucket_shift) - 1
     if whole or f <= 8 * count:
         # acceptance >= 1/8 with right counts; after 1000 misses (probability
         # < 1e-57) fall through to the scan, which fails loudly if counts are wrong
         for _ in range(1000):
-            slot = bag[first + np.int64(rng.random() * f)]
+            slot = slots[first + np.int64(rng.random() * f)]
             code = slot & _CODE_MASK
             if not visited[_end(code, dense, ends)]:
                 g = gq_slot_group(q, W, b, slot)
@@ -509,7 +618,7 @@ def gq_take(q, W, b, lo, hi, count, visited, rng):
                     return g, code
     j = np.int64(rng.random() * count)
     for i in range(first, first + f):
-        slot = bag[i]
+        slot = slots[i]
         code = slot & _CODE_MASK
         if not visited[_end(code, dense, ends)]:
             g = gq_slot_group(q, W, b, slot)
@@ -525,17 +634,17 @@ def gq_take(q, W, b, lo, hi, count, visited, rng):
 # ----------------------------------------------------------------------------
 
 def _bucket_shift(G, r, sigma):
-    """log2 of the bucket width: the widest bucket whose key span r * (2**sh1 - 1) <= sigma.
+    """log2 of the bucket width: the widest bucket whose key span r * (2**bshift - 1) <= sigma.
 
     Such buckets are resolved whole by the sampler (in direct mode their span is
     exactly that), so a wider one saves draws and a narrower one keeps the
     expected number of extra candidates per bucket below e**sigma - 1.
     """
-    cap = min(_MAX_SH1, max(int(G - 1).bit_length(), 0))
-    sh1 = 0
-    while sh1 < cap and r * np.float64((1 << (sh1 + 1)) - 1) <= sigma:
-        sh1 += 1
-    return sh1
+    cap = min(_MAX_BUCKET_SHIFT, max(int(G - 1).bit_length(), 0))
+    bshift = 0
+    while bshift < cap and r * np.float64((1 << (bshift + 1)) - 1) <= sigma:
+        bshift += 1
+    return bshift
 
 
 # below this many buckets a scan of the bucket counts (from the top for the best
@@ -549,34 +658,34 @@ _LAYER2_MIN_BUCKETS = 1 << 14
 assert _WIDE_BUCKETS <= _LAYER2_MIN_BUCKETS
 
 
-def _layer_offsets(B):
-    """Whether a second counter layer is kept, its fan-out shift over the B buckets
-    (about sqrt(B)), and the layers' offsets in ``cnt``."""
+def _block_layer(B):
+    """Whether a second counter layer is kept over the B buckets, its fan-out shift
+    (about sqrt(B) buckets per block) and its number of blocks."""
     if B <= _LAYER2_MIN_BUCKETS:
-        return False, 0, np.array([0, B, B], dtype=np.int64)
-    sh2 = max(1, -(-int(B - 1).bit_length() // 2))
-    return True, sh2, np.array([0, B, B + ((B - 1) >> sh2) + 1], dtype=np.int64)
+        return False, 0, 0
+    block_shift = max(1, -(-int(B - 1).bit_length() // 2))
+    return True, block_shift, ((B - 1) >> block_shift) + 1
 
 
 @njit(cache=CACHE, nogil=True)
-def _hist_dense_direct(W, sgn, s, kmin, sh1, B):
-    """Edges per bucket (upper triangle), bucket = (key - kmin) >> sh1."""
+def _hist_dense_direct(W, sgn, s, kmin, bshift, B):
+    """Edges per bucket (upper triangle), bucket = (key - kmin) >> bshift."""
     h = np.zeros(B, dtype=np.int64)
     n = W.shape[0]
     for i in range(n):
         row = W[i]
         for j in range(i + 1, n):
-            h[(discretize(np.float64(row[j]), sgn, s) - kmin) >> sh1] += 1
+            h[(discretize(np.float64(row[j]), sgn, s) - kmin) >> bshift] += 1
     return h
 
 
 @njit(cache=CACHE, nogil=True)
-def _hist_csr_direct(indptr, indices, data, sgn, s, kmin, sh1, B):
+def _hist_csr_direct(indptr, indices, data, sgn, s, kmin, bshift, B):
     h = np.zeros(B, dtype=np.int64)
     for a in range(indptr.shape[0] - 1):
         for p in range(indptr[a], indptr[a + 1]):
             if indices[p] > a:
-                h[(discretize(data[p], sgn, s) - kmin) >> sh1] += 1
+                h[(discretize(data[p], sgn, s) - kmin) >> bshift] += 1
     return h
 
 
@@ -712,25 +821,25 @@ def gq_build(graph, sgn, s, r, sigma):
     K = kmax - kmin + 1
     # direct addressing when the key range makes few buckets (their width depends
     # on r and sigma only, never on the weights' layout); keys are never stored then
-    sh1 = _bucket_shift(K, r, sigma) if sigma >= 0 else 0
-    B = ((K - 1) >> sh1) + 1  # buckets of the key range
-    shf = sh1
+    bshift = _bucket_shift(K, r, sigma) if sigma >= 0 else 0
+    B = ((K - 1) >> bshift) + 1  # buckets of the key range
+    sub_shift = bshift
     wide = False
     bucket_hist = None
     if graph.dense and sigma >= 0 and B > _WIDE_MIN_FINE:
         # many noise-wide buckets: try at most _WIDE_BUCKETS wide ones instead, whose
         # counters stay in cache; the sampler splits the few it reaches (docs/design.rst)
-        sh_c = sh1
-        while ((K - 1) >> sh_c) + 1 > _WIDE_BUCKETS:
-            sh_c += 1
-        B_c = ((K - 1) >> sh_c) + 1
-        hist_c = _hist_dense_direct(graph.W, sgn, s, kmin, sh_c, B_c)
+        wshift = bshift
+        while ((K - 1) >> wshift) + 1 > _WIDE_BUCKETS:
+            wshift += 1
+        B_wide = ((K - 1) >> wshift) + 1
+        hist_wide = _hist_dense_direct(graph.W, sgn, s, kmin, wshift, B_wide)
         # a crowded bucket would be split at O(its edges) per selection
-        if hist_c.max() <= max(_WIDE_FILL_MIN, _WIDE_FILL_FACTOR * m // B_c):
+        if hist_wide.max() <= max(_WIDE_FILL_MIN, _WIDE_FILL_FACTOR * m // B_wide):
             # sub-buckets of sigma noise units, or wider when a slot cannot number them
-            # all (keys spanning over 2**(37 + sh1)): exact still, a few more draws
-            shf = max(sh1, sh_c - _FINE_BITS)
-            wide, sh1, B, bucket_hist = True, sh_c, B_c, hist_c
+            # all (keys spanning over 2**(37 + bshift)): exact still, a few more draws
+            sub_shift = max(bshift, wshift - _FINE_BITS)
+            wide, bshift, B, bucket_hist = True, wshift, B_wide, hist_wide
     direct = wide or B <= m // 4 + _DIRECT_SLACK
     rank_t = np.int32 if m < 2**31 else np.int64
     need = 8 * m + 40 * (B if direct else m)
@@ -747,9 +856,9 @@ def gq_build(graph, sgn, s, r, sigma):
         if bucket_hist is not None:
             pass  # wide buckets: their histogram decided the layout
         elif graph.dense:
-            bucket_hist = _hist_dense_direct(graph.W, sgn, s, kmin, sh1, B)
+            bucket_hist = _hist_dense_direct(graph.W, sgn, s, kmin, bshift, B)
         else:
-            bucket_hist = _hist_csr_direct(graph.indptr, graph.indices, graph.data, sgn, s, kmin, sh1, B)
+            bucket_hist = _hist_csr_direct(graph.indptr, graph.indices, graph.data, sgn, s, kmin, bshift, B)
     else:
         if graph.dense:
             keys, pos = _keys_dense(graph.W, sgn, s, kmin)
@@ -765,44 +874,52 @@ def gq_build(graph, sgn, s, r, sigma):
         G = distinct.shape[0]
         key = distinct.astype(np.int64) + kmin
         # buckets of consecutive ranks, whose key spans vary: per-group counts below
-        sh1 = _bucket_shift(G, r, sigma) if sigma >= 0 else 0
-        bucket_hist = np.add.reduceat(hist, np.arange(0, G, 1 << sh1))
+        bshift = _bucket_shift(G, r, sigma) if sigma >= 0 else 0
+        bucket_hist = np.add.reduceat(hist, np.arange(0, G, 1 << bshift))
         B = bucket_hist.shape[0]
     # per-group counts are needed only where a bucket can fail the span test
-    groups = (not direct) or sigma < 0
+    group_counts = (not direct) or sigma < 0
     start = np.zeros(B + 1, dtype=np.int64)
     np.cumsum(bucket_hist, out=start[1:])
-    layered, sh2, off = _layer_offsets(B)
-    return GroupQueue(
+    layered, block_shift, n_blocks = _block_layer(B)
+    layout = QueueLayout(
         n=np.int64(n),
         dense=bool(graph.dense),
-        ends=graph.indices,
         sgn=np.float64(sgn),
         s=np.float64(s),
         kmin=np.int64(kmin),
         direct=bool(direct),
-        G=np.int64(G),
-        rank=rank,
-        key=key,
-        sh1=np.int64(sh1),
-        sh2=np.int64(sh2),
-        wide=bool(wide),
-        shf=np.int64(shf),
-        openb=np.array([-1, 0], dtype=np.int64),
-        groups=bool(groups),
+        n_groups=np.int64(G),
+        n_buckets=np.int64(B),
+        n_blocks=np.int64(n_blocks),
+        bucket_shift=np.int64(bshift),
+        block_shift=np.int64(block_shift),
         layered=bool(layered),
-        cntg=np.zeros(G if groups else 1, dtype=np.int64),
-        cnt=np.zeros(off[2], dtype=np.int64),
+        wide=bool(wide),
+        sub_shift=np.int64(sub_shift),
+        group_counts=bool(group_counts),
+    )
+    counts = QueueCounts(
+        bucket=np.zeros(B, dtype=np.int64),
+        block=np.zeros(n_blocks, dtype=np.int64),
+        group=np.zeros(G if group_counts else 1, dtype=np.int64),
         total=np.zeros(1, dtype=np.int64),
-        off=off,
+    )
+    store = SlotStore(
         start=start,
         fill=np.zeros(B, dtype=np.int64),
         # np.empty leaves pages untouched: slots of buckets never materialized cost no memory
-        bag=np.empty(max(m, 1), dtype=np.int64),
+        slots=np.empty(max(m, 1), dtype=np.int64),
+        ends=graph.indices,
         # dense graphs start with no bucket materialized, sparse ones with all
-        thr=np.array([B if graph.dense else 0], dtype=np.int64),
-        inside=np.empty(n if graph.dense else 0, dtype=np.int64),
-        rest=np.arange(n if graph.dense else 0, dtype=np.int64),
-        where=np.arange(n if graph.dense else 0, dtype=np.int64),
+        materialized=np.array([B if graph.dense else 0], dtype=np.int64),
+        open_bucket=np.array([-1, 0], dtype=np.int64),
+    )
+    nd = n if graph.dense else 0
+    cut = CutSides(
+        inside=np.empty(nd, dtype=np.int64),
+        rest=np.arange(nd, dtype=np.int64),
+        where=np.arange(nd, dtype=np.int64),
         sizes=np.array([0, n], dtype=np.int64),
     )
+    return GroupQueue(layout, GroupKeys(key=key, rank=rank), counts, store, cut)

@@ -37,7 +37,7 @@ from numba import njit
 
 from .core import CACHE, jit_only
 from .queue import (
-    _CODE_BITS, _CODE_MASK, ROOT, _compact, gq_count, gq_key, gq_materialize, gq_select, gq_slot_group,
+    _CODE_BITS, _CODE_MASK, BUCKET, GROUP, ROOT, _compact, gq_count, gq_key, gq_materialize, gq_select, gq_slot_group,
     gq_take, gq_take_cut, gq_top, gq_width_shift,
 )
 
@@ -55,7 +55,7 @@ ST_BOTTOM_WINS = 6      # selections won by a bottom candidate
 ST_NODES = 7            # groups, buckets and blocks visited (empty ones included)
 N_STATS = 8
 
-# node kinds beyond the queue's levels 0..ROOT
+# node kinds beyond the queue's levels GROUP, BUCKET, BLOCK and ROOT
 SUB = np.int64(4)    # a slot range of the open wide bucket, every slot active (node = first slot)
 WIDE = np.int64(5)   # a wide bucket, resolved by its fine sub-buckets (_walk_wide)
 
@@ -166,29 +166,30 @@ def binomial(n, p, rng):
 
 @jit_only
 def _take_below(q, W, level, node, count, pmax, visited, rng):
-    """A uniformly random active edge of a node (level 1, 2, ROOT = the whole cut, or
-    SUB = ``count`` slots of the open wide bucket from slot ``node``) among its
-    groups <= pmax, given their number ``count``; returns (group, code)."""
+    """A uniformly random active edge of a node (level BUCKET, BLOCK, ROOT = the whole
+    cut, or SUB = ``count`` slots of the open wide bucket from slot ``node``) among
+    its groups <= pmax, given their number ``count``; returns (group, code)."""
+    st = q.store
     if level == SUB:
-        slot = q.bag[node + np.int64(rng.random() * count)]
-        return gq_slot_group(q, W, q.openb[0], slot), slot & _CODE_MASK
-    if level == ROOT and q.dense and 2 * count >= q.total[0]:
+        slot = st.slots[node + np.int64(rng.random() * count)]
+        return gq_slot_group(q, W, st.open_bucket[0], slot), slot & _CODE_MASK
+    if level == ROOT and q.layout.dense and 2 * count >= q.counts.total[0]:
         # most of the cut qualifies: draw from the cut itself, no bucket is touched
         return gq_take_cut(q, W, pmax, rng)
     bb, w = gq_select(q, level, node, np.int64(rng.random() * count))
-    if bb == q.openb[0]:
-        # the open wide bucket: its unprocessed edges are its first openb[1] slots
-        # (compacted), and the rank fell among them
-        slot = q.bag[q.start[bb] + w]
+    if bb == st.open_bucket[0]:
+        # the open wide bucket: its unprocessed edges are its first open_bucket[1]
+        # slots (compacted), and the rank fell among them
+        slot = st.slots[st.start[bb] + w]
         return gq_slot_group(q, W, bb, slot), slot & _CODE_MASK
-    lo = bb << q.sh1
-    top = (np.int64(1) << q.sh1) - 1
-    if not q.groups or pmax - lo >= top:
+    lo = bb << q.layout.bucket_shift
+    top = (np.int64(1) << q.layout.bucket_shift) - 1
+    if not q.layout.group_counts or pmax - lo >= top:
         # a whole bucket: without group counts, p always sits at a bucket's top
-        return gq_take(q, W, bb, np.int64(0), top, q.cnt[bb], visited, rng)
+        return gq_take(q, W, bb, np.int64(0), top, q.counts.bucket[bb], visited, rng)
     c = np.int64(0)
     for g in range(lo, pmax + 1):
-        c += q.cntg[g]
+        c += q.counts.group[g]
     return gq_take(q, W, bb, np.int64(0), pmax - lo, c, visited, rng)
 
 
@@ -276,18 +277,20 @@ def _node_at(q, p, first, r, sigma):
     empty or narrow enough (r * key span <= sigma) to be resolved whole; buckets
     always are when groups are not tracked, and a non-empty wide bucket is WIDE.
     Returns (level, node, lo, count)."""
-    for lv in range(2 if q.layered else 1, 0, -1):
+    lay = q.layout
+    for lv in range(2 if lay.layered else 1, 0, -1):  # BLOCK, then BUCKET
         w = gq_width_shift(q, lv)
         if not first and (p + 1) & ((np.int64(1) << w) - 1) != 0:
             continue
         nd = p >> w
         cc = gq_count(q, lv, nd)
         nlo = nd << w
-        if lv == 1 and q.wide and cc > 0:
+        if lv == BUCKET and lay.wide and cc > 0:
             return WIDE, nd, nlo, cc
-        if cc == 0 or (lv == 1 and not q.groups) or r * np.float64(gq_key(q, p) - gq_key(q, nlo)) <= sigma:
+        if (cc == 0 or (lv == BUCKET and not lay.group_counts)
+                or r * np.float64(gq_key(q, p) - gq_key(q, nlo)) <= sigma):
             return lv, nd, nlo, cc
-    return 0, p, p, q.cntg[p]
+    return GROUP, p, p, q.counts.group[p]
 
 
 @jit_only
@@ -370,17 +373,17 @@ def _resolve(q, W, visited, kind, r, rng, stats, level, node, c, p, k0, ktop, be
 
 
 @jit_only
-def _split_top(bag, lo, hi, fmax):
-    """Move the slots of bag[lo:hi] in fine sub-bucket ``fmax`` to the end of the range;
+def _split_top(slots, lo, hi, fmax):
+    """Move the slots of slots[lo:hi] in fine sub-bucket ``fmax`` to the end of the range;
     returns (how many, the largest fine sub-bucket among the others or -1)."""
     j = hi
     nxt = np.int64(-1)
     i = lo
     while i < j:
-        f = bag[i] >> _CODE_BITS
+        f = slots[i] >> _CODE_BITS
         if f == fmax:
             j -= 1
-            bag[i], bag[j] = bag[j], bag[i]
+            slots[i], slots[j] = slots[j], slots[i]
         else:
             nxt = max(nxt, f)
             i += 1
@@ -394,26 +397,27 @@ def _walk_wide(q, W, visited, kind, r, theta, rng, stats, b, p, first, k0, remai
     as ``rnm_select`` resolves buckets: the bucket is materialized and compacted, and
     each sub-bucket's slots are moved to the end of the unprocessed range (one pass
     over it, which also finds the next sub-bucket). While the walk is inside b,
-    ``q.openb`` = (b, unprocessed slots) lets bottom draws reach b's unprocessed
-    edges. Returns (best, win_g, win_code, remaining, stopped by the bottom trick)."""
-    if b < q.thr[0]:
+    ``q.store.open_bucket`` = (b, unprocessed slots) lets bottom draws reach b's
+    unprocessed edges. Returns (best, win_g, win_code, remaining, stopped by the bottom trick)."""
+    st = q.store
+    if b < st.materialized[0]:
         gq_materialize(q, W, b)
     _compact(q, b, visited)
-    if q.fill[b] != q.cnt[b]:
+    if st.fill[b] != q.counts.bucket[b]:
         raise AssertionError("rnm_select: a wide bucket's slots disagree with its count")
-    bag = q.bag
-    lo = q.start[b]
-    hi = lo + q.fill[b]
-    base = b << q.sh1
-    shf = q.shf
+    slots = st.slots
+    lo = st.start[b]
+    hi = lo + st.fill[b]
+    base = b << q.layout.bucket_shift
+    sub_shift = q.layout.sub_shift
     fmax = np.int64(-1)
     for i in range(lo, hi):
-        fmax = max(fmax, bag[i] >> _CODE_BITS)
-    q.openb[0] = b
+        fmax = max(fmax, slots[i] >> _CODE_BITS)
+    st.open_bucket[0] = b
     stopped = False
     while fmax >= 0:
-        q.openb[1] = hi - lo
-        ptop = min(p, base + ((fmax + 1) << shf) - 1)
+        st.open_bucket[1] = hi - lo
+        ptop = min(p, base + ((fmax + 1) << sub_shift) - 1)
         ktop = np.float64(gq_key(q, ptop) - k0)
         if not first:
             stopped, best, win_g, win_code = _try_bottom(q, W, visited, kind, r, theta, rng, stats,
@@ -422,15 +426,15 @@ def _walk_wide(q, W, visited, kind, r, theta, rng, stats, b, p, first, k0, remai
             if stopped:
                 break
         first = False
-        c, nxt = _split_top(bag, lo, hi, fmax)
+        c, nxt = _split_top(slots, lo, hi, fmax)
         stats[ST_NODES] += 1
         best, win_g, win_code = _resolve(q, W, visited, kind, r, rng, stats, SUB, hi - c, c, ptop,
                                          k0, ktop, best, win_g, win_code)
         remaining -= c
         hi -= c
-        p = base + (fmax << shf) - 1
+        p = base + (fmax << sub_shift) - 1
         fmax = nxt
-    q.openb[0] = -1
+    st.open_bucket[0] = -1
     return best, win_g, win_code, remaining, stopped
 
 
@@ -493,7 +497,7 @@ def rnm_select(q, W, visited, kind, r, theta, sigma, rng, stats):
             continue
         first = False
         stats[ST_NODES] += 1
-        if c > 0 and level == 0:
+        if c > 0 and level == GROUP:
             stats[ST_GROUP_DRAWS] += 1
             val = ktop + max_noise(kind, c, r, rng)
             if val > best:
@@ -506,7 +510,7 @@ def rnm_select(q, W, visited, kind, r, theta, sigma, rng, stats):
         remaining -= c
         p = lo - 1
     if win_code < 0:
-        b = win_g >> q.sh1
-        goff = win_g - (b << q.sh1)
-        _, win_code = gq_take(q, W, b, goff, goff, q.cntg[win_g], visited, rng)
+        b = win_g >> q.layout.bucket_shift
+        goff = win_g - (b << q.layout.bucket_shift)
+        _, win_code = gq_take(q, W, b, goff, goff, q.counts.group[win_g], visited, rng)
     return win_code

@@ -158,7 +158,7 @@ def test_far_groups_use_the_bottom_trick_and_it_wins(wide, monkeypatch):
     weights, rho, sensitivity, disc = CONFIGS["far"]
     q = gq_build(as_graph(weights), -1.0, 1.0, 1.0, 1.0)
     # the key range (1e6 keys) makes wide buckets, or without them compressed group ranks
-    assert q.wide == wide and q.direct == wide
+    assert q.layout.wide == wide and q.layout.direct == wide
     _, stats, _ = released_counts(weights, rho, sensitivity, disc, runs=2000)
     assert stats[ST_BOTTOM_K] > 0 and stats[ST_BOTTOM_WINS] > 0
 

@@ -312,7 +312,8 @@ CASES = [(name, knobs) for name in HARD for knobs in KNOBS
 
 
 def _layout(q):
-    return "wide" if q.wide else ("direct" if q.direct else "radix") + ("-layered" if q.layered else "")
+    lay = q.layout
+    return "wide" if lay.wide else ("direct" if lay.direct else "radix") + ("-layered" if lay.layered else "")
 
 
 @pytest.fixture
@@ -342,13 +343,14 @@ def test_hard_layouts_are_what_they_claim():
         return gq_build(as_graph(W), -1.0, sensitivity, lam * sensitivity, sigma)
 
     q = queue_of("layered-gap-400", -1.0)
-    assert q.layered and q.direct and q.sh1 == 0
-    top = int(math.floor(-32.0)) - q.kmin
-    assert top % (1 << (q.sh1 + q.sh2)) == 0, "top group not at the bottom of a block"
+    assert q.layout.layered and q.layout.direct and q.layout.bucket_shift == 0
+    top = int(math.floor(-32.0)) - q.layout.kmin
+    block_width = 1 << (q.layout.bucket_shift + q.layout.block_shift)
+    assert top % block_width == 0, "top group not at the bottom of a block"
     # wide by default: their wide buckets are split into several sub-buckets
     for name in WIDE_BY_DEFAULT:
         q = queue_of(name, DEFAULT_SIGMA)
-        assert q.wide and q.sh1 > q.shf, name
+        assert q.layout.wide and q.layout.bucket_shift > q.layout.sub_shift, name
     assert _layout(queue_of("compressed-gap-700000", -1.0)) == "radix"
 
 
@@ -358,9 +360,9 @@ def test_hard_layouts_without_wide_buckets(no_wide):
         return gq_build(as_graph(W), -1.0, sensitivity, lam * sensitivity, DEFAULT_SIGMA)
 
     q = queue_of("layered-default")
-    assert q.layered and q.direct and not q.wide
-    top = int(math.floor(-1344.0)) - q.kmin
-    assert top % (1 << (q.sh1 + q.sh2)) == 0
+    assert q.layout.layered and q.layout.direct and not q.layout.wide
+    top = int(math.floor(-1344.0)) - q.layout.kmin
+    assert top % (1 << (q.layout.bucket_shift + q.layout.block_shift)) == 0
     assert _layout(queue_of("compressed-gap-700000")) == "radix"
 
 

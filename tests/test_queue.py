@@ -66,12 +66,13 @@ def _groups_of(graph, q):
         mask = A.row < A.col
         pairs = list(zip(A.row[mask].tolist(), A.col[mask].tolist()))
         w = A.data[mask]
-    keys = np.floor(-w / q.s).astype(np.int64)
-    if q.direct:  # group = key - kmin, no key is stored
-        assert q.key.shape[0] == 0 and keys.min() >= q.kmin and keys.max() < q.kmin + q.G
-        return {frozenset(e): int(k - q.kmin) for e, k in zip(pairs, keys)}
-    ranks = np.searchsorted(q.key, keys)
-    assert np.array_equal(q.key[ranks], keys) and q.G == q.key.shape[0]
+    keys = np.floor(-w / q.layout.s).astype(np.int64)
+    if q.layout.direct:  # group = key - kmin, no key is stored
+        assert q.keys.key.shape[0] == 0
+        assert keys.min() >= q.layout.kmin and keys.max() < q.layout.kmin + q.layout.n_groups
+        return {frozenset(e): int(k - q.layout.kmin) for e, k in zip(pairs, keys)}
+    ranks = np.searchsorted(q.keys.key, keys)
+    assert np.array_equal(q.keys.key[ranks], keys) and q.layout.n_groups == q.keys.key.shape[0]
     return {frozenset(e): int(g) for e, g in zip(pairs, ranks)}
 
 
@@ -158,18 +159,20 @@ def test_queue_matches_a_naive_cut(layout, monkeypatch):
     rng = np.random.default_rng(7)
     graph = as_graph(build(rng))
     q = gq_build(graph, -1.0, s, r, sigma)
-    assert q.wide == (layout == "wide")
+    assert q.layout.wide == (layout == "wide")
     if layout == "layered":
-        assert q.layered
+        assert q.layout.layered
     if layout == "compressed-groups":
-        assert not q.direct and q.groups
+        assert not q.layout.direct and q.layout.group_counts
     if layout == "direct-fine-step":  # buckets, not keys, decide direct addressing
-        assert q.direct and not q.groups and q.G > 2**20 and q.off[1] <= 512 and q.key.shape[0] == 0
+        lay = q.layout
+        assert lay.direct and not lay.group_counts and lay.n_groups > 2**20
+        assert lay.n_buckets <= 512 and q.keys.key.shape[0] == 0
     group = _groups_of(graph, q)
     visited = np.zeros(graph.n, dtype=np.bool_)
     active = set()
-    B = q.off[1]
-    width = 1 << int(q.sh1)
+    B = q.layout.n_buckets
+    width = 1 << int(q.layout.bucket_shift)
     gen = np.random.default_rng(0)
     for v in _connected_order(graph, rng)[:-1]:
         _update(q, graph, v, visited)
@@ -183,13 +186,22 @@ def test_queue_matches_a_naive_cut(layout, monkeypatch):
             per_bucket[group[e] // width] += 1
         count, p = _count_and_top(q)
         assert count == len(active)
-        assert np.array_equal(q.cnt[:B], per_bucket)
+        assert np.array_equal(q.counts.bucket, per_bucket)
+        if q.layout.layered:  # each block counter sums its 2**block_shift buckets
+            per_block = np.add.reduceat(per_bucket, np.arange(0, B, 1 << int(q.layout.block_shift)))
+            assert q.layout.n_blocks == per_block.shape[0]
+            assert np.array_equal(q.counts.block, per_block)
+        else:
+            assert q.layout.n_blocks == 0 and q.counts.block.shape[0] == 0
+        if q.layout.group_counts:
+            per_group = np.bincount([group[e] for e in active], minlength=int(q.layout.n_groups))
+            assert np.array_equal(q.counts.group, per_group)
         if not active:
             assert p == -1
             continue
         top_group = max(group[e] for e in active)
         assert p >= top_group and p // width == top_group // width
-        if q.groups:
+        if q.layout.group_counts:
             assert p == top_group
         # rank r falls in the bucket where the prefix count first exceeds r
         prefix = np.cumsum(per_bucket)
@@ -206,8 +218,8 @@ def test_queue_matches_a_naive_cut(layout, monkeypatch):
                 e = frozenset(_decode(graph, code))
                 assert e in active and group[e] // width == b and lo <= group[e] - b * width <= hi
         # a materialized bucket holds every active edge of its own (plus dead slots)
-        for bb in range(int(q.thr[0]), B):
-            slots = q.bag[q.start[bb]:q.start[bb] + q.fill[bb]] & CODE_MASK
+        for bb in range(int(q.store.materialized[0]), B):
+            slots = q.store.slots[q.store.start[bb]:q.store.start[bb] + q.store.fill[bb]] & CODE_MASK
             alive = {frozenset(_decode(graph, c)) for c in slots.tolist()} & active
             assert alive == {e for e in active if group[e] // width == bb}
         if graph.dense:
@@ -223,23 +235,24 @@ def test_picks_are_uniform_over_active_members(restrict):
     W = _sym(rng, n, 4, True)
     graph = as_graph(W)
     q = gq_build(graph, -1.0, 1.0, 1e-3, 10.0)  # one wide bucket holds every group
-    assert q.off[1] == 1
+    assert q.layout.n_buckets == 1
     visited = np.zeros(n, dtype=np.bool_)
     for v in range(n // 2):
         _join_dense(q, W, v, visited)
         if v == 0:
             # materialize the bucket now, so that later joins leave dead slots in it
-            _many_takes(q, W, 0, 0, (1 << int(q.sh1)) - 1, q.total[0], visited, np.random.default_rng(0), 1)
-    assert q.fill[0] > q.total[0]  # dead slots are present when the picks start
+            top = (1 << int(q.layout.bucket_shift)) - 1
+            _many_takes(q, W, 0, 0, top, q.counts.total[0], visited, np.random.default_rng(0), 1)
+    assert q.store.fill[0] > q.counts.total[0]  # dead slots are present when the picks start
     active = [(a, b) for a in range(n) for b in range(n) if visited[a] and not visited[b]]
     keys = np.array([int(math.floor(-W[a, b])) for a, b in active])
-    top = int(np.max(keys - q.kmin))
+    top = int(np.max(keys - q.layout.kmin))
     if restrict:
-        members = [e for e, k in zip(active, keys) if k - q.kmin == top]
+        members = [e for e, k in zip(active, keys) if k - q.layout.kmin == top]
         lo = hi = top
     else:
         members = active
-        lo, hi = 0, (1 << int(q.sh1)) - 1
+        lo, hi = 0, (1 << int(q.layout.bucket_shift)) - 1
     runs = 20_000
     codes = _many_takes(q, graph.W, 0, lo, hi, len(members), visited, np.random.default_rng(1), runs)
     counts = {}

@@ -78,9 +78,9 @@ def test_one_selection_matches_brute_force_rnm(structure, noise, theta, sigma):
     q = gq_build(graph, -1.0, s, r, sigma)
     if structure.startswith("wide"):  # what the case is for (sigma < 0: one group per bucket, never wide)
         if sigma < 0 or sigma < math.inf:  # sigma = inf: wide only past 2**20-key buckets
-            assert q.wide == (sigma >= 0), sigma
+            assert q.layout.wide == (sigma >= 0), sigma
         if structure == "wide-coarse-sub-buckets" and 0 <= sigma <= 1:
-            assert (q.sh1, q.shf) == (26, 3)
+            assert (q.layout.bucket_shift, q.layout.sub_shift) == (26, 3)
     visited = np.zeros(n, dtype=np.bool_)
     _join_all(q, W, np.asarray(order, dtype=np.int64), visited)
     cut = [(a, b) for a in range(n) for b in range(n) if visited[a] and not visited[b]]
