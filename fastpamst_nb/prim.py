@@ -164,7 +164,7 @@ def prim_dense_private(q, W, visited, edges, step0, n_steps, v, kind, rate, thet
     """
     n = W.shape[0]
     for step in range(step0, step0 + n_steps):
-        gq_join(q, v, visited)
+        gq_join(q.layout, q.cut, v, visited)
         gq_update(q, W[v], v, visited, v * n)
         code = rnm_select(q, W, visited, kind, rate, theta, sigma, rng, stats)
         a = code >> 20  # dense codes are a << 20 | b (queue._END_BITS)
@@ -181,7 +181,7 @@ def prim_csr_private(q, indptr, indices, data, visited, edges, step0, n_steps, v
     """As :func:`prim_dense_private` on a symmetric CSR topology."""
     no_dense = np.zeros((0, 0))
     for step in range(step0, step0 + n_steps):
-        gq_join(q, v, visited)
+        gq_join(q.layout, q.cut, v, visited)
         gq_update_csr(q, indptr, indices, data, v, visited)
         # a sparse edge's code is its CSR position in the row of its visited end
         p = rnm_select(q, no_dense, visited, kind, rate, theta, sigma, rng, stats)

@@ -5,10 +5,18 @@ with ``gq_*`` kernels beside it. The ``gq_*`` kernels are jit-only
 (``core.jit_only``: no Python entry point, whose wrapper cost as much to compile
 as a kernel); ``gq_build``, which builds the queue, is a Python function.
 
+**Calling convention.** The kernels run once per Prim step (``gq_update``,
+``gq_update_csr``, ``sampler.rnm_select``) take the whole queue; everything they
+call per node or per draw takes only the role tuples it reads (``gq_top(lay,
+counts)``). numba increments and decrements the reference count of every array
+a call passes, the 18 arrays of a whole queue included: a call passing the queue
+measured ~130 ns more than one passing its counters (docs/design.rst, Compile
+time and call costs).
+
 * **Groups** (``q.layout``, ``q.keys``). An edge's score is ``s * key`` with
   ``key = floor(sgn * w / s)`` (``sgn = -1``: minimum tree). Edges with equal keys
   form a group; groups are indexed 0..G-1 in increasing key order and
-  ``gq_key(q, g)`` is each group's key. When the *buckets* of the key range are
+  ``gq_key(lay, keys, g)`` is its key. When the *buckets* of the key range are
   few against m (``B <= m/4 + 2**18``, B = K / 2**bucket_shift for a key range K)
   a group index is ``key - kmin`` (``direct`` addressing: empty groups allowed,
   nothing stored per edge or per key, only O(B) per bucket), so a fine step or a
@@ -236,11 +244,11 @@ ROOT = np.int64(3)  # node 0 holds the whole cut
 
 
 @jit_only(inline="always")
-def gq_key(q, g):
-    """The integer key of group g (per step, not per edge: it takes the queue)."""
-    if q.layout.direct:
-        return q.layout.kmin + g
-    return q.keys.key[g]
+def gq_key(lay, keys, g):
+    """The integer key of group g."""
+    if lay.direct:
+        return lay.kmin + g
+    return keys.key[g]
 
 
 # gq_update's loops. Each is written flat on the arrays it touches, passed as
@@ -393,39 +401,39 @@ def gq_update_csr(q, indptr, indices, data, v, visited):
 
 
 @jit_only(inline="always")
-def gq_count(q, level, node):
+def gq_count(counts, level, node):
     """Active edges in a node of ``level``: a GROUP (needs ``group_counts``), a BUCKET,
     a BLOCK of 2**block_shift buckets, or ROOT (node 0) the whole cut."""
     if level == GROUP:
-        return q.counts.group[node]
+        return counts.group[node]
     if level == BUCKET:
-        return q.counts.bucket[node]
+        return counts.bucket[node]
     if level == BLOCK:
-        return q.counts.block[node]
-    return q.counts.total[0]
+        return counts.block[node]
+    return counts.total[0]
 
 
 @jit_only(inline="always")
-def gq_width_shift(q, level):
+def gq_width_shift(lay, level):
     """log2 of how many groups a node of ``level`` (GROUP, BUCKET or BLOCK) spans."""
     if level == GROUP:
         return np.int64(0)
     if level == BUCKET:
-        return q.layout.bucket_shift
-    return q.layout.bucket_shift + q.layout.block_shift
+        return lay.bucket_shift
+    return lay.bucket_shift + lay.block_shift
 
 
 @jit_only
-def gq_top(q):
+def gq_top(lay, counts):
     """A group index p such that no active edge lies above p, p within the top
     non-empty bucket (the exact top group when groups are tracked); -1 if empty."""
-    if q.counts.total[0] == 0:
+    if counts.total[0] == 0:
         return -1
-    lay, bucket = q.layout, q.counts.bucket
+    bucket = counts.bucket
     B = lay.n_buckets
     b = B - 1
     if lay.layered:
-        block = q.counts.block
+        block = counts.block
         j = lay.n_blocks - 1
         while j >= 0 and block[j] == 0:
             j -= 1
@@ -438,7 +446,7 @@ def gq_top(q):
     p = min((b + 1) << lay.bucket_shift, lay.n_groups) - 1
     if lay.group_counts:
         lo = b << lay.bucket_shift
-        while p >= lo and q.counts.group[p] == 0:
+        while p >= lo and counts.group[p] == 0:
             p -= 1
         if p < lo:
             raise AssertionError("gq_top: a bucket's count disagrees with its groups'")
@@ -446,13 +454,13 @@ def gq_top(q):
 
 
 @jit_only
-def gq_select(q, level, node, r):
+def gq_select(lay, counts, level, node, r):
     """Bucket holding the r-th (0-based, from the lowest group up) active edge of a
     node of ``level`` BUCKET, BLOCK or ROOT; returns (bucket, rank within it).
 
     Ranks below the count of groups 0..p select within that prefix.
     """
-    lay, bucket = q.layout, q.counts.bucket
+    bucket = counts.bucket
     B = lay.n_buckets
     j = node
     if level == ROOT:
@@ -464,7 +472,7 @@ def gq_select(q, level, node, r):
             if j == B:
                 raise AssertionError("gq_select: rank beyond the cut's counts")
             return j, r
-        block = q.counts.block
+        block = counts.block
         while j < lay.n_blocks and r >= block[j]:
             r -= block[j]
             j += 1
@@ -483,14 +491,13 @@ def gq_select(q, level, node, r):
 
 
 @jit_only
-def _compact(q, b, visited):
+def _compact(lay, st, b, visited):
     """Drop the dead slots of bucket b (amortized O(1) per edge: at least half are dead)."""
-    st = q.store
     slots, ends = st.slots, st.ends
     lo = st.start[b]
     k = lo
     # per slot, so written flat (no helper taking arrays), once per layout
-    if q.layout.dense:
+    if lay.dense:
         for i in range(lo, lo + st.fill[b]):
             slot = slots[i]
             if not visited[slot & _END_MASK]:
@@ -506,11 +513,10 @@ def _compact(q, b, visited):
 
 
 @jit_only
-def gq_join(q, v, visited):
+def gq_join(lay, cut, v, visited):
     """Vertex v joins the tree: mark it and, dense, move it from ``rest`` to ``inside``."""
     visited[v] = True
-    if q.layout.dense:
-        cut = q.cut
+    if lay.dense:
         n_in, n_rest = cut.sizes[0], cut.sizes[1]
         cut.inside[n_in] = v
         i = cut.where[v]
@@ -522,7 +528,7 @@ def gq_join(q, v, visited):
 
 
 @jit_only
-def gq_materialize(q, W, b_need):
+def gq_materialize(lay, keys, st, cut, W, b_need):
     """Make bucket ``b_need`` (and at least as many buckets again as are already
     materialized) hold its active edges, by one pass over the cut of a dense graph.
 
@@ -531,7 +537,6 @@ def gq_materialize(q, W, b_need):
     of the cut. Growing the materialized range geometrically bounds the passes by
     log2(B) per run; each reads the t (n - t) cut entries once.
     """
-    lay, st, cut = q.layout, q.store, q.cut
     mat = st.materialized[0]
     if b_need >= mat:
         return
@@ -539,7 +544,7 @@ def gq_materialize(q, W, b_need):
     n = lay.n
     slots, start, fill, bshift = st.slots, st.start, st.fill, lay.bucket_shift
     inside, rest, n_in, n_rest = cut.inside, cut.rest, cut.sizes[0], cut.sizes[1]
-    direct, sgn, s, kmin, rank = lay.direct, lay.sgn, lay.s, lay.kmin, q.keys.rank
+    direct, sgn, s, kmin, rank = lay.direct, lay.sgn, lay.s, lay.kmin, keys.rank
     sub_shift = lay.sub_shift if lay.wide else np.int64(0)
     for i in range(n_in):
         a = inside[i]
@@ -559,13 +564,12 @@ def gq_materialize(q, W, b_need):
 
 
 @jit_only
-def gq_take_cut(q, W, pmax, rng):
+def gq_take_cut(lay, keys, cut, W, pmax, rng):
     """A uniformly random active edge of group <= pmax of a dense cut, by rejection
     from uniform (visited, unvisited) pairs: every such pair is a cut edge of the
     complete graph. Returns (group, code); callers use it when it accepts often."""
-    lay, cut = q.layout, q.cut
     n, inside, rest, n_in, n_rest = lay.n, cut.inside, cut.rest, cut.sizes[0], cut.sizes[1]
-    direct, sgn, s, kmin, rank = lay.direct, lay.sgn, lay.s, lay.kmin, q.keys.rank
+    direct, sgn, s, kmin, rank = lay.direct, lay.sgn, lay.s, lay.kmin, keys.rank
     # callers guarantee an acceptance rate >= 1/2: 2000 rejections in a row mean
     # the counts are wrong (or happen with probability 2**-2000)
     for _ in range(2000):
@@ -578,10 +582,9 @@ def gq_take_cut(q, W, pmax, rng):
 
 
 @jit_only
-def gq_slot_group(q, W, b, slot):
+def gq_slot_group(lay, W, b, slot):
     """Group of a slot of bucket b (per draw, not per edge). A wide bucket's slot
     holds only its fine sub-bucket, so there the group comes from the edge's weight."""
-    lay = q.layout
     if lay.wide:
         code = slot & _CODE_MASK
         return discretize(np.float64(W[code >> _END_BITS, code & _END_MASK]), lay.sgn, lay.s) - lay.kmin
@@ -589,23 +592,23 @@ def gq_slot_group(q, W, b, slot):
 
 
 @jit_only
-def gq_take(q, W, b, lo, hi, count, visited, rng):
+def gq_take(lay, st, W, b, lo, hi, count, active, visited, rng):
     """A uniformly random active edge of bucket b whose group offset lies in [lo, hi].
 
-    ``count`` is how many there are (> 0). Returns (group, code). Materializes
-    the bucket first if needed; then rejection over the bucket's slots when that
-    accepts often enough, else one scan.
+    ``count`` is how many there are (> 0), ``active`` how many the bucket holds.
+    Returns (group, code). The bucket must be materialized (``gq_materialize``).
+    Rejection over the bucket's slots when that accepts often enough (after a
+    compaction when more than half of them are dead), else one scan.
     """
-    st = q.store
     if b < st.materialized[0]:
-        gq_materialize(q, W, b)
-    if st.fill[b] > 2 * q.counts.bucket[b]:
-        _compact(q, b, visited)
-    slots, dense, ends = st.slots, q.layout.dense, st.ends
+        raise AssertionError("gq_take: the bucket is not materialized")
+    if st.fill[b] > 2 * active:
+        _compact(lay, st, b, visited)
+    slots, dense, ends = st.slots, lay.dense, st.ends
     first = st.start[b]
     f = st.fill[b]
-    base = b << q.layout.bucket_shift
-    whole = lo == 0 and hi >= (np.int64(1) << q.layout.bucket_shift) - 1
+    base = b << lay.bucket_shift
+    whole = lo == 0 and hi >= (np.int64(1) << lay.bucket_shift) - 1
     if whole or f <= 8 * count:
         # acceptance >= 1/8 with right counts; after 1000 misses (probability
         # < 1e-57) fall through to the scan, which fails loudly if counts are wrong
@@ -613,7 +616,7 @@ def gq_take(q, W, b, lo, hi, count, visited, rng):
             slot = slots[first + np.int64(rng.random() * f)]
             code = slot & _CODE_MASK
             if not visited[_end(code, dense, ends)]:
-                g = gq_slot_group(q, W, b, slot)
+                g = gq_slot_group(lay, W, b, slot)
                 if whole or lo <= g - base <= hi:
                     return g, code
     j = np.int64(rng.random() * count)
@@ -621,7 +624,7 @@ def gq_take(q, W, b, lo, hi, count, visited, rng):
         slot = slots[i]
         code = slot & _CODE_MASK
         if not visited[_end(code, dense, ends)]:
-            g = gq_slot_group(q, W, b, slot)
+            g = gq_slot_group(lay, W, b, slot)
             if whole or lo <= g - base <= hi:
                 if j == 0:
                     return g, code

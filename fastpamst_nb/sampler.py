@@ -164,33 +164,42 @@ def binomial(n, p, rng):
     return n - k if flip else k
 
 
-@jit_only
-def _take_below(q, W, level, node, count, pmax, visited, rng):
+# The kernels below take the queue's role tuples (lay, keys, counts, st, cut), not
+# the queue: numba increments and decrements the reference count of every array a
+# call passes, and a call passing the whole queue (18 arrays) cost ~130 ns more
+# than one passing its counters. The per-node helpers take no tuple with arrays
+# beyond the few they read, and the draws are inlined into the one kernel that
+# looks up a node's edges (_resolve) or the bottom candidates (_bottom).
+
+@jit_only(inline="always")
+def _take_below(lay, keys, counts, st, cut, W, level, node, count, pmax, visited, rng):
     """A uniformly random active edge of a node (level BUCKET, BLOCK, ROOT = the whole
     cut, or SUB = ``count`` slots of the open wide bucket from slot ``node``) among
     its groups <= pmax, given their number ``count``; returns (group, code)."""
-    st = q.store
     if level == SUB:
         slot = st.slots[node + np.int64(rng.random() * count)]
-        return gq_slot_group(q, W, st.open_bucket[0], slot), slot & _CODE_MASK
-    if level == ROOT and q.layout.dense and 2 * count >= q.counts.total[0]:
+        return gq_slot_group(lay, W, st.open_bucket[0], slot), slot & _CODE_MASK
+    if level == ROOT and lay.dense and 2 * count >= counts.total[0]:
         # most of the cut qualifies: draw from the cut itself, no bucket is touched
-        return gq_take_cut(q, W, pmax, rng)
-    bb, w = gq_select(q, level, node, np.int64(rng.random() * count))
+        return gq_take_cut(lay, keys, cut, W, pmax, rng)
+    bb, w = gq_select(lay, counts, level, node, np.int64(rng.random() * count))
     if bb == st.open_bucket[0]:
         # the open wide bucket: its unprocessed edges are its first open_bucket[1]
         # slots (compacted), and the rank fell among them
         slot = st.slots[st.start[bb] + w]
-        return gq_slot_group(q, W, bb, slot), slot & _CODE_MASK
-    lo = bb << q.layout.bucket_shift
-    top = (np.int64(1) << q.layout.bucket_shift) - 1
-    if not q.layout.group_counts or pmax - lo >= top:
+        return gq_slot_group(lay, W, bb, slot), slot & _CODE_MASK
+    if bb < st.materialized[0]:
+        gq_materialize(lay, keys, st, cut, W, bb)
+    lo = bb << lay.bucket_shift
+    top = (np.int64(1) << lay.bucket_shift) - 1
+    active = counts.bucket[bb]
+    if not lay.group_counts or pmax - lo >= top:
         # a whole bucket: without group counts, p always sits at a bucket's top
-        return gq_take(q, W, bb, np.int64(0), top, q.counts.bucket[bb], visited, rng)
+        return gq_take(lay, st, W, bb, np.int64(0), top, active, active, visited, rng)
     c = np.int64(0)
     for g in range(lo, pmax + 1):
-        c += q.counts.group[g]
-    return gq_take(q, W, bb, np.int64(0), pmax - lo, c, visited, rng)
+        c += counts.group[g]
+    return gq_take(lay, st, W, bb, np.int64(0), pmax - lo, c, active, visited, rng)
 
 
 # multiplicative hashing (Knuth, TAOCP vol. 3, 6.4): middle bits of code * M, M odd.
@@ -227,8 +236,9 @@ def _seen_add(seen, code):
     return True
 
 
-@jit_only
-def _distinct_edge(q, W, level, node, count, pmax, seen, n_seen, visited, rng):
+@jit_only(inline="always")
+def _distinct_edge(lay, keys, counts, st, cut, W, level, node, count, pmax, seen, n_seen,
+                   visited, rng):
     """As ``_take_below``, but not one of the n_seen codes in ``seen``, to which it
     is added (uniform over the rest).
 
@@ -240,28 +250,40 @@ def _distinct_edge(q, W, level, node, count, pmax, seen, n_seen, visited, rng):
     if n_seen >= count:
         raise AssertionError("rnm_select: asked for more distinct edges than the node holds")
     for _ in range(64 * (count + 1)):
-        g, code = _take_below(q, W, level, node, count, pmax, visited, rng)
+        g, code = _take_below(lay, keys, counts, st, cut, W, level, node, count, pmax, visited, rng)
         if _seen_add(seen, code):
             return g, code
     raise AssertionError("rnm_select: no fresh edge found; the queue's counts are inconsistent")
 
 
-@jit_only
-def _bottom(q, W, visited, kind, r, rng, stats, p, k0, remaining, t, log_pt, best, win_g,
-            win_code):
-    """The bottom trick over the ``remaining`` active edges of groups <= p, all of
-    whose keys are <= gq_key(q, p): k ~ Binomial(remaining, P(Z > t)) of them, distinct
-    and uniform, get a noise conditioned on Z > t (t = best - ktop); the others
-    cannot beat ``best``. Returns the updated (best, win_g, win_code)."""
+@jit_only(inline="always")
+def _bottom_count(kind, r, theta, rng, stats, remaining, t):
+    """The adaptive stop before a node (docs/design.rst, The adaptive bottom trick):
+    when the ``remaining`` edges, whose keys are all at most t below the best value so
+    far, expect fewer than theta noises above t, the walk stops and
+    k ~ Binomial(remaining, P(Z > t)) of them get a noise from the tail above t.
+    Returns (k, log P(Z > t)), or k = -1 when the walk goes on."""
+    log_pt = log_survival(kind, t, r)
+    if remaining * math.exp(log_pt) >= theta:
+        return np.int64(-1), log_pt
     stats[ST_BOTTOM_CALLS] += 1
     k = binomial(remaining, math.exp(log_pt), rng)
     stats[ST_BOTTOM_K] += k
-    if k == 0:
-        return best, win_g, win_code
+    return k, log_pt
+
+
+@jit_only
+def _bottom(lay, keys, counts, st, cut, W, visited, kind, r, rng, stats, k, p, k0, remaining,
+            t, log_pt, best, win_g, win_code):
+    """The bottom trick's k > 0 candidates: k distinct uniformly random edges among
+    the ``remaining`` active edges of groups <= p (keys <= gq_key(p)), each with a
+    noise conditioned on Z > t (t = best - ktop); the others cannot beat ``best``.
+    Returns the updated (best, win_g, win_code)."""
     seen = _seen_set(k)
     for i in range(k):
-        g, code = _distinct_edge(q, W, ROOT, np.int64(0), remaining, p, seen, i, visited, rng)
-        val = np.float64(gq_key(q, g) - k0) + tail_noise(kind, t, log_pt, r, rng)
+        g, code = _distinct_edge(lay, keys, counts, st, cut, W, ROOT, np.int64(0), remaining, p,
+                                 seen, i, visited, rng)
+        val = np.float64(gq_key(lay, keys, g) - k0) + tail_noise(kind, t, log_pt, r, rng)
         if val > best:
             best = val
             win_g = g
@@ -271,36 +293,46 @@ def _bottom(q, W, visited, kind, r, rng, stats, p, k0, remaining, t, log_pt, bes
 
 
 @jit_only(inline="always")
-def _node_at(q, p, first, r, sigma):
+def _node_at(lay, keys, counts, p, first, r, sigma):
     """The node a walk at group p resolves next: the largest aligned node whose top
     is p (on the first step any node holding p: nothing above p is active) that is
     empty or narrow enough (r * key span <= sigma) to be resolved whole; buckets
     always are when groups are not tracked, and a non-empty wide bucket is WIDE.
     Returns (level, node, lo, count)."""
-    lay = q.layout
     for lv in range(2 if lay.layered else 1, 0, -1):  # BLOCK, then BUCKET
-        w = gq_width_shift(q, lv)
+        w = gq_width_shift(lay, lv)
         if not first and (p + 1) & ((np.int64(1) << w) - 1) != 0:
             continue
         nd = p >> w
-        cc = gq_count(q, lv, nd)
+        cc = gq_count(counts, lv, nd)
         nlo = nd << w
         if lv == BUCKET and lay.wide and cc > 0:
             return WIDE, nd, nlo, cc
         if (cc == 0 or (lv == BUCKET and not lay.group_counts)
-                or r * np.float64(gq_key(q, p) - gq_key(q, nlo)) <= sigma):
+                or r * np.float64(gq_key(lay, keys, p) - gq_key(lay, keys, nlo)) <= sigma):
             return lv, nd, nlo, cc
-    return GROUP, p, p, q.counts.group[p]
+    return GROUP, p, p, counts.group[p]
 
 
 @jit_only
-def _extras(q, W, visited, kind, r, rng, stats, level, node, c, p, k0, ktop, zmax, carrier,
-            best, win_g, win_code):
-    """The c - 1 non-carriers of a node whose maximum noise was zmax: their noises
-    are i.i.d. given that they are <= zmax and matter only above t = best - ktop,
-    so a Binomial number of them, distinct and uniform (and not the carrier),
-    get a noise from the law doubly truncated to (t, zmax]."""
+def _resolve(lay, keys, counts, st, cut, W, visited, kind, r, rng, stats, level, node, c, p, k0,
+             ktop, zmax, best, win_g, win_code):
+    """A node of c > 0 edges of groups <= p (keys <= ktop + k0) whose maximum noise
+    zmax could beat the best so far (ktop + zmax > best): its carrier, a uniformly
+    random member, gets zmax; the c - 1 others have i.i.d. noises conditioned on
+    being <= zmax, which matter only above t = best - ktop, so a Binomial number of
+    them, distinct and uniform, get a noise from the law doubly truncated to
+    (t, zmax]. Returns the updated (best, win_g, win_code)."""
+    stats[ST_BLOCK_DRAWS] += 1
+    carrier_g, carrier = _take_below(lay, keys, counts, st, cut, W, level, node, c, p, visited, rng)
+    val = np.float64(gq_key(lay, keys, carrier_g) - k0) + zmax
+    if val > best:
+        best = val
+        win_g = carrier_g
+        win_code = carrier
     t = best - ktop
+    if c == 1 or t >= zmax:
+        return best, win_g, win_code
     if kind == EXPONENTIAL:
         # P(t < Z <= zmax | Z <= zmax) and Z = t + Exp truncated to [0, zmax - t],
         # written with expm1 so neither underflows when r * t is large
@@ -318,57 +350,18 @@ def _extras(q, W, visited, kind, r, rng, stats, level, node, c, p, k0, ktop, zma
     seen = _seen_set(k + 1)
     _seen_add(seen, carrier)
     for i in range(k):
-        g, code = _distinct_edge(q, W, level, node, c, p, seen, i + 1, visited, rng)
+        g, code = _distinct_edge(lay, keys, counts, st, cut, W, level, node, c, p, seen, i + 1,
+                                 visited, rng)
         u = _u01(rng)
         if kind == EXPONENTIAL:
             z = tt - math.log1p(-u * span) / r
         else:
             z = survival_inv(kind, s_max + u * (s_t - s_max), r)
-        val = np.float64(gq_key(q, g) - k0) + z
+        val = np.float64(gq_key(lay, keys, g) - k0) + z
         if val > best:
             best = val
             win_g = g
             win_code = code
-    return best, win_g, win_code
-
-
-@jit_only(inline="always")
-def _try_bottom(q, W, visited, kind, r, theta, rng, stats, p, k0, ktop, remaining, best, win_g,
-                win_code):
-    """The adaptive stop before a node: when the ``remaining`` edges (groups <= p, keys
-    <= ktop + k0) expect fewer than theta noises above t = best - ktop, run the bottom
-    trick over them. Returns (stopped, best, win_g, win_code)."""
-    t = best - ktop
-    log_pt = log_survival(kind, t, r)
-    if remaining * math.exp(log_pt) >= theta:
-        return False, best, win_g, win_code
-    best, win_g, win_code = _bottom(q, W, visited, kind, r, rng, stats, p, k0, remaining, t,
-                                    log_pt, best, win_g, win_code)
-    return True, best, win_g, win_code
-
-
-@jit_only(inline="always")
-def _resolve(q, W, visited, kind, r, rng, stats, level, node, c, p, k0, ktop, best, win_g,
-             win_code):
-    """A node of c > 0 edges of groups <= p (keys <= ktop + k0) that is not a single
-    group: its maximum noise is one draw; only when ``ktop + zmax`` could beat the
-    best so far is its carrier (a uniformly random member) looked up, then the
-    extras. Returns the updated (best, win_g, win_code)."""
-    zmax = max_noise(kind, c, r, rng)
-    if ktop + zmax <= best:
-        # below best, neither the carrier nor the c - 1 smaller noises can win, so no
-        # edge is looked up
-        return best, win_g, win_code
-    stats[ST_BLOCK_DRAWS] += 1
-    g, code = _take_below(q, W, level, node, c, p, visited, rng)
-    val = np.float64(gq_key(q, g) - k0) + zmax
-    if val > best:
-        best = val
-        win_g = g
-        win_code = code
-    if c > 1 and best - ktop < zmax:
-        best, win_g, win_code = _extras(q, W, visited, kind, r, rng, stats, level, node, c, p,
-                                        k0, ktop, zmax, code, best, win_g, win_code)
     return best, win_g, win_code
 
 
@@ -391,25 +384,25 @@ def _split_top(slots, lo, hi, fmax):
 
 
 @jit_only
-def _walk_wide(q, W, visited, kind, r, theta, rng, stats, b, p, first, k0, remaining, best,
-               win_g, win_code):
+def _walk_wide(lay, keys, counts, st, cut, W, visited, kind, r, theta, rng, stats, b, p, first,
+               k0, remaining, best, win_g, win_code):
     """Resolve wide bucket b (key span above sigma) by its fine sub-buckets, top down,
     as ``rnm_select`` resolves buckets: the bucket is materialized and compacted, and
     each sub-bucket's slots are moved to the end of the unprocessed range (one pass
     over it, which also finds the next sub-bucket). While the walk is inside b,
-    ``q.store.open_bucket`` = (b, unprocessed slots) lets bottom draws reach b's
-    unprocessed edges. Returns (best, win_g, win_code, remaining, stopped by the bottom trick)."""
-    st = q.store
+    ``st.open_bucket`` = (b, unprocessed slots) lets bottom draws reach b's
+    unprocessed edges. Returns (best, win_g, win_code, remaining, stopped by the
+    bottom trick)."""
     if b < st.materialized[0]:
-        gq_materialize(q, W, b)
-    _compact(q, b, visited)
-    if st.fill[b] != q.counts.bucket[b]:
+        gq_materialize(lay, keys, st, cut, W, b)
+    _compact(lay, st, b, visited)
+    if st.fill[b] != counts.bucket[b]:
         raise AssertionError("rnm_select: a wide bucket's slots disagree with its count")
     slots = st.slots
     lo = st.start[b]
     hi = lo + st.fill[b]
-    base = b << q.layout.bucket_shift
-    sub_shift = q.layout.sub_shift
+    base = b << lay.bucket_shift
+    sub_shift = lay.sub_shift
     fmax = np.int64(-1)
     for i in range(lo, hi):
         fmax = max(fmax, slots[i] >> _CODE_BITS)
@@ -418,18 +411,25 @@ def _walk_wide(q, W, visited, kind, r, theta, rng, stats, b, p, first, k0, remai
     while fmax >= 0:
         st.open_bucket[1] = hi - lo
         ptop = min(p, base + ((fmax + 1) << sub_shift) - 1)
-        ktop = np.float64(gq_key(q, ptop) - k0)
+        ktop = np.float64(gq_key(lay, keys, ptop) - k0)
         if not first:
-            stopped, best, win_g, win_code = _try_bottom(q, W, visited, kind, r, theta, rng, stats,
-                                                         ptop, k0, ktop, remaining, best, win_g,
-                                                         win_code)
-            if stopped:
+            t = best - ktop
+            k, log_pt = _bottom_count(kind, r, theta, rng, stats, remaining, t)
+            if k >= 0:
+                if k > 0:
+                    best, win_g, win_code = _bottom(lay, keys, counts, st, cut, W, visited, kind, r,
+                                                    rng, stats, k, ptop, k0, remaining, t, log_pt,
+                                                    best, win_g, win_code)
+                stopped = True
                 break
         first = False
         c, nxt = _split_top(slots, lo, hi, fmax)
         stats[ST_NODES] += 1
-        best, win_g, win_code = _resolve(q, W, visited, kind, r, rng, stats, SUB, hi - c, c, ptop,
-                                         k0, ktop, best, win_g, win_code)
+        zmax = max_noise(kind, c, r, rng)
+        if ktop + zmax > best:
+            best, win_g, win_code = _resolve(lay, keys, counts, st, cut, W, visited, kind, r, rng,
+                                             stats, SUB, hi - c, c, ptop, k0, ktop, zmax, best,
+                                             win_g, win_code)
         remaining -= c
         hi -= c
         p = base + (fmax << sub_shift) - 1
@@ -467,10 +467,11 @@ def rnm_select(q, W, visited, kind, r, theta, sigma, rng, stats):
     and only differences to the top key k0 are turned into floats, so a constant
     offset of every weight (a multiple of s) leaves the law unchanged.
     """
+    lay, keys, counts, st, cut = q.layout, q.keys, q.counts, q.store, q.cut
     stats[ST_STEPS] += 1
-    p = gq_top(q)
-    k0 = gq_key(q, p)
-    remaining = gq_count(q, ROOT, np.int64(0))
+    p = gq_top(lay, counts)
+    k0 = gq_key(lay, keys, p)
+    remaining = counts.total[0]
     best = -np.inf
     win_g = np.int64(-1)
     win_code = np.int64(-1)
@@ -478,18 +479,21 @@ def rnm_select(q, W, visited, kind, r, theta, sigma, rng, stats):
     while remaining > 0:
         if p < 0:
             raise AssertionError("rnm_select: the walk left the queue; its counts are inconsistent")
-        ktop = np.float64(gq_key(q, p) - k0)
+        ktop = np.float64(gq_key(lay, keys, p) - k0)
         if not first:
-            stopped, best, win_g, win_code = _try_bottom(q, W, visited, kind, r, theta, rng, stats,
-                                                         p, k0, ktop, remaining, best, win_g,
-                                                         win_code)
-            if stopped:
+            t = best - ktop
+            k, log_pt = _bottom_count(kind, r, theta, rng, stats, remaining, t)
+            if k >= 0:
+                if k > 0:
+                    best, win_g, win_code = _bottom(lay, keys, counts, st, cut, W, visited, kind, r,
+                                                    rng, stats, k, p, k0, remaining, t, log_pt,
+                                                    best, win_g, win_code)
                 break
-        level, node, lo, c = _node_at(q, p, first, r, sigma)
+        level, node, lo, c = _node_at(lay, keys, counts, p, first, r, sigma)
         if level == WIDE:
             best, win_g, win_code, remaining, stopped = _walk_wide(
-                q, W, visited, kind, r, theta, rng, stats, node, p, first, k0, remaining, best,
-                win_g, win_code)
+                lay, keys, counts, st, cut, W, visited, kind, r, theta, rng, stats, node, p, first,
+                k0, remaining, best, win_g, win_code)
             if stopped:
                 break
             first = False
@@ -497,20 +501,28 @@ def rnm_select(q, W, visited, kind, r, theta, sigma, rng, stats):
             continue
         first = False
         stats[ST_NODES] += 1
-        if c > 0 and level == GROUP:
-            stats[ST_GROUP_DRAWS] += 1
-            val = ktop + max_noise(kind, c, r, rng)
-            if val > best:
-                best = val
-                win_g = p
-                win_code = -1
-        elif c > 0:
-            best, win_g, win_code = _resolve(q, W, visited, kind, r, rng, stats, level, node, c, p,
-                                             k0, ktop, best, win_g, win_code)
+        if c > 0:
+            zmax = max_noise(kind, c, r, rng)
+            if level == GROUP:
+                stats[ST_GROUP_DRAWS] += 1
+                if ktop + zmax > best:
+                    best = ktop + zmax
+                    win_g = p
+                    win_code = -1
+            elif ktop + zmax > best:
+                # below best, neither the carrier nor the c - 1 smaller noises can win,
+                # so no edge is looked up
+                best, win_g, win_code = _resolve(lay, keys, counts, st, cut, W, visited, kind, r,
+                                                 rng, stats, level, node, c, p, k0, ktop, zmax,
+                                                 best, win_g, win_code)
         remaining -= c
         p = lo - 1
     if win_code < 0:
-        b = win_g >> q.layout.bucket_shift
-        goff = win_g - (b << q.layout.bucket_shift)
-        _, win_code = gq_take(q, W, b, goff, goff, q.counts.group[win_g], visited, rng)
+        # a single group won: its edge is a uniformly random member
+        b = win_g >> lay.bucket_shift
+        if b < st.materialized[0]:
+            gq_materialize(lay, keys, st, cut, W, b)
+        goff = win_g - (b << lay.bucket_shift)
+        _, win_code = gq_take(lay, st, W, b, goff, goff, counts.group[win_g], counts.bucket[b],
+                              visited, rng)
     return win_code

@@ -17,7 +17,8 @@ import naive
 from fastpamst_nb import queue
 from fastpamst_nb.graph import as_graph
 from fastpamst_nb.queue import (
-    ROOT, gq_build, gq_count, gq_join, gq_select, gq_take, gq_take_cut, gq_top, gq_update, gq_update_csr,
+    ROOT, gq_build, gq_count, gq_join, gq_materialize, gq_select, gq_take, gq_take_cut, gq_top, gq_update,
+    gq_update_csr,
 )
 
 CODE_MASK = (1 << 40) - 1
@@ -79,24 +80,24 @@ def _groups_of(graph, q):
 # the gq_* kernels are jit-only (core.jit_only): Python reaches them through these shims
 @njit
 def _join_dense(q, W, v, visited):
-    gq_join(q, v, visited)
+    gq_join(q.layout, q.cut, v, visited)
     gq_update(q, W[v], v, visited, v * W.shape[0])
 
 
 @njit
 def _join_csr(q, indptr, indices, data, v, visited):
-    gq_join(q, v, visited)
+    gq_join(q.layout, q.cut, v, visited)
     gq_update_csr(q, indptr, indices, data, v, visited)
 
 
 @njit
 def _count_and_top(q):
-    return gq_count(q, ROOT, 0), gq_top(q)
+    return gq_count(q.counts, ROOT, 0), gq_top(q.layout, q.counts)
 
 
 @njit
 def _select(q, rank):
-    return gq_select(q, ROOT, 0, rank)
+    return gq_select(q.layout, q.counts, ROOT, 0, rank)
 
 
 def _update(q, graph, v, visited):
@@ -138,8 +139,10 @@ def _dense_or_empty(graph):
 @njit
 def _many_takes(q, W, b, lo, hi, count, visited, rng, reps):
     out = np.empty(reps, dtype=np.int64)
+    if b < q.store.materialized[0]:
+        gq_materialize(q.layout, q.keys, q.store, q.cut, W, b)
     for i in range(reps):
-        out[i] = gq_take(q, W, b, lo, hi, count, visited, rng)[1]
+        out[i] = gq_take(q.layout, q.store, W, b, lo, hi, count, q.counts.bucket[b], visited, rng)[1]
     return out
 
 
@@ -147,7 +150,7 @@ def _many_takes(q, W, b, lo, hi, count, visited, rng, reps):
 def _many_cut_takes(q, W, pmax, rng, reps):
     out = np.empty(reps, dtype=np.int64)
     for i in range(reps):
-        out[i] = gq_take_cut(q, W, pmax, rng)[1]
+        out[i] = gq_take_cut(q.layout, q.keys, q.cut, W, pmax, rng)[1]
     return out
 
 

@@ -38,7 +38,7 @@ def _select_many(q, W, visited, kind, r, theta, sigma, rng, runs):
 @njit
 def _join_all(q, W, order, visited):
     for v in order:
-        gq_join(q, v, visited)
+        gq_join(q.layout, q.cut, v, visited)
         gq_update(q, W[v], v, visited, v * W.shape[0])
 
 
