@@ -90,7 +90,7 @@ from .privacy import key_limit
 
 QueueLayout = namedtuple(
     "QueueLayout",
-    ["n", "dense", "sgn", "s", "kmin", "direct", "n_groups", "n_buckets", "n_blocks",
+    ["n", "dense", "sgn", "s", "inv", "kmin", "direct", "n_groups", "n_buckets", "n_blocks",
      "bucket_shift", "block_shift", "layered", "wide", "sub_shift", "group_counts"],
 )
 QueueLayout.__doc__ = """The queue's fixed scalars, decided by ``gq_build`` from shapes, s and r.
@@ -101,6 +101,9 @@ dense : bool
     A complete graph read from W (True) or a CSR graph (False).
 sgn, s : float64
     Sign (-1.0: minimum tree) and discretization step: key = floor(sgn * w / s).
+inv : float64
+    ``exact_inverse(s)``: 1/s for a power-of-two step, by which ``discretize``
+    multiplies (bit-identical keys, no division), else 0.0.
 kmin : int64
     The smallest key. With ``direct`` keys group g has key kmin + g.
 direct : bool
@@ -198,30 +201,49 @@ _WIDE_FILL_MIN = 1 << 12
 _WIDE_FILL_FACTOR = 16
 
 
+def exact_inverse(s):
+    """1/s when s is a power of two whose inverse is a finite float (then exactly
+    a power of two too), else 0.0: ``discretize`` multiplies by it instead of
+    dividing by s."""
+    s = float(s)
+    if not (math.isfinite(s) and s > 0.0) or math.frexp(s)[0] != 0.5:
+        return 0.0
+    inv = 1.0 / s
+    if not math.isfinite(inv) or inv * s != 1.0 or math.frexp(inv)[0] != 0.5:
+        return 0.0
+    return inv
+
+
 @njit(cache=CACHE, nogil=True)
-def discretize(w, sgn, s):
+def discretize(w, sgn, s, inv):
     """The integer key floor(sgn * w / s); score = s * key.
 
-    The quotient is one correctly rounded division (no fastmath), exact when s is
-    a power of two. Its only inexact case then is an underflow: a negative
-    quotient below 2**-1075 in magnitude rounds to -0.0, whose floor would be 0
-    instead of -1. The privacy calibration (``privacy.discretized_sensitivity``)
-    relies on keys being exact there and within 1/4 otherwise (|w / s| < 2**52,
-    checked by ``gq_build``).
+    ``inv`` is ``exact_inverse(s)``. The quotient is one correctly rounded
+    operation (no fastmath): y * inv when inv != 0, else y / s. Both round the
+    same real number y / s once (inv is exactly 1/s), so the key is bit-identical
+    either way, and the product costs a few cycles where a division costs ~13 (it
+    is on every edge event of the update loop). With a power-of-two s the quotient
+    is exact but for an underflow: a negative quotient below 2**-1075 in
+    magnitude rounds to -0.0, whose floor would be 0 instead of -1. The privacy
+    calibration (``privacy.discretized_sensitivity``) relies on keys being exact
+    there and within 1/4 otherwise (|w / s| < 2**52, checked by ``gq_build``).
     """
     y = sgn * w
-    x = y / s
+    if inv != 0.0:
+        x = y * inv
+    else:
+        x = y / s
     if x == 0.0 and y < 0.0:
         return np.int64(-1)
     return np.int64(math.floor(x))
 
 
 @jit_only
-def _group(w, idx, direct, sgn, s, kmin, rank):
+def _group(w, idx, direct, sgn, s, inv, kmin, rank):
     """Group of an edge of weight ``w`` at flat position ``idx`` (v*n+u dense, CSR
     position sparse), for per-draw code (``gq_take_cut``); per-edge loops inline it."""
     if direct:
-        return discretize(w, sgn, s) - kmin
+        return discretize(w, sgn, s, inv) - kmin
     return np.int64(rank[idx])
 
 
@@ -255,7 +277,7 @@ def gq_key(lay, keys, g):
 # arguments, with scalar-only helpers (see gq_update for the measurements).
 
 @jit_only
-def _update_plain(row, v, visited, slots, start, fill, bucket, sgn, s, kmin, bshift, mat,
+def _update_plain(row, v, visited, slots, start, fill, bucket, sgn, s, inv, kmin, bshift, mat,
                   sub_shift):
     """``gq_update``'s loop for direct keys, no per-group counts, no block layer (the
     benchmark's case); returns the change of the cut's size. ``mat``: the lowest
@@ -265,7 +287,7 @@ def _update_plain(row, v, visited, slots, start, fill, bucket, sgn, s, kmin, bsh
     for u in range(row.shape[0]):
         if u == v:
             continue
-        g = discretize(np.float64(row[u]), sgn, s) - kmin
+        g = discretize(np.float64(row[u]), sgn, s, inv) - kmin
         b = g >> bshift
         if visited[u]:
             d = -1
@@ -281,15 +303,15 @@ def _update_plain(row, v, visited, slots, start, fill, bucket, sgn, s, kmin, bsh
 
 
 @jit_only
-def _update_layered(row, v, visited, slots, start, fill, bucket, block, sgn, s, kmin, bshift,
-                    mat, block_shift):
+def _update_layered(row, v, visited, slots, start, fill, bucket, block, sgn, s, inv, kmin,
+                    bshift, mat, block_shift):
     """As ``_update_plain`` with the block layer (more than 16384 buckets: a fine
     step or a wide weight range)."""
     delta = 0
     for u in range(row.shape[0]):
         if u == v:
             continue
-        g = discretize(np.float64(row[u]), sgn, s) - kmin
+        g = discretize(np.float64(row[u]), sgn, s, inv) - kmin
         b = g >> bshift
         if visited[u]:
             d = -1
@@ -305,7 +327,7 @@ def _update_layered(row, v, visited, slots, start, fill, bucket, block, sgn, s, 
 
 
 @jit_only
-def _update_general(row, v, visited, slots, start, fill, bucket, block, group, sgn, s, kmin,
+def _update_general(row, v, visited, slots, start, fill, bucket, block, group, sgn, s, inv, kmin,
                     bshift, mat, block_shift, direct, rank, rank_base, group_counts, layered):
     """``gq_update``'s loop in general: radix-sorted ranks, per-group counts."""
     delta = 0
@@ -313,7 +335,7 @@ def _update_general(row, v, visited, slots, start, fill, bucket, block, group, s
         if u == v:
             continue
         if direct:
-            g = discretize(np.float64(row[u]), sgn, s) - kmin
+            g = discretize(np.float64(row[u]), sgn, s, inv) - kmin
         else:
             g = np.int64(rank[rank_base + u])
         b = g >> bshift
@@ -352,14 +374,15 @@ def gq_update(q, row, v, visited, rank_base):
     if lay.direct and not lay.group_counts and not lay.layered:
         # wide queues always take this loop (at most _WIDE_BUCKETS buckets: no block layer)
         delta = _update_plain(row, v, visited, st.slots, st.start, st.fill, cnt.bucket, lay.sgn,
-                              lay.s, lay.kmin, lay.bucket_shift, mat,
+                              lay.s, lay.inv, lay.kmin, lay.bucket_shift, mat,
                               lay.sub_shift if lay.wide else np.int64(0))
     elif lay.direct and not lay.group_counts:
         delta = _update_layered(row, v, visited, st.slots, st.start, st.fill, cnt.bucket, cnt.block,
-                                lay.sgn, lay.s, lay.kmin, lay.bucket_shift, mat, lay.block_shift)
+                                lay.sgn, lay.s, lay.inv, lay.kmin, lay.bucket_shift, mat,
+                                lay.block_shift)
     else:
         delta = _update_general(row, v, visited, st.slots, st.start, st.fill, cnt.bucket, cnt.block,
-                                cnt.group, lay.sgn, lay.s, lay.kmin, lay.bucket_shift, mat,
+                                cnt.group, lay.sgn, lay.s, lay.inv, lay.kmin, lay.bucket_shift, mat,
                                 lay.block_shift, lay.direct, q.keys.rank, rank_base,
                                 lay.group_counts, lay.layered)
     cnt.total[0] += delta
@@ -375,13 +398,13 @@ def gq_update_csr(q, indptr, indices, data, v, visited):
     slots, start, fill = q.store.slots, q.store.start, q.store.fill
     bucket, block, group = q.counts.bucket, q.counts.block, q.counts.group
     bshift, block_shift, group_counts, layered = lay.bucket_shift, lay.block_shift, lay.group_counts, lay.layered
-    direct, sgn, s, kmin, rank = lay.direct, lay.sgn, lay.s, lay.kmin, q.keys.rank
+    direct, sgn, s, inv, kmin, rank = lay.direct, lay.sgn, lay.s, lay.inv, lay.kmin, q.keys.rank
     delta = 0
     # one flat loop (helpers taking arrays, per edge, measured 3.4x slower here: 0.27 s
     # against 0.08 s for 4M edge events at n = 20,000); the flags are loop-invariant
     for p in range(indptr[v], indptr[v + 1]):
         if direct:
-            g = discretize(data[p], sgn, s) - kmin
+            g = discretize(data[p], sgn, s, inv) - kmin
         else:
             g = np.int64(rank[p])
         b = g >> bshift
@@ -544,7 +567,7 @@ def gq_materialize(lay, keys, st, cut, W, b_need):
     n = lay.n
     slots, start, fill, bshift = st.slots, st.start, st.fill, lay.bucket_shift
     inside, rest, n_in, n_rest = cut.inside, cut.rest, cut.sizes[0], cut.sizes[1]
-    direct, sgn, s, kmin, rank = lay.direct, lay.sgn, lay.s, lay.kmin, keys.rank
+    direct, sgn, s, inv, kmin, rank = lay.direct, lay.sgn, lay.s, lay.inv, lay.kmin, keys.rank
     sub_shift = lay.sub_shift if lay.wide else np.int64(0)
     for i in range(n_in):
         a = inside[i]
@@ -552,7 +575,7 @@ def gq_materialize(lay, keys, st, cut, W, b_need):
         for k in range(n_rest):
             u = rest[k]
             if direct:  # written flat: per cut entry (see gq_update)
-                g = discretize(np.float64(row[u]), sgn, s) - kmin
+                g = discretize(np.float64(row[u]), sgn, s, inv) - kmin
             else:
                 g = np.int64(rank[a * n + u])
             b = g >> bshift
@@ -569,13 +592,13 @@ def gq_take_cut(lay, keys, cut, W, pmax, rng):
     from uniform (visited, unvisited) pairs: every such pair is a cut edge of the
     complete graph. Returns (group, code); callers use it when it accepts often."""
     n, inside, rest, n_in, n_rest = lay.n, cut.inside, cut.rest, cut.sizes[0], cut.sizes[1]
-    direct, sgn, s, kmin, rank = lay.direct, lay.sgn, lay.s, lay.kmin, keys.rank
+    direct, sgn, s, inv, kmin, rank = lay.direct, lay.sgn, lay.s, lay.inv, lay.kmin, keys.rank
     # callers guarantee an acceptance rate >= 1/2: 2000 rejections in a row mean
     # the counts are wrong (or happen with probability 2**-2000)
     for _ in range(2000):
         a = inside[np.int64(rng.random() * n_in)]
         u = rest[np.int64(rng.random() * n_rest)]
-        g = _group(np.float64(W[a, u]), a * n + u, direct, sgn, s, kmin, rank)
+        g = _group(np.float64(W[a, u]), a * n + u, direct, sgn, s, inv, kmin, rank)
         if g <= pmax:
             return g, (a << _END_BITS) | u
     raise AssertionError("gq_take_cut: no edge of the cut lies in the counted groups")
@@ -587,7 +610,8 @@ def gq_slot_group(lay, W, b, slot):
     holds only its fine sub-bucket, so there the group comes from the edge's weight."""
     if lay.wide:
         code = slot & _CODE_MASK
-        return discretize(np.float64(W[code >> _END_BITS, code & _END_MASK]), lay.sgn, lay.s) - lay.kmin
+        w = np.float64(W[code >> _END_BITS, code & _END_MASK])
+        return discretize(w, lay.sgn, lay.s, lay.inv) - lay.kmin
     return (b << lay.bucket_shift) + (slot >> _CODE_BITS)
 
 
@@ -671,29 +695,29 @@ def _block_layer(B):
 
 
 @njit(cache=CACHE, nogil=True)
-def _hist_dense_direct(W, sgn, s, kmin, bshift, B):
+def _hist_dense_direct(W, sgn, s, inv, kmin, bshift, B):
     """Edges per bucket (upper triangle), bucket = (key - kmin) >> bshift."""
     h = np.zeros(B, dtype=np.int64)
     n = W.shape[0]
     for i in range(n):
         row = W[i]
         for j in range(i + 1, n):
-            h[(discretize(np.float64(row[j]), sgn, s) - kmin) >> bshift] += 1
+            h[(discretize(np.float64(row[j]), sgn, s, inv) - kmin) >> bshift] += 1
     return h
 
 
 @njit(cache=CACHE, nogil=True)
-def _hist_csr_direct(indptr, indices, data, sgn, s, kmin, bshift, B):
+def _hist_csr_direct(indptr, indices, data, sgn, s, inv, kmin, bshift, B):
     h = np.zeros(B, dtype=np.int64)
     for a in range(indptr.shape[0] - 1):
         for p in range(indptr[a], indptr[a + 1]):
             if indices[p] > a:
-                h[(discretize(data[p], sgn, s) - kmin) >> bshift] += 1
+                h[(discretize(data[p], sgn, s, inv) - kmin) >> bshift] += 1
     return h
 
 
 @njit(cache=CACHE, nogil=True)
-def _keys_dense(W, sgn, s, kmin):
+def _keys_dense(W, sgn, s, inv, kmin):
     """key - kmin of every upper-triangle edge, row by row, and its position
     i << 20 | j (i < j)."""
     n = W.shape[0]
@@ -704,18 +728,18 @@ def _keys_dense(W, sgn, s, kmin):
     for i in range(n):
         row = W[i]
         for j in range(i + 1, n):
-            keys[k] = np.uint64(discretize(np.float64(row[j]), sgn, s) - kmin)
+            keys[k] = np.uint64(discretize(np.float64(row[j]), sgn, s, inv) - kmin)
             pos[k] = (i << _END_BITS) | j
             k += 1
     return keys, pos
 
 
 @njit(cache=CACHE, nogil=True)
-def _keys_csr(indptr, indices, data, sgn, s, kmin):
+def _keys_csr(indptr, indices, data, sgn, s, inv, kmin):
     """key - kmin of every stored entry and its CSR position."""
     keys = np.empty(data.shape[0], dtype=np.uint64)
     for p in range(data.shape[0]):
-        keys[p] = np.uint64(discretize(data[p], sgn, s) - kmin)
+        keys[p] = np.uint64(discretize(data[p], sgn, s, inv) - kmin)
     return keys, np.arange(data.shape[0])
 
 
@@ -804,7 +828,8 @@ def _key_range(graph, sgn, s):
             "privacy calibration is proven); use a larger discretization or rescale the weights"
         )
     # the kernels' own rounding (discretize is monotone in sgn * w)
-    keys = sorted((int(discretize(graph.wmin, sgn, s)), int(discretize(graph.wmax, sgn, s))))
+    inv = exact_inverse(s)
+    keys = sorted((int(discretize(graph.wmin, sgn, s, inv)), int(discretize(graph.wmax, sgn, s, inv))))
     return keys[0], keys[1]
 
 
@@ -820,6 +845,7 @@ def gq_build(graph, sgn, s, r, sigma):
     n, m = graph.n, graph.m
     if n > 1 << _END_BITS and graph.dense:
         raise ValueError(f"dense input with n = {n} > 2**20 vertices is not supported; use scipy.sparse")
+    inv = exact_inverse(s)
     kmin, kmax = _key_range(graph, sgn, s) if m > 0 else (0, 0)
     K = kmax - kmin + 1
     # direct addressing when the key range makes few buckets (their width depends
@@ -836,7 +862,7 @@ def gq_build(graph, sgn, s, r, sigma):
         while ((K - 1) >> wshift) + 1 > _WIDE_BUCKETS:
             wshift += 1
         B_wide = ((K - 1) >> wshift) + 1
-        hist_wide = _hist_dense_direct(graph.W, sgn, s, kmin, wshift, B_wide)
+        hist_wide = _hist_dense_direct(graph.W, sgn, s, inv, kmin, wshift, B_wide)
         # a crowded bucket would be split at O(its edges) per selection
         if hist_wide.max() <= max(_WIDE_FILL_MIN, _WIDE_FILL_FACTOR * m // B_wide):
             # sub-buckets of sigma noise units, or wider when a slot cannot number them
@@ -859,15 +885,16 @@ def gq_build(graph, sgn, s, r, sigma):
         if bucket_hist is not None:
             pass  # wide buckets: their histogram decided the layout
         elif graph.dense:
-            bucket_hist = _hist_dense_direct(graph.W, sgn, s, kmin, bshift, B)
+            bucket_hist = _hist_dense_direct(graph.W, sgn, s, inv, kmin, bshift, B)
         else:
-            bucket_hist = _hist_csr_direct(graph.indptr, graph.indices, graph.data, sgn, s, kmin, bshift, B)
+            bucket_hist = _hist_csr_direct(graph.indptr, graph.indices, graph.data, sgn, s, inv, kmin,
+                                           bshift, B)
     else:
         if graph.dense:
-            keys, pos = _keys_dense(graph.W, sgn, s, kmin)
+            keys, pos = _keys_dense(graph.W, sgn, s, inv, kmin)
             rank = np.zeros(n * n, dtype=rank_t)
         else:
-            keys, pos = _keys_csr(graph.indptr, graph.indices, graph.data, sgn, s, kmin)
+            keys, pos = _keys_csr(graph.indptr, graph.indices, graph.data, sgn, s, inv, kmin)
             rank = np.empty(graph.data.shape[0], dtype=rank_t)
         keys, pos = radix_sort_pairs(keys, pos, max(int(K - 1).bit_length(), 1))
         distinct, hist = _ranks_sorted(keys, pos, n, graph.dense, rank)
@@ -890,6 +917,7 @@ def gq_build(graph, sgn, s, r, sigma):
         dense=bool(graph.dense),
         sgn=np.float64(sgn),
         s=np.float64(s),
+        inv=np.float64(inv),
         kmin=np.int64(kmin),
         direct=bool(direct),
         n_groups=np.int64(G),

@@ -29,7 +29,7 @@ from fastpamst_nb import api, queue
 from fastpamst_nb.api import DEFAULT_SIGMA, DEFAULT_THETA
 from fastpamst_nb.graph import as_graph
 from fastpamst_nb.privacy import discretized_sensitivity
-from fastpamst_nb.queue import discretize, gq_build
+from fastpamst_nb.queue import discretize, exact_inverse, gq_build
 from fastpamst_nb.sampler import (
     EXPONENTIAL,
     GUMBEL,
@@ -160,6 +160,44 @@ def _exact_floor(w, sgn, s):
     return math.floor(Fraction(sgn * w) / Fraction(s))
 
 
+def _key(w, sgn, s):
+    """The kernels' key of w, checked to be the same by multiplication and by division."""
+    by_inverse = discretize(w, sgn, s, exact_inverse(s))
+    assert by_inverse == discretize(w, sgn, s, 0.0)
+    return by_inverse
+
+
+def test_exact_inverse_only_for_powers_of_two_with_a_finite_inverse():
+    for k in (-1023, -1022, -30, 0, 1, 40, 1000, 1022, 1023):  # 2**-1023: subnormal, exact
+        s = math.ldexp(1.0, k)
+        assert exact_inverse(s) == math.ldexp(1.0, -k) and Fraction(exact_inverse(s)) * Fraction(s) == 1
+    for k in (-1024, -1060, -1074):  # subnormal steps whose inverse overflows: divide
+        assert exact_inverse(math.ldexp(1.0, k)) == 0.0
+    for s in (0.75, 0.1, 3.0, 1e-5, 1.0 + 2.0 ** -52, math.inf, math.nan, 0.0, -1.0, -0.5):
+        assert exact_inverse(s) == 0.0, s
+
+
+@pytest.mark.parametrize("k", [-1023, -1022, -30, 0, 40, 1000, 1023])
+def test_multiplying_by_the_inverse_gives_the_exact_keys(k):
+    # a product by 1/s and the quotient by s round the same real number: bit-identical
+    # keys, down to subnormal weights and quotients that underflow
+    s = math.ldexp(1.0, k)
+    rng = np.random.default_rng(k + 2000)
+    mant = rng.random(4000) + 0.5
+    exps = np.clip(k + rng.integers(-1100, 62, 4000), -1074, 1023)  # |w / s| up to 2**62
+    ws = [math.ldexp(float(m), int(e)) for m, e in zip(mant, exps)]
+    ws += [5e-324, 1e-310, 2.2250738585072014e-308, 0.0, -0.0]
+    checked = 0
+    for w in ws:
+        for sgn in (-1.0, 1.0):
+            for x in (w, -w):
+                if abs(Fraction(x) / Fraction(s)) >= 2**62:
+                    continue  # refused by gq_build (privacy.key_limit)
+                assert _key(x, sgn, s) == _exact_floor(x, sgn, s)
+                checked += 1
+    assert checked > 2000
+
+
 def test_keys_are_exact_for_a_power_of_two_step():
     rng = np.random.default_rng(0)
     for s in (2.0 ** -30, 2.0 ** -3, 1.0, 2.0 ** 40):
@@ -169,22 +207,22 @@ def test_keys_are_exact_for_a_power_of_two_step():
                              np.nextafter(np.round(ws / s) * s, -np.inf)])
         for sgn in (-1.0, 1.0):
             for w in ws[:2000]:
-                assert discretize(float(w), sgn, s) == _exact_floor(float(w), sgn, s)
+                assert _key(float(w), sgn, s) == _exact_floor(float(w), sgn, s)
 
 
 def test_keys_near_2_53_and_underflow():
     s = 0.5
     for k in range(-3, 4):
         w = 2.0 ** 52 + k  # exact (ulp 1); w / s = 2**53 + 2k exactly
-        assert discretize(w, 1.0, s) == 2**53 + 2 * k
-        assert discretize(w, -1.0, s) == -(2**53 + 2 * k)
+        assert _key(w, 1.0, s) == 2**53 + 2 * k
+        assert _key(w, -1.0, s) == -(2**53 + 2 * k)
     # a negative quotient below 2**-1075 rounds to -0.0; its exact floor is -1
     for w in (5e-324, 1e-310, 1e-300):
         big = 2.0 ** 1000
-        assert discretize(w, -1.0, big) == -1 == _exact_floor(w, -1.0, big)
-        assert discretize(w, 1.0, big) == 0 == _exact_floor(w, 1.0, big)
-        assert discretize(-w, 1.0, big) == -1
-    assert discretize(0.0, -1.0, 1.0) == 0 and discretize(-0.0, 1.0, 1.0) == 0
+        assert _key(w, -1.0, big) == -1 == _exact_floor(w, -1.0, big)
+        assert _key(w, 1.0, big) == 0 == _exact_floor(w, 1.0, big)
+        assert _key(-w, 1.0, big) == -1
+    assert _key(0.0, -1.0, 1.0) == 0 and _key(-0.0, 1.0, 1.0) == 0
 
 
 @pytest.mark.parametrize("s, delta", [(0.1, 0.25), (0.3, 0.3), (1e-5, 1e-5), (0.7, 0.2),
@@ -210,7 +248,7 @@ def test_discretized_sensitivity_bounds_every_computed_key(s, delta):
                 too_far = np.abs(w2 - w) > delta
             keep = np.maximum(np.abs(w), np.abs(w2)) / s < limit
             for a, b in zip(w[keep][:3000], w2[keep][:3000]):
-                worst = max(worst, abs(int(discretize(float(a), -1.0, s)) - int(discretize(float(b), -1.0, s))))
+                worst = max(worst, abs(int(_key(float(a), -1.0, s)) - int(_key(float(b), -1.0, s))))
     assert worst <= steps, f"a key moved {worst} steps; D_s allows {steps}"
 
 

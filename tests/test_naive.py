@@ -448,9 +448,10 @@ def test_softmax_reference_is_exact_for_scores_near_2_53():
 
 def test_discretized_scores_use_the_exact_floor_when_the_quotient_underflows():
     # -5e-324 / 2 rounds to -0.0; its exact floor is -1, as in queue.discretize
-    from fastpamst_nb.queue import discretize
+    from fastpamst_nb.queue import discretize, exact_inverse
 
     w = np.array([5e-324, 0.0, 1.0])
     assert naive.discretized_scores(w, 2.0).tolist() == [-2.0, 0.0, -2.0]
     for x in w:
-        assert naive.discretized_scores([x], 2.0)[0] == 2.0 * discretize(x, -1.0, 2.0)
+        for inv in (exact_inverse(2.0), 0.0):  # a product by 1/2 and the quotient by 2
+            assert naive.discretized_scores([x], 2.0)[0] == 2.0 * discretize(x, -1.0, 2.0, inv)
