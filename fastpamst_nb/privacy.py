@@ -146,7 +146,7 @@ def default_discretization(sensitivity):
     D_s = s * ceil(Delta / s) <= Delta + s <= (17/16) Delta: the discretization
     costs at most 6% of the rate, where the paper's s = Delta costs half of it
     (D_s = 2 Delta). The finer keys cost the queue nothing extra in range: it
-    addresses buckets of about one noise unit, not keys (:ref:`design-queue`). Measured
+    addresses buckets of one or two noise units, not keys (:ref:`design-queue`). Measured
     (``docs/scripts/error_table.py``, n = 600, rho = 0.1, Delta = 1e-5): excess
     weight 0.23 against 0.73 at s = Delta and PAMST's 0.20 (exponential noise);
     0.052 against 0.22 and PAMST's 0.056 (gumbel).

@@ -295,11 +295,11 @@ HARD = {
     # at the bottom of a block and every block down to the far group empty
     "layered-gap-400": (_graph(5, {(0, 1): 32, (1, 2): 82, (2, 3): 32, (3, 4): 132, (0, 2): 82,
                                    (1, 3): 132}, 20000), 1.0, None, 0.02),
-    # the same with the default knobs: buckets of 8 groups, 24,833 of them, so two
-    # counter layers; the top group (w = 1344) sits at the bottom of a block of 2048
-    # groups and the far group is 20,000 noise units down (p underflows to 0)
+    # the same with the default knobs (sigma = 2): buckets of 16 groups, 16,385 of them,
+    # so two counter layers; the top group (w = 1344) sits at the bottom of a block of
+    # 4096 groups and the far group is 26,214 noise units down (p underflows to 0)
     "layered-default": (_graph(5, {(0, 1): 1344, (1, 2): 1364, (2, 3): 1344, (3, 4): 1384,
-                                   (0, 2): 1364, (1, 3): 1384}, 200000), 1.0, None, 0.1),
+                                   (0, 2): 1364, (1, 3): 1384}, 1344 + 2**18), 1.0, None, 0.1),
     # weights spanning 1e9 sensitivities, too many buckets to address directly
     # (compressed group ranks), far edges 700,000 noise units below a near cluster
     # whose groups are 0.7 noise units apart
@@ -337,7 +337,7 @@ def _hard_check(name, noise, theta, sigma, maximum=False):
 
 KNOBS = {"default": (DEFAULT_THETA, DEFAULT_SIGMA), "groups-only": (0.0, -1.0),
          "bottom-asap": (math.inf, 0.0), "no-wide": (DEFAULT_THETA, DEFAULT_SIGMA)}
-# layered-default exists for its default layout (200,000 groups a release: 9 s a run);
+# layered-default exists for its default layout (263,000 groups, which one-group knobs walk);
 # integer-fine-sensitivity with one-group buckets and no early stop walks 3,200 empty
 # groups a step (70 s): its buckets are what it tests
 SLOW = {("layered-default", "groups-only"), ("layered-default", "bottom-asap"),

@@ -369,3 +369,66 @@ def test_tiled_scan_finds_a_planted_defect_and_the_range(seed, dtype):
         lone[a, b], lone[b, a] = 1.0, 1.0
     (a, b), kind = next(iter(bad.items()))
     assert _scan_dense(lone)[:3] == (kind, a, b)
+
+
+def _random_csr(rng, n, density, components=1):
+    """A symmetric canonical CSR matrix: random edges inside each of ``components``
+    blocks of vertices, each block held together by a path."""
+    rows, cols = [], []
+    blocks = np.array_split(rng.permutation(n), components)
+    for blk in blocks:
+        rows += list(blk[:-1])
+        cols += list(blk[1:])
+        k = int(density * len(blk) ** 2)
+        a, b = rng.choice(blk, size=k), rng.choice(blk, size=k)
+        rows += list(a[a != b])
+        cols += list(b[a != b])
+    upper = sp.coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, n)).tocsr()
+    upper.data = rng.random(upper.nnz) + 0.5
+    A = (upper + upper.T).tocsr()
+    A.sum_duplicates()
+    A.sort_indices()
+    return A
+
+
+def _graph_fields(g):
+    return (g.n, g.m, g.indptr.tolist(), g.indices.tolist(), g.data.tolist(), g.wmin, g.wmax)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_canonical_csr_fast_path_matches_the_general_path(seed):
+    from fastpamst_nb.graph import _n_components, as_graph
+    from scipy.sparse.csgraph import connected_components
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(3, 60))
+    A = _random_csr(rng, n, 0.1)
+    assert A.has_canonical_format
+    before = (A.data.copy(), A.indices.copy(), A.indptr.copy())
+    # the fast path (canonical CSR) and the general one (COO) build the same graph
+    assert _graph_fields(as_graph(A)) == _graph_fields(as_graph(A.tocoo()))
+    assert all(np.array_equal(x, y) for x, y in zip(before, (A.data, A.indices, A.indptr)))
+    # a stored diagonal sends it to the general path, which drops it
+    D = (A + sp.diags(rng.random(n) + 1.0)).tocsr()
+    assert D.has_canonical_format
+    assert _graph_fields(as_graph(D)) == _graph_fields(as_graph(A))
+    # the same errors, named at the same entry
+    B = A.copy()
+    k = int(rng.integers(B.nnz))
+    i, j = int(np.searchsorted(B.indptr, k, side="right") - 1), int(B.indices[k])
+    B.data[k] = np.inf
+    for M in (B, B.tocoo()):
+        with pytest.raises(ValueError, match=rf"weights\[{i}, {j}\] is not finite"):
+            as_graph(M, name="weights")
+    B.data[k] = 7.0  # its mirror still holds the old weight
+    for M in (B, B.tocoo()):
+        with pytest.raises(ValueError, match="not symmetric"):
+            as_graph(M)
+    # components: the depth-first search counts what scipy counts
+    c = int(rng.integers(2, 5))
+    C = _random_csr(rng, max(n, 2 * c), 0.1, components=c)
+    indptr, indices = C.indptr.astype(np.int64), C.indices.astype(np.int64)
+    assert _n_components(indptr, indices) == connected_components(C, directed=False)[0] == c
+    for M in (C, C.tocoo()):
+        with pytest.raises(ValueError, match=rf"disconnected \({c} components\)"):
+            as_graph(M)
