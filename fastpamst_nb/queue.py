@@ -289,16 +289,16 @@ def _update_plain(row, v, visited, slots, start, fill, bucket, sgn, s, inv, kmin
             continue
         g = discretize(np.float64(row[u]), sgn, s, inv) - kmin
         b = g >> bshift
-        if visited[u]:
-            d = -1
-        else:
-            d = 1
-            if b >= mat:
-                slots[start[b] + fill[b]] = ((((g - (b << bshift)) >> sub_shift) << _CODE_BITS)
-                                             | (v << _END_BITS) | u)
-                fill[b] += 1
+        seen = visited[u]
+        # branch-free on visited[u], which is a coin flip mid-release (a mispredicted
+        # branch per edge event); b >= mat is rare and predictable
+        d = 1 - 2 * np.int64(seen)
         bucket[b] += d
         delta += d
+        if b >= mat and not seen:
+            slots[start[b] + fill[b]] = ((((g - (b << bshift)) >> sub_shift) << _CODE_BITS)
+                                         | (v << _END_BITS) | u)
+            fill[b] += 1
     return delta
 
 
