@@ -275,10 +275,12 @@ def _bottom_count(kind, r, theta, rng, stats, remaining, t):
 @jit_only
 def _bottom(lay, keys, counts, st, cut, W, visited, kind, r, rng, stats, k, p, k0, remaining,
             t, log_pt, best, win_g, win_code):
-    """The bottom trick's k > 0 candidates: k distinct uniformly random edges among
-    the ``remaining`` active edges of groups <= p (keys <= gq_key(p)), each with a
-    noise conditioned on Z > t (t = best - ktop); the others cannot beat ``best``.
+    """The bottom trick's k candidates: k distinct uniformly random edges among the
+    ``remaining`` active edges of groups <= p (keys <= gq_key(p)), each with a noise
+    conditioned on Z > t (t = best - ktop); the others cannot beat ``best``.
     Returns the updated (best, win_g, win_code)."""
+    if k == 0:
+        return best, win_g, win_code
     seen = _seen_set(k)
     for i in range(k):
         g, code = _distinct_edge(lay, keys, counts, st, cut, W, ROOT, np.int64(0), remaining, p,
@@ -412,14 +414,15 @@ def _walk_wide(lay, keys, counts, st, cut, W, visited, kind, r, theta, rng, stat
         st.open_bucket[1] = hi - lo
         ptop = min(p, base + ((fmax + 1) << sub_shift) - 1)
         ktop = np.float64(gq_key(lay, keys, ptop) - k0)
+        # the stop test as in rnm_select's walk, written out: a helper taking the queue's
+        # arrays would count their references at every node (docs/design.rst, Call costs)
         if not first:
             t = best - ktop
             k, log_pt = _bottom_count(kind, r, theta, rng, stats, remaining, t)
             if k >= 0:
-                if k > 0:
-                    best, win_g, win_code = _bottom(lay, keys, counts, st, cut, W, visited, kind, r,
-                                                    rng, stats, k, ptop, k0, remaining, t, log_pt,
-                                                    best, win_g, win_code)
+                best, win_g, win_code = _bottom(lay, keys, counts, st, cut, W, visited, kind, r, rng,
+                                                stats, k, ptop, k0, remaining, t, log_pt, best,
+                                                win_g, win_code)
                 stopped = True
                 break
         first = False
@@ -484,10 +487,9 @@ def rnm_select(q, W, visited, kind, r, theta, sigma, rng, stats):
             t = best - ktop
             k, log_pt = _bottom_count(kind, r, theta, rng, stats, remaining, t)
             if k >= 0:
-                if k > 0:
-                    best, win_g, win_code = _bottom(lay, keys, counts, st, cut, W, visited, kind, r,
-                                                    rng, stats, k, p, k0, remaining, t, log_pt,
-                                                    best, win_g, win_code)
+                best, win_g, win_code = _bottom(lay, keys, counts, st, cut, W, visited, kind, r, rng,
+                                                stats, k, p, k0, remaining, t, log_pt, best,
+                                                win_g, win_code)
                 break
         level, node, lo, c = _node_at(lay, keys, counts, p, first, r, sigma)
         if level == WIDE:
