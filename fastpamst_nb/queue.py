@@ -67,6 +67,14 @@ time and call costs).
   (``gq_take_cut``). At n = 5000 the top 16 of 196 buckets end up materialized;
   at n = 30000 this cut the time from 30 s to 17 s and the memory by 2.8 GB.
   Sparse queues materialize everything (``materialized[0] = 0``).
+* **Lazy counting (dense).** Where a dense queue's updates run the plain loop
+  (``lazy_counts``: direct keys, no per-group counts, no block layer), buckets
+  below ``materialized[0]`` keep no count either: an edge event there only
+  changes ``total``. ``gq_materialize`` counts the buckets it adds, so a bucket
+  is counted exactly when it is materialized; ``gq_top`` returns -2 when every
+  counted bucket is empty, and the sampler materializes before it reads a count
+  below the threshold (docs/design.rst, Lazy materialization). The counter
+  increment was half of the update loop's cost.
 * **Counters** (``q.counts``). ``bucket`` holds each bucket's active count; above
   16384 buckets a second layer (``block``: blocks of ``2**block_shift`` ~ sqrt(B)
   buckets) keeps the best non-empty bucket and rank selection at O(sqrt(B)) (the
@@ -91,7 +99,7 @@ from .privacy import key_limit
 QueueLayout = namedtuple(
     "QueueLayout",
     ["n", "dense", "sgn", "s", "inv", "kmin", "direct", "n_groups", "n_buckets", "n_blocks",
-     "bucket_shift", "block_shift", "layered", "wide", "sub_shift", "group_counts"],
+     "bucket_shift", "block_shift", "layered", "wide", "sub_shift", "group_counts", "lazy_counts"],
 )
 QueueLayout.__doc__ = """The queue's fixed scalars, decided by ``gq_build`` from shapes, s and r.
 
@@ -121,6 +129,10 @@ sub_shift : int64
     log2 of the groups per sub-bucket of a wide bucket (= bucket_shift otherwise).
 group_counts : bool
     Per-group counts are kept (``QueueCounts.group``).
+lazy_counts : bool
+    Bucket counts are kept only for materialized buckets (dense graphs whose
+    updates run the plain loop): below ``SlotStore.materialized[0]`` a bucket's
+    count is 0 until ``gq_materialize`` counts it; ``total`` is always exact.
 """
 
 GroupKeys = namedtuple("GroupKeys", ["key", "rank"])
@@ -280,9 +292,10 @@ def gq_key(lay, keys, g):
 def _update_plain(row, v, visited, slots, start, fill, bucket, sgn, s, inv, kmin, bshift, mat,
                   sub_shift):
     """``gq_update``'s loop for direct keys, no per-group counts, no block layer (the
-    benchmark's case); returns the change of the cut's size. ``mat``: the lowest
-    materialized bucket; ``sub_shift``: 0, or the sub-bucket shift of a wide queue,
-    whose slots keep the sub-bucket (group offset >> sub_shift)."""
+    benchmark's case, ``lazy_counts``); returns the change of the cut's size.
+    ``mat``: the lowest materialized bucket, the lowest one counted; ``sub_shift``:
+    0, or the sub-bucket shift of a wide queue, whose slots keep the sub-bucket
+    (group offset >> sub_shift)."""
     delta = 0
     for u in range(row.shape[0]):
         if u == v:
@@ -291,14 +304,17 @@ def _update_plain(row, v, visited, slots, start, fill, bucket, sgn, s, inv, kmin
         b = g >> bshift
         seen = visited[u]
         # branch-free on visited[u], which is a coin flip mid-release (a mispredicted
-        # branch per edge event); b >= mat is rare and predictable
+        # branch per edge event); b >= mat is rare and predictable. Only materialized
+        # buckets are counted (lazy_counts): the counter increment, a random write,
+        # was half of the loop's cost
         d = 1 - 2 * np.int64(seen)
-        bucket[b] += d
         delta += d
-        if b >= mat and not seen:
-            slots[start[b] + fill[b]] = ((((g - (b << bshift)) >> sub_shift) << _CODE_BITS)
-                                         | (v << _END_BITS) | u)
-            fill[b] += 1
+        if b >= mat:
+            bucket[b] += d
+            if not seen:
+                slots[start[b] + fill[b]] = ((((g - (b << bshift)) >> sub_shift) << _CODE_BITS)
+                                             | (v << _END_BITS) | u)
+                fill[b] += 1
     return delta
 
 
@@ -447,9 +463,13 @@ def gq_width_shift(lay, level):
 
 
 @jit_only
-def gq_top(lay, counts):
+def gq_top(lay, counts, lowest):
     """A group index p such that no active edge lies above p, p within the top
-    non-empty bucket (the exact top group when groups are tracked); -1 if empty."""
+    non-empty bucket (the exact top group when groups are tracked); -1 if empty.
+
+    ``lowest`` is the lowest bucket whose count is kept (the lowest materialized
+    one with ``lazy_counts``, else 0); -2 when every kept count is 0 but the cut
+    is not empty: the caller materializes lower and asks again."""
     if counts.total[0] == 0:
         return -1
     bucket = counts.bucket
@@ -462,9 +482,11 @@ def gq_top(lay, counts):
             j -= 1
         b = min((j + 1) << lay.block_shift, B) - 1
     # the guards turn inconsistent counts into an error instead of a wrapped index
-    while b >= 0 and bucket[b] == 0:
+    while b >= lowest and bucket[b] == 0:
         b -= 1
-    if b < 0:
+    if b < lowest:
+        if lowest > 0:
+            return -2
         raise AssertionError("gq_top: the cut is not empty but every counter is 0")
     p = min((b + 1) << lay.bucket_shift, lay.n_groups) - 1
     if lay.group_counts:
@@ -551,14 +573,16 @@ def gq_join(lay, cut, v, visited):
 
 
 @jit_only
-def gq_materialize(lay, keys, st, cut, W, b_need):
+def gq_materialize(lay, keys, counts, st, cut, W, b_need):
     """Make bucket ``b_need`` (and at least as many buckets again as are already
-    materialized) hold its active edges, by one pass over the cut of a dense graph.
+    materialized) hold its active edges, and count them with ``lazy_counts``, by
+    one pass over the cut of a dense graph.
 
-    Buckets below ``materialized[0]`` keep exact counts but no slots, so an edge
-    joining the cut costs no write there; the sampler needs slots only near the top
-    of the cut. Growing the materialized range geometrically bounds the passes by
-    log2(B) per run; each reads the t (n - t) cut entries once.
+    Buckets below ``materialized[0]`` keep no slots (and with ``lazy_counts`` no
+    count), so an edge joining the cut costs no write there; the sampler needs
+    slots and counts only near the top of the cut. Growing the materialized range
+    geometrically bounds the passes by log2(B) per run; each reads the t (n - t)
+    cut entries once.
     """
     mat = st.materialized[0]
     if b_need >= mat:
@@ -569,6 +593,7 @@ def gq_materialize(lay, keys, st, cut, W, b_need):
     inside, rest, n_in, n_rest = cut.inside, cut.rest, cut.sizes[0], cut.sizes[1]
     direct, sgn, s, inv, kmin, rank = lay.direct, lay.sgn, lay.s, lay.inv, lay.kmin, keys.rank
     sub_shift = lay.sub_shift if lay.wide else np.int64(0)
+    lazy, bucket = lay.lazy_counts, counts.bucket
     for i in range(n_in):
         a = inside[i]
         row = W[a]
@@ -583,6 +608,8 @@ def gq_materialize(lay, keys, st, cut, W, b_need):
                 slots[start[b] + fill[b]] = ((((g - (b << bshift)) >> sub_shift) << _CODE_BITS)
                                              | (a << _END_BITS) | u)
                 fill[b] += 1
+                if lazy:
+                    bucket[b] += 1
     st.materialized[0] = new
 
 
@@ -929,6 +956,8 @@ def gq_build(graph, sgn, s, r, sigma):
         wide=bool(wide),
         sub_shift=np.int64(sub_shift),
         group_counts=bool(group_counts),
+        # the plain update loop of a dense graph counts only materialized buckets
+        lazy_counts=bool(graph.dense and direct and not group_counts and not layered),
     )
     counts = QueueCounts(
         bucket=np.zeros(B, dtype=np.int64),

@@ -182,6 +182,9 @@ def _take_below(lay, keys, counts, st, cut, W, level, node, count, pmax, visited
     if level == ROOT and lay.dense and 2 * count >= counts.total[0]:
         # most of the cut qualifies: draw from the cut itself, no bucket is touched
         return gq_take_cut(lay, keys, cut, W, pmax, rng)
+    if level == ROOT and lay.lazy_counts and st.materialized[0] > 0:
+        # a rank among every bucket's count: count (and materialize) them all, once
+        gq_materialize(lay, keys, counts, st, cut, W, np.int64(0))
     bb, w = gq_select(lay, counts, level, node, np.int64(rng.random() * count))
     if bb == st.open_bucket[0]:
         # the open wide bucket: its unprocessed edges are its first open_bucket[1]
@@ -189,7 +192,7 @@ def _take_below(lay, keys, counts, st, cut, W, level, node, count, pmax, visited
         slot = st.slots[st.start[bb] + w]
         return gq_slot_group(lay, W, bb, slot), slot & _CODE_MASK
     if bb < st.materialized[0]:
-        gq_materialize(lay, keys, st, cut, W, bb)
+        gq_materialize(lay, keys, counts, st, cut, W, bb)
     lo = bb << lay.bucket_shift
     top = (np.int64(1) << lay.bucket_shift) - 1
     active = counts.bucket[bb]
@@ -396,7 +399,7 @@ def _walk_wide(lay, keys, counts, st, cut, W, visited, kind, r, theta, rng, stat
     unprocessed edges. Returns (best, win_g, win_code, remaining, stopped by the
     bottom trick)."""
     if b < st.materialized[0]:
-        gq_materialize(lay, keys, st, cut, W, b)
+        gq_materialize(lay, keys, counts, st, cut, W, b)
     _compact(lay, st, b, visited)
     if st.fill[b] != counts.bucket[b]:
         raise AssertionError("rnm_select: a wide bucket's slots disagree with its count")
@@ -442,6 +445,19 @@ def _walk_wide(lay, keys, counts, st, cut, W, visited, kind, r, theta, rng, stat
 
 
 @jit_only
+def _counted_top(lay, keys, counts, st, cut, W):
+    """``gq_top``, materializing (and so counting) lower buckets while the counted
+    ones are all empty (``lazy_counts``); each pass at least doubles their range."""
+    lowest = st.materialized[0] if lay.lazy_counts else np.int64(0)
+    p = gq_top(lay, counts, lowest)
+    while p == -2:
+        gq_materialize(lay, keys, counts, st, cut, W, lowest - 1)
+        lowest = st.materialized[0]
+        p = gq_top(lay, counts, lowest)
+    return p
+
+
+@jit_only
 def rnm_select(q, W, visited, kind, r, theta, sigma, rng, stats):
     """One private selection from the cut held by ``q``; returns the winning edge's code.
 
@@ -472,7 +488,7 @@ def rnm_select(q, W, visited, kind, r, theta, sigma, rng, stats):
     """
     lay, keys, counts, st, cut = q.layout, q.keys, q.counts, q.store, q.cut
     stats[ST_STEPS] += 1
-    p = gq_top(lay, counts)
+    p = _counted_top(lay, keys, counts, st, cut, W)
     k0 = gq_key(lay, keys, p)
     remaining = counts.total[0]
     best = -np.inf
@@ -491,6 +507,9 @@ def rnm_select(q, W, visited, kind, r, theta, sigma, rng, stats):
                                                 stats, k, p, k0, remaining, t, log_pt, best,
                                                 win_g, win_code)
                 break
+        if lay.lazy_counts and (p >> lay.bucket_shift) < st.materialized[0]:
+            # the walk reached the buckets that are not counted yet
+            gq_materialize(lay, keys, counts, st, cut, W, p >> lay.bucket_shift)
         level, node, lo, c = _node_at(lay, keys, counts, p, first, r, sigma)
         if level == WIDE:
             best, win_g, win_code, remaining, stopped = _walk_wide(
@@ -523,7 +542,7 @@ def rnm_select(q, W, visited, kind, r, theta, sigma, rng, stats):
         # a single group won: its edge is a uniformly random member
         b = win_g >> lay.bucket_shift
         if b < st.materialized[0]:
-            gq_materialize(lay, keys, st, cut, W, b)
+            gq_materialize(lay, keys, counts, st, cut, W, b)
         goff = win_g - (b << lay.bucket_shift)
         _, win_code = gq_take(lay, st, W, b, goff, goff, counts.group[win_g], counts.bucket[b],
                               visited, rng)

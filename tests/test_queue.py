@@ -92,7 +92,13 @@ def _join_csr(q, indptr, indices, data, v, visited):
 
 @njit
 def _count_and_top(q):
-    return gq_count(q.counts, ROOT, 0), gq_top(q.layout, q.counts)
+    lowest = q.store.materialized[0] if q.layout.lazy_counts else 0
+    return gq_count(q.counts, ROOT, 0), gq_top(q.layout, q.counts, lowest)
+
+
+@njit
+def _materialize(q, W, b):
+    gq_materialize(q.layout, q.keys, q.counts, q.store, q.cut, W, b)
 
 
 @njit
@@ -140,7 +146,7 @@ def _dense_or_empty(graph):
 def _many_takes(q, W, b, lo, hi, count, visited, rng, reps):
     out = np.empty(reps, dtype=np.int64)
     if b < q.store.materialized[0]:
-        gq_materialize(q.layout, q.keys, q.store, q.cut, W, b)
+        gq_materialize(q.layout, q.keys, q.counts, q.store, q.cut, W, b)
     for i in range(reps):
         out[i] = gq_take(q.layout, q.store, W, b, lo, hi, count, q.counts.bucket[b], visited, rng)[1]
     return out
@@ -187,9 +193,16 @@ def test_queue_matches_a_naive_cut(layout, monkeypatch):
         per_bucket = np.zeros(B, dtype=np.int64)
         for e in active:
             per_bucket[group[e] // width] += 1
+        if q.layout.lazy_counts and q.store.materialized[0] > 0 and rng.random() < 0.3:
+            # count more buckets now and then (a pass over the cut, as the sampler does)
+            _materialize(q, graph.W, int(q.store.materialized[0]) - 1)
         count, p = _count_and_top(q)
         assert count == len(active)
-        assert np.array_equal(q.counts.bucket, per_bucket)
+        # lazy counts: exact from the lowest materialized bucket up, none below
+        lowest = int(q.store.materialized[0]) if q.layout.lazy_counts else 0
+        assert q.layout.lazy_counts == (layout in ("direct-wide-buckets", "wide", "direct-fine-step"))
+        assert np.array_equal(q.counts.bucket[lowest:], per_bucket[lowest:])
+        assert not q.counts.bucket[:lowest].any()
         if q.layout.layered:  # each block counter sums its 2**block_shift buckets
             per_block = np.add.reduceat(per_bucket, np.arange(0, B, 1 << int(q.layout.block_shift)))
             assert q.layout.n_blocks == per_block.shape[0]
@@ -203,12 +216,24 @@ def test_queue_matches_a_naive_cut(layout, monkeypatch):
             assert p == -1
             continue
         top_group = max(group[e] for e in active)
+        if p == -2:  # every counted bucket is empty: count down to the top one
+            assert lowest > 0 and top_group // width < lowest
+            while p == -2:
+                _materialize(q, graph.W, int(q.store.materialized[0]) - 1)
+                count, p = _count_and_top(q)
+            lowest = int(q.store.materialized[0])
+            assert np.array_equal(q.counts.bucket[lowest:], per_bucket[lowest:])
         assert p >= top_group and p // width == top_group // width
         if q.layout.group_counts:
             assert p == top_group
-        # rank r falls in the bucket where the prefix count first exceeds r
+        # rank r falls in the bucket where the prefix count first exceeds r (a rank
+        # among all buckets needs them all counted)
+        if lowest > 0 and rng.random() < 0.5:
+            _materialize(q, graph.W, 0)
+            lowest = 0
+            assert np.array_equal(q.counts.bucket, per_bucket)
         prefix = np.cumsum(per_bucket)
-        for rank in gen.integers(0, len(active), size=5):
+        for rank in gen.integers(0, len(active), size=5 if lowest == 0 else 0):
             b, within = _select(q, int(rank))
             assert b == np.searchsorted(prefix, rank, side="right")
             assert within == rank - (prefix[b - 1] if b else 0)
