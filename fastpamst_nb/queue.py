@@ -170,7 +170,8 @@ ends : int array
     The endpoint of each CSR position (the graph's ``indices``): a sparse edge is
     alive while it is unvisited. Unused for dense graphs, whose codes carry it.
 materialized : int64 array (1,)
-    Buckets >= materialized[0] hold their slots; lower ones only their counts.
+    Buckets >= materialized[0] hold their slots; lower ones only their counts (nothing
+    with ``lazy_counts``).
 open_bucket : int64 array (2,)
     (wide bucket, its unprocessed slots) while the sampler splits it, else (-1, 0).
 """
