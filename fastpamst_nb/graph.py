@@ -721,8 +721,9 @@ def _checked_csr(S, name, level):
     )
     if not symmetric:
         _raise_asymmetric_csr(name, S, T, level)
-    indptr = S.indptr.astype(np.int64)
-    indices = S.indices.astype(np.int64)
+    # no second copy when S already holds int64 copies (the canonical-CSR path)
+    indptr = S.indptr.astype(np.int64, copy=False)
+    indices = S.indices.astype(np.int64, copy=False)
     n_comp = _n_components(indptr, indices)
     if n_comp > 1:
         raise ValueError(

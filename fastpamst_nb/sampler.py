@@ -392,16 +392,15 @@ def _split_top(slots, lo, hi, fmax):
 def _walk_wide(lay, keys, counts, st, cut, W, visited, kind, r, theta, rng, stats, b, p, first,
                k0, remaining, best, win_g, win_code):
     """Resolve wide bucket b (key span above sigma) by its fine sub-buckets, top down,
-    as ``rnm_select`` resolves buckets: the bucket is materialized and compacted, and
+    as ``rnm_select`` resolves buckets: the bucket (materialized) is compacted, and
     each sub-bucket's slots are moved to the end of the unprocessed range (one pass
     over it, which also finds the next sub-bucket). While the walk is inside b,
     ``st.open_bucket`` = (b, unprocessed slots) lets bottom draws reach b's
     unprocessed edges. Returns (best, win_g, win_code, remaining, stopped by the
     bottom trick)."""
-    if b < st.materialized[0]:
-        gq_materialize(lay, keys, counts, st, cut, W, b)
+    # wide queues count lazily: the walk materialized b before it could see b's count
     _compact(lay, st, b, visited)
-    if st.fill[b] != counts.bucket[b]:
+    if b < st.materialized[0] or st.fill[b] != counts.bucket[b]:
         raise AssertionError("rnm_select: a wide bucket's slots disagree with its count")
     slots = st.slots
     lo = st.start[b]
