@@ -43,8 +43,8 @@ time and call costs).
   most of the cut. ``q.store.open_bucket`` = (bucket, unprocessed slots) while
   the sampler is inside one.
 * **Slot store** (``q.store``). Each bucket owns the slots
-  ``slots[start[b]:start[b+1]]``, as many as it has edges (a histogram, so the
-  store is built in O(m + G) and holds each edge once). A slot packs the edge's
+  ``slots[start[b]:start[b+1]]``, as many as it has edges plus one spare (a
+  histogram, so the store is built in O(m + G) and holds each edge once). A slot packs the edge's
   group offset in its bucket (high bits) and its code (low 40 bits):
   ``a << 20 | b`` dense (a visited, b not, when it joined), the CSR position sparse.
 * **Lazy deletion.** The paper swaps an edge out of its group's interval and keeps
@@ -161,10 +161,11 @@ SlotStore = namedtuple("SlotStore", ["start", "fill", "slots", "ends", "material
 SlotStore.__doc__ = """The edges of each bucket, appended as they join the cut (lazy deletion).
 
 start : int64 array (B + 1,)
-    Bucket b owns slots[start[b]:start[b + 1]] (as many as it has edges).
+    Bucket b owns slots[start[b]:start[b + 1]]: as many as it has edges, plus a
+    spare one that the plain update loop may overwrite past ``fill[b]``.
 fill : int64 array (B,)
     Slots written in each bucket, dead ones included.
-slots : int64 array (m,)
+slots : int64 array (m + B,)
     (group offset in the bucket, or sub-bucket if ``wide``) << 40 | edge code.
 ends : int array
     The endpoint of each CSR position (the graph's ``indices``): a sparse edge is
@@ -289,34 +290,74 @@ def gq_key(lay, keys, g):
 # gq_update's loops. Each is written flat on the arrays it touches, passed as
 # arguments, with scalar-only helpers (see gq_update for the measurements).
 
+# the plain loop filters a row in chunks of this many entries (one vector compare each)
+_CHUNK = 1024
+
+
+@jit_only(inline="always")
+def _score_floor(kmin, first, bshift, s):
+    """A score y such that every edge whose bucket is >= ``first`` has sgn * w >= y.
+
+    Such an edge has key >= K0 = kmin + first * 2**bshift, so y / s > K0 - 1 (the
+    quotient is correctly rounded and |y / s| < 2**62; exact for a power-of-two s).
+    K0 * s is computed in floating point (K0 may not be representable), so the
+    bound is lowered by 2 s and by 2**-40 of the operands' magnitude, far more than
+    their rounding. It only filters: the caller still computes each passing key.
+    """
+    base = np.float64(kmin)
+    span = np.float64(first) * 2.0 ** bshift  # exact: a power-of-two scaling
+    return (base + span) * s - 2.0 * s - (abs(base) + span) * s * 2.0 ** -40
+
+
+@jit_only(inline="always")
+def _row_hits(row, c0, c1, sgn, ythr, hit):
+    """Write to ``hit`` the u in [c0, c1) with sgn * row[u] >= ythr, in order; returns
+    how many. Branch-free (a store and an add per entry): the test passes for a few
+    percent of the entries, where a branch per entry mispredicted on each of them."""
+    k = 0
+    for u in range(c0, c1):
+        hit[k] = u
+        k += sgn * np.float64(row[u]) >= ythr
+    return k
+
+
 @jit_only
 def _update_plain(row, v, visited, slots, start, fill, bucket, sgn, s, inv, kmin, bshift, mat,
                   sub_shift):
     """``gq_update``'s loop for direct keys, no per-group counts, no block layer (the
-    benchmark's case, ``lazy_counts``); returns the change of the cut's size.
-    ``mat``: the lowest materialized bucket, the lowest one counted; ``sub_shift``:
-    0, or the sub-bucket shift of a wide queue, whose slots keep the sub-bucket
-    (group offset >> sub_shift)."""
-    delta = 0
-    for u in range(row.shape[0]):
-        if u == v:
-            continue
-        g = discretize(np.float64(row[u]), sgn, s, inv) - kmin
-        b = g >> bshift
-        seen = visited[u]
-        # branch-free on visited[u], which is a coin flip mid-release (a mispredicted
-        # branch per edge event); b >= mat is rare and predictable. Only materialized
-        # buckets are counted (lazy_counts): the counter increment, a random write,
-        # was half of the loop's cost
-        d = 1 - 2 * np.int64(seen)
-        delta += d
-        if b >= mat:
-            bucket[b] += d
-            if not seen:
+    benchmark's case, ``lazy_counts``). ``mat``: the lowest materialized bucket, the
+    lowest one counted; ``sub_shift``: 0, or the sub-bucket shift of a wide queue,
+    whose slots keep the sub-bucket (group offset >> sub_shift).
+
+    Only edges of materialized buckets (the top few of the cut) are counted and
+    stored; the cut's size changes by a number known without reading the row
+    (``gq_update``). So the loop is a filter: a chunk of the row is compared with
+    the lowest score a materialized bucket holds (``_score_floor``), which vectorizes,
+    and only a chunk holding such an edge is read again edge by edge. Computing every
+    key (a floor and a conversion per edge) was twice the cost of the floor's loop.
+    """
+    n = row.shape[0]
+    ythr = _score_floor(kmin, mat, bshift, s)
+    hit = np.empty(min(n, _CHUNK), dtype=np.int64)
+    for c0 in range(0, n, _CHUNK):
+        c1 = min(c0 + _CHUNK, n)
+        k = _row_hits(row, c0, c1, sgn, ythr, hit)
+        for i in range(k):
+            u = hit[i]
+            w = np.float64(row[u])
+            if u == v:
+                continue
+            g = discretize(w, sgn, s, inv) - kmin
+            b = g >> bshift
+            if b >= mat:
+                # branch-free on visited[u], a coin flip mid-release: the slot is written
+                # either way (a leaving edge's lands in the bucket's spare slot, past
+                # its fill, and is overwritten by the next append)
+                seen = np.int64(visited[u])
                 slots[start[b] + fill[b]] = ((((g - (b << bshift)) >> sub_shift) << _CODE_BITS)
                                              | (v << _END_BITS) | u)
-                fill[b] += 1
-    return delta
+                fill[b] += 1 - seen
+                bucket[b] += 1 - 2 * seen
 
 
 @jit_only
@@ -390,9 +431,12 @@ def gq_update(q, row, v, visited, rank_base):
     mat = st.materialized[0]
     if lay.direct and not lay.group_counts and not lay.layered:
         # wide queues always take this loop (at most _WIDE_BUCKETS buckets: no block layer)
-        delta = _update_plain(row, v, visited, st.slots, st.start, st.fill, cnt.bucket, lay.sgn,
-                              lay.s, lay.inv, lay.kmin, lay.bucket_shift, mat,
-                              lay.sub_shift if lay.wide else np.int64(0))
+        _update_plain(row, v, visited, st.slots, st.start, st.fill, cnt.bucket, lay.sgn, lay.s,
+                      lay.inv, lay.kmin, lay.bucket_shift, mat,
+                      lay.sub_shift if lay.wide else np.int64(0))
+        # every other entry of the row is an edge: to the n_rest unvisited vertices
+        # it joins the cut, to the n_in - 1 visited ones other than v it leaves it
+        delta = q.cut.sizes[1] - (q.cut.sizes[0] - 1)
     elif lay.direct and not lay.group_counts:
         delta = _update_layered(row, v, visited, st.slots, st.start, st.fill, cnt.bucket, cnt.block,
                                 lay.sgn, lay.s, lay.inv, lay.kmin, lay.bucket_shift, mat,
@@ -583,7 +627,7 @@ def gq_materialize(lay, keys, counts, st, cut, W, b_need):
     count), so an edge joining the cut costs no write there; the sampler needs
     slots and counts only near the top of the cut. Growing the materialized range
     geometrically bounds the passes by log2(B) per run; each reads the t (n - t)
-    cut entries once.
+    cut entries once (or the t rows whole, in order, while most vertices are unvisited).
     """
     mat = st.materialized[0]
     if b_need >= mat:
@@ -595,13 +639,41 @@ def gq_materialize(lay, keys, counts, st, cut, W, b_need):
     direct, sgn, s, inv, kmin, rank = lay.direct, lay.sgn, lay.s, lay.inv, lay.kmin, keys.rank
     sub_shift = lay.sub_shift if lay.wide else np.int64(0)
     lazy, bucket = lay.lazy_counts, counts.bucket
+    where = cut.where
+    # direct keys whose rows are mostly unvisited: each row is read in order, entries
+    # scoring below the new buckets skipped before their key is computed (as in
+    # _update_plain), instead of gathering its n - t unvisited entries (2.7 ns each)
+    scan = direct and 4 * n_rest >= n
+    ythr = _score_floor(kmin, new, bshift, s) if direct else -np.inf
+    hit = np.empty(min(n, _CHUNK) if scan else 0, dtype=np.int64)
     for i in range(n_in):
         a = inside[i]
         row = W[a]
+        if scan:
+            for c0 in range(0, n, _CHUNK):
+                nh = _row_hits(row, c0, min(c0 + _CHUNK, n), sgn, ythr, hit)
+                for h in range(nh):
+                    u = hit[h]
+                    # u is unvisited iff it sits in rest (where is stale for visited ones)
+                    j = where[u]
+                    if j >= n_rest or rest[j] != u:
+                        continue
+                    g = discretize(np.float64(row[u]), sgn, s, inv) - kmin
+                    b = g >> bshift
+                    if new <= b < mat:
+                        slots[start[b] + fill[b]] = ((((g - (b << bshift)) >> sub_shift) << _CODE_BITS)
+                                                     | (a << _END_BITS) | u)
+                        fill[b] += 1
+                        if lazy:
+                            bucket[b] += 1
+            continue
         for k in range(n_rest):
             u = rest[k]
             if direct:  # written flat: per cut entry (see gq_update)
-                g = discretize(np.float64(row[u]), sgn, s, inv) - kmin
+                w = np.float64(row[u])
+                if not sgn * w >= ythr:
+                    continue
+                g = discretize(w, sgn, s, inv) - kmin
             else:
                 g = np.int64(rank[a * n + u])
             b = g >> bshift
@@ -899,7 +971,7 @@ def gq_build(graph, sgn, s, r, sigma):
             wide, bshift, B, bucket_hist = True, wshift, B_wide, hist_wide
     direct = wide or B <= m // 4 + _DIRECT_SLACK
     rank_t = np.int32 if m < 2**31 else np.int64
-    need = 8 * m + 40 * (B if direct else m)
+    need = 8 * m + 48 * (B if direct else m)
     if not direct:
         rank_len = n * n if graph.dense else graph.data.shape[0]
         # keys and positions, their sort buffers, the distinct keys and the histogram
@@ -937,8 +1009,10 @@ def gq_build(graph, sgn, s, r, sigma):
         B = bucket_hist.shape[0]
     # per-group counts are needed only where a bucket can fail the span test
     group_counts = (not direct) or sigma < 0
+    # one spare slot per bucket, past its edges: the plain update loop writes a
+    # leaving edge's slot there instead of branching on it
     start = np.zeros(B + 1, dtype=np.int64)
-    np.cumsum(bucket_hist, out=start[1:])
+    np.cumsum(bucket_hist + 1, out=start[1:])
     layered, block_shift, n_blocks = _block_layer(B)
     layout = QueueLayout(
         n=np.int64(n),
@@ -970,7 +1044,7 @@ def gq_build(graph, sgn, s, r, sigma):
         start=start,
         fill=np.zeros(B, dtype=np.int64),
         # np.empty leaves pages untouched: slots of buckets never materialized cost no memory
-        slots=np.empty(max(m, 1), dtype=np.int64),
+        slots=np.empty(m + B, dtype=np.int64),
         ends=graph.indices,
         # dense graphs start with no bucket materialized, sparse ones with all
         materialized=np.array([B if graph.dense else 0], dtype=np.int64),

@@ -225,6 +225,40 @@ def test_keys_near_2_53_and_underflow():
     assert _key(0.0, -1.0, 1.0) == 0 and _key(-0.0, 1.0, 1.0) == 0
 
 
+@njit
+def _score_floor_jit(kmin, first, bshift, s):
+    return queue._score_floor(kmin, first, bshift, s)
+
+
+@pytest.mark.parametrize("s", [2.0 ** -20, 1.0, 2.0 ** 30, 0.1, 0.75, 1e-5])
+def test_score_floor_admits_every_edge_of_the_materialized_buckets(s):
+    # the plain update loop reads an edge only when sgn * w >= _score_floor(...): every
+    # w whose key reaches the first materialized bucket must pass, at every magnitude
+    limit = 2 ** 52 if math.frexp(s)[0] != 0.5 else 2 ** 62
+    rng = np.random.default_rng(3)
+    checked = 0
+    for kmin in (0, -1, 5, -(limit // 2), limit // 4, -(limit - 2**20), 12345678901):
+        for bshift in (0, 3, 13, 20):
+            for first in (0, 1, 7, int(rng.integers(1, 2**20))):
+                K0 = kmin + (first << bshift)
+                if abs(K0) >= limit - 2:
+                    continue
+                y = _score_floor_jit(kmin, first, bshift, s)
+                # the 40 floats around the smallest real score with key K0
+                x = float(Fraction(K0) * Fraction(s))
+                for _ in range(20):
+                    x = np.nextafter(x, -np.inf)
+                for _ in range(40):
+                    if abs(x) / s < limit and _key(x, 1.0, s) >= K0:
+                        assert x >= y, (kmin, bshift, first)
+                        checked += 1
+                    x = np.nextafter(x, np.inf)
+                # and it filters: within a few steps (plus 2**-39 of the magnitude) of K0 s
+                slack = (abs(kmin) + (first << bshift)) * s * 2.0 ** -39
+                assert y > (K0 - 3) * s - slack
+    assert checked > 500
+
+
 @pytest.mark.parametrize("s, delta", [(0.1, 0.25), (0.3, 0.3), (1e-5, 1e-5), (0.7, 0.2),
                                       (2.0 ** -4, 1.0), (0.75, 1.0)])
 def test_discretized_sensitivity_bounds_every_computed_key(s, delta):
