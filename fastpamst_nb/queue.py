@@ -157,15 +157,18 @@ total : int64 array (1,)
     The whole cut.
 """
 
-SlotStore = namedtuple("SlotStore", ["start", "fill", "slots", "ends", "materialized", "open_bucket"])
+SlotStore = namedtuple("SlotStore", ["start", "cap", "fill", "slots", "ends", "materialized",
+                                     "open_bucket", "sized"])
 SlotStore.__doc__ = """The edges of each bucket, appended as they join the cut (lazy deletion).
 
-start : int64 array (B + 1,)
-    Bucket b owns slots[start[b]:start[b + 1]]: as many as it has edges, plus a
-    spare one that the plain update loop may overwrite past ``fill[b]``.
+start, cap : int64 arrays (B,)
+    Bucket b owns slots[start[b]:start[b] + cap[b]]: as many as it has edges, plus
+    a spare one that the plain update loop may overwrite past ``fill[b]``. Set
+    only for buckets >= sized[0] (both 0 below).
 fill : int64 array (B,)
     Slots written in each bucket, dead ones included.
 slots : int64 array (m + B,)
+    The pool the regions are cut from.
     (group offset in the bucket, or sub-bucket if ``wide``) << 40 | edge code.
 ends : int array
     The endpoint of each CSR position (the graph's ``indices``): a sparse edge is
@@ -175,6 +178,11 @@ materialized : int64 array (1,)
     with ``lazy_counts``).
 open_bucket : int64 array (2,)
     (wide bucket, its unprocessed slots) while the sampler splits it, else (-1, 0).
+sized : int64 array (2,)
+    (lowest bucket with a region, first free slot of the pool). A dense queue with
+    direct keys starts with no region and sizes buckets as they are materialized
+    (``gq_materialize``), always at or below ``materialized[0]``; others are sized
+    by ``gq_build`` from the histogram they need anyway.
 """
 
 CutSides = namedtuple("CutSides", ["inside", "rest", "where", "sizes"])
@@ -618,6 +626,39 @@ def gq_join(lay, cut, v, visited):
 
 
 @jit_only
+def _size_buckets(lay, st, W, lo):
+    """Give buckets lo .. sized[0] - 1 of a dense queue with direct keys their regions
+    of the pool, sized by their edges (plus the spare slot): one pass over the upper
+    triangle of W, which computes the key only of entries scoring at least the
+    lowest of them (``_score_floor``; the others cost a vectorized compare).
+    """
+    hi = st.sized[0]
+    if lo >= hi:
+        return
+    n, sgn, s, inv, kmin, bshift = lay.n, lay.sgn, lay.s, lay.inv, lay.kmin, lay.bucket_shift
+    h = np.zeros(hi - lo, dtype=np.int64)
+    ythr = _score_floor(kmin, lo, bshift, s)
+    hit = np.empty(min(n, _CHUNK), dtype=np.int64)
+    for i in range(n):
+        row = W[i]
+        for c0 in range(i + 1, n, _CHUNK):
+            nh = _row_hits(row, c0, min(c0 + _CHUNK, n), sgn, ythr, hit)
+            for t in range(nh):
+                b = (discretize(np.float64(row[hit[t]]), sgn, s, inv) - kmin) >> bshift
+                if lo <= b < hi:
+                    h[b - lo] += 1
+    top = st.sized[1]
+    for b in range(lo, hi):
+        st.start[b] = top
+        st.cap[b] = h[b - lo] + 1
+        top += h[b - lo] + 1
+    if top > st.slots.shape[0]:
+        raise AssertionError("_size_buckets: the regions overflow the slot pool")
+    st.sized[0] = lo
+    st.sized[1] = top
+
+
+@jit_only
 def gq_materialize(lay, keys, counts, st, cut, W, b_need):
     """Make bucket ``b_need`` (and at least as many buckets again as are already
     materialized) hold its active edges, and count them with ``lazy_counts``, by
@@ -633,6 +674,20 @@ def gq_materialize(lay, keys, counts, st, cut, W, b_need):
     if b_need >= mat:
         return
     new = max(min(b_need, 2 * mat - lay.n_buckets), 0)
+    if new < st.sized[0]:
+        # size 4x the range still needed, and at least the top eighth of the buckets,
+        # so that the next materializations find their buckets sized: a pass over W per
+        # quadrupling of the sized range. (A release's first materializations come
+        # one or two buckets at a time; its walks reach ~10-20 buckets below the top.)
+        lo = min(new - 3 * (st.sized[0] - new), lay.n_buckets - (lay.n_buckets >> 3))
+        _size_buckets(lay, st, W, max(lo, 0))
+    _materialize_pass(lay, keys, counts, st, cut, W, new, mat)
+
+
+@jit_only
+def _materialize_pass(lay, keys, counts, st, cut, W, new, mat):
+    """``gq_materialize``'s pass over the cut, for buckets new .. mat - 1 (sized). Its
+    own kernel: inlined with the sizing call, the loop ran 5x slower."""
     n = lay.n
     slots, start, fill, bshift = st.slots, st.start, st.fill, lay.bucket_shift
     inside, rest, n_in, n_rest = cut.inside, cut.rest, cut.sizes[0], cut.sizes[1]
@@ -982,10 +1037,11 @@ def gq_build(graph, sgn, s, r, sigma):
         G = K
         key = np.zeros(0, dtype=np.int64)  # gq_key: kmin + g
         rank = np.zeros(0, dtype=rank_t)
-        if bucket_hist is not None:
-            pass  # wide buckets: their histogram decided the layout
-        elif graph.dense:
-            bucket_hist = _hist_dense_direct(graph.W, sgn, s, inv, kmin, bshift, B)
+        if bucket_hist is not None or graph.dense:
+            # wide buckets: their histogram decided the layout. Otherwise a dense queue
+            # sizes its buckets when it materializes them (_size_buckets): a histogram
+            # of every key cost 0.6x the floor's whole run, for the few buckets read
+            pass
         else:
             bucket_hist = _hist_csr_direct(graph.indptr, graph.indices, graph.data, sgn, s, inv, kmin,
                                            bshift, B)
@@ -1011,8 +1067,14 @@ def gq_build(graph, sgn, s, r, sigma):
     group_counts = (not direct) or sigma < 0
     # one spare slot per bucket, past its edges: the plain update loop writes a
     # leaving edge's slot there instead of branching on it
-    start = np.zeros(B + 1, dtype=np.int64)
-    np.cumsum(bucket_hist + 1, out=start[1:])
+    start = np.zeros(B, dtype=np.int64)
+    if bucket_hist is None:
+        cap = np.zeros(B, dtype=np.int64)
+        sized = np.array([B, 0], dtype=np.int64)
+    else:
+        cap = bucket_hist.astype(np.int64) + 1
+        np.cumsum(cap[:-1], out=start[1:])
+        sized = np.array([0, cap.sum()], dtype=np.int64)
     layered, block_shift, n_blocks = _block_layer(B)
     layout = QueueLayout(
         n=np.int64(n),
@@ -1042,6 +1104,7 @@ def gq_build(graph, sgn, s, r, sigma):
     )
     store = SlotStore(
         start=start,
+        cap=cap,
         fill=np.zeros(B, dtype=np.int64),
         # np.empty leaves pages untouched: slots of buckets never materialized cost no memory
         slots=np.empty(m + B, dtype=np.int64),
@@ -1049,6 +1112,7 @@ def gq_build(graph, sgn, s, r, sigma):
         # dense graphs start with no bucket materialized, sparse ones with all
         materialized=np.array([B if graph.dense else 0], dtype=np.int64),
         open_bucket=np.array([-1, 0], dtype=np.int64),
+        sized=sized,
     )
     nd = n if graph.dense else 0
     cut = CutSides(

@@ -182,6 +182,7 @@ def test_queue_matches_a_naive_cut(layout, monkeypatch):
     active = set()
     B = q.layout.n_buckets
     width = 1 << int(q.layout.bucket_shift)
+    edges_per_bucket = np.bincount([g // width for g in group.values()], minlength=B)
     gen = np.random.default_rng(0)
     for v in _connected_order(graph, rng)[:-1]:
         _update(q, graph, v, visited)
@@ -253,6 +254,16 @@ def test_queue_matches_a_naive_cut(layout, monkeypatch):
         if graph.dense:
             for code in _many_cut_takes(q, graph.W, top_group, gen, 3):
                 assert frozenset(_decode(graph, code)) in active
+        # the sized buckets (every materialized one) own disjoint regions of the pool,
+        # each of its bucket's edges plus the spare slot, which no fill reaches
+        st = q.store
+        lo_sized = int(st.sized[0])
+        assert lo_sized <= int(st.materialized[0])
+        assert np.array_equal(st.cap[lo_sized:], edges_per_bucket[lo_sized:] + 1)
+        assert not st.cap[:lo_sized].any() and np.all(st.fill[lo_sized:] < st.cap[lo_sized:])
+        regions = sorted((int(st.start[bb]), int(st.start[bb] + st.cap[bb])) for bb in range(lo_sized, B))
+        assert all(a_end <= b_start for (_, a_end), (b_start, _) in zip(regions, regions[1:]))
+        assert (not regions or regions[-1][1] <= st.sized[1]) and st.sized[1] <= st.slots.shape[0]
 
 
 @pytest.mark.parametrize("restrict", [False, True])
