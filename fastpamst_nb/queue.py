@@ -625,6 +625,12 @@ def gq_join(lay, cut, v, visited):
         cut.sizes[1] = n_rest - 1
 
 
+# buckets sized at least by a materialization's sizing pass: the sampler reads
+# ~10-20 below the top of the cut (sigma = 2), while every bucket sized costs the
+# pass a key per edge it holds
+_SIZE_MIN = 16
+
+
 @jit_only
 def _size_buckets(lay, st, W, lo):
     """Give buckets lo .. sized[0] - 1 of a dense queue with direct keys their regions
@@ -675,11 +681,11 @@ def gq_materialize(lay, keys, counts, st, cut, W, b_need):
         return
     new = max(min(b_need, 2 * mat - lay.n_buckets), 0)
     if new < st.sized[0]:
-        # size 4x the range still needed, and at least the top eighth of the buckets,
-        # so that the next materializations find their buckets sized: a pass over W per
+        # size 4x the range still needed, and at least the top _SIZE_MIN buckets, so
+        # that the next materializations find their buckets sized: a pass over W per
         # quadrupling of the sized range. (A release's first materializations come
         # one or two buckets at a time; its walks reach ~10-20 buckets below the top.)
-        lo = min(new - 3 * (st.sized[0] - new), lay.n_buckets - (lay.n_buckets >> 3))
+        lo = min(new - 3 * (st.sized[0] - new), lay.n_buckets - _SIZE_MIN)
         _size_buckets(lay, st, W, max(lo, 0))
     _materialize_pass(lay, keys, counts, st, cut, W, new, mat)
 
@@ -849,15 +855,22 @@ def _block_layer(B):
     return True, block_shift, ((B - 1) >> block_shift) + 1
 
 
+# the wide buckets' crowding test reads whole rows of W, about this many entries
+_CROWD_SAMPLE = 1 << 20
+
+
 @njit(cache=CACHE, nogil=True)
-def _hist_dense_direct(W, sgn, s, inv, kmin, bshift, B):
-    """Edges per bucket (upper triangle), bucket = (key - kmin) >> bshift."""
+def _hist_dense_rows(W, sgn, s, inv, kmin, bshift, B, stride):
+    """Entries per bucket, bucket = (key - kmin) >> bshift, in rows 0, stride,
+    2 stride, ... of W (diagonal excluded): the whole matrix when stride = 1, else a
+    sample of its keys."""
     h = np.zeros(B, dtype=np.int64)
     n = W.shape[0]
-    for i in range(n):
+    for i in range(0, n, stride):
         row = W[i]
-        for j in range(i + 1, n):
-            h[(discretize(np.float64(row[j]), sgn, s, inv) - kmin) >> bshift] += 1
+        for j in range(n):
+            if j != i:
+                h[(discretize(np.float64(row[j]), sgn, s, inv) - kmin) >> bshift] += 1
     return h
 
 
@@ -1017,13 +1030,18 @@ def gq_build(graph, sgn, s, r, sigma):
         while ((K - 1) >> wshift) + 1 > _WIDE_BUCKETS:
             wshift += 1
         B_wide = ((K - 1) >> wshift) + 1
-        hist_wide = _hist_dense_direct(graph.W, sgn, s, inv, kmin, wshift, B_wide)
-        # a crowded bucket would be split at O(its edges) per selection
-        if hist_wide.max() <= max(_WIDE_FILL_MIN, _WIDE_FILL_FACTOR * m // B_wide):
+        # a crowded bucket would be split at O(its edges) per selection. The test needs
+        # only the share of the fullest bucket, so it reads a sample of whole rows
+        # (about 2**20 entries): the histogram of every key cost 0.6x the floor.
+        # Speed only: either layout is exact
+        stride = max(1, n // max(1, _CROWD_SAMPLE // n))
+        sample = _hist_dense_rows(graph.W, sgn, s, inv, kmin, wshift, B_wide, stride)
+        fullest = sample.max() * m / sample.sum()  # its estimated number of edges
+        if fullest <= max(_WIDE_FILL_MIN, _WIDE_FILL_FACTOR * m // B_wide):
             # sub-buckets of sigma noise units, or wider when a slot cannot number them
             # all (keys spanning over 2**(37 + bshift)): exact still, a few more draws
             sub_shift = max(bshift, wshift - _FINE_BITS)
-            wide, bshift, B, bucket_hist = True, wshift, B_wide, hist_wide
+            wide, bshift, B = True, wshift, B_wide
     direct = wide or B <= m // 4 + _DIRECT_SLACK
     rank_t = np.int32 if m < 2**31 else np.int64
     need = 8 * m + 48 * (B if direct else m)
@@ -1037,10 +1055,10 @@ def gq_build(graph, sgn, s, r, sigma):
         G = K
         key = np.zeros(0, dtype=np.int64)  # gq_key: kmin + g
         rank = np.zeros(0, dtype=rank_t)
-        if bucket_hist is not None or graph.dense:
-            # wide buckets: their histogram decided the layout. Otherwise a dense queue
-            # sizes its buckets when it materializes them (_size_buckets): a histogram
-            # of every key cost 0.6x the floor's whole run, for the few buckets read
+        if graph.dense:
+            # a dense queue sizes its buckets when it materializes them (_size_buckets):
+            # a histogram of every key cost 0.6x the floor's whole run, for the few
+            # buckets the sampler reads
             pass
         else:
             bucket_hist = _hist_csr_direct(graph.indptr, graph.indices, graph.data, sgn, s, inv, kmin,

@@ -266,6 +266,27 @@ def test_queue_matches_a_naive_cut(layout, monkeypatch):
         assert (not regions or regions[-1][1] <= st.sized[1]) and st.sized[1] <= st.slots.shape[0]
 
 
+@pytest.mark.parametrize("crowded", [False, True])
+def test_wide_buckets_only_where_no_bucket_crowds(crowded, monkeypatch):
+    # weights spanning 2**20 keys, 52,429 buckets of sigma noise units: wide buckets,
+    # unless most edges share one wide bucket (a selection would split most of the cut)
+    rng = np.random.default_rng(3)
+    n = 400
+    W = _sym(rng, n, 2.0 ** 20)
+    if crowded:  # all but a few edges within one key of 2**19
+        A = np.triu(np.full((n, n), 2.0 ** 19) + rng.random((n, n)), 1)
+        A[0, 1:40] = rng.random(39) * 2.0 ** 20
+        W = A + A.T
+    # the crowding test reads a sample of rows: the same decision from 1 row in 8
+    monkeypatch.setattr(queue, "_CROWD_SAMPLE", 8 * n)
+    q = gq_build(as_graph(W), -1.0, 1.0, 0.05, 1.0)
+    assert q.layout.wide == (not crowded)
+    if crowded:  # the noise-wide buckets instead, with the block layer over them
+        assert q.layout.layered and q.layout.n_buckets > 16384
+    else:
+        assert q.layout.n_buckets == 16384
+
+
 @pytest.mark.parametrize("restrict", [False, True])
 def test_picks_are_uniform_over_active_members(restrict):
     # half of a bucket's slots dead, two groups in it: picks must still be uniform
