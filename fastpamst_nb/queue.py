@@ -39,12 +39,14 @@ time and call costs).
   sampler splits the one or two wide buckets it reaches by partitioning their
   compacted slots (``sampler._walk_wide``), O(their slots) per selection. A key
   range whose buckets crowd (one holding more than 16 times the mean and 4096
-  edges) keeps the layouts above, so that no selection splits a bucket holding
-  most of the cut. ``q.store.open_bucket`` = (bucket, unprocessed slots) while
+  edges, estimated from a sample of rows) keeps the layouts above, so that no
+  selection splits a bucket holding most of the cut. ``q.store.open_bucket`` = (bucket, unprocessed slots) while
   the sampler is inside one.
-* **Slot store** (``q.store``). Each bucket owns the slots
-  ``slots[start[b]:start[b+1]]``, as many as it has edges plus one spare (a
-  histogram, so the store is built in O(m + G) and holds each edge once). A slot packs the edge's
+* **Slot store** (``q.store``). Each bucket owns a region of the slot pool,
+  ``slots[start[b]:start[b] + cap[b]]``: as many slots as it has edges, plus one
+  spare, so the store holds each edge once. Sparse and radix-sorted queues size
+  every bucket from the histogram they build; a dense queue with direct keys sizes
+  a bucket only when it materializes it (below). A slot packs the edge's
   group offset in its bucket (high bits) and its code (low 40 bits):
   ``a << 20 | b`` dense (a visited, b not, when it joined), the CSR position sparse.
 * **Lazy deletion.** The paper swaps an edge out of its group's interval and keeps
@@ -66,7 +68,14 @@ time and call costs).
   from most of the cut is a uniform (visited, unvisited) pair instead
   (``gq_take_cut``). At n = 5000 the top 16 of 196 buckets end up materialized;
   at n = 30000 this cut the time from 30 s to 17 s and the memory by 2.8 GB.
-  Sparse queues materialize everything (``materialized[0] = 0``).
+  Sparse queues materialize everything (``materialized[0] = 0``). A bucket's
+  region is sized when it is first materialized, by one pass over the upper
+  triangle counting the edges of 4x the buckets needed (``_size_buckets``): a
+  histogram of every key at build cost 0.6x the floor's whole run.
+* **Filtered updates (dense).** Only edges of materialized buckets are written or
+  counted, and they score above a bound (``_score_floor``), so the plain update
+  loop compares a row with that bound (vectorized) and computes the keys of the
+  few entries above it only; the cut's size change comes from its sides.
 * **Lazy counting (dense).** Where a dense queue's updates run the plain loop
   (``lazy_counts``: direct keys, no per-group counts, no block layer), buckets
   below ``materialized[0]`` keep no count either: an edge event there only
@@ -707,43 +716,36 @@ def _materialize_pass(lay, keys, counts, st, cut, W, new, mat):
     scan = direct and 4 * n_rest >= n
     ythr = _score_floor(kmin, new, bshift, s) if direct else -np.inf
     hit = np.empty(min(n, _CHUNK) if scan else 0, dtype=np.int64)
+    span = n if scan else n_rest  # entries of a row read: all of them, or the unvisited
     for i in range(n_in):
         a = inside[i]
         row = W[a]
-        if scan:
-            for c0 in range(0, n, _CHUNK):
-                nh = _row_hits(row, c0, min(c0 + _CHUNK, n), sgn, ythr, hit)
-                for h in range(nh):
+        for c0 in range(0, span, _CHUNK):
+            c1 = min(c0 + _CHUNK, span)
+            nh = _row_hits(row, c0, c1, sgn, ythr, hit) if scan else c1 - c0
+            for h in range(nh):
+                if scan:
                     u = hit[h]
                     # u is unvisited iff it sits in rest (where is stale for visited ones)
                     j = where[u]
                     if j >= n_rest or rest[j] != u:
                         continue
-                    g = discretize(np.float64(row[u]), sgn, s, inv) - kmin
-                    b = g >> bshift
-                    if new <= b < mat:
-                        slots[start[b] + fill[b]] = ((((g - (b << bshift)) >> sub_shift) << _CODE_BITS)
-                                                     | (a << _END_BITS) | u)
-                        fill[b] += 1
-                        if lazy:
-                            bucket[b] += 1
-            continue
-        for k in range(n_rest):
-            u = rest[k]
-            if direct:  # written flat: per cut entry (see gq_update)
-                w = np.float64(row[u])
-                if not sgn * w >= ythr:
-                    continue
-                g = discretize(w, sgn, s, inv) - kmin
-            else:
-                g = np.int64(rank[a * n + u])
-            b = g >> bshift
-            if new <= b < mat:
-                slots[start[b] + fill[b]] = ((((g - (b << bshift)) >> sub_shift) << _CODE_BITS)
-                                             | (a << _END_BITS) | u)
-                fill[b] += 1
-                if lazy:
-                    bucket[b] += 1
+                else:
+                    u = rest[c0 + h]
+                if direct:  # written flat: per cut entry (see gq_update)
+                    w = np.float64(row[u])
+                    if not sgn * w >= ythr:
+                        continue
+                    g = discretize(w, sgn, s, inv) - kmin
+                else:
+                    g = np.int64(rank[a * n + u])
+                b = g >> bshift
+                if new <= b < mat:
+                    slots[start[b] + fill[b]] = ((((g - (b << bshift)) >> sub_shift) << _CODE_BITS)
+                                                 | (a << _END_BITS) | u)
+                    fill[b] += 1
+                    if lazy:
+                        bucket[b] += 1
     st.materialized[0] = new
 
 
