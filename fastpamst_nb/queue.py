@@ -171,9 +171,10 @@ SlotStore = namedtuple("SlotStore", ["start", "cap", "fill", "slots", "ends", "m
 SlotStore.__doc__ = """The edges of each bucket, appended as they join the cut (lazy deletion).
 
 start, cap : int64 arrays (B,)
-    Bucket b owns slots[start[b]:start[b] + cap[b]]: as many as it has edges, plus
-    a spare one that the plain update loop may overwrite past ``fill[b]``. Set
-    only for buckets >= sized[0] (both 0 below).
+    Bucket b owns slots[start[b]:start[b] + cap[b]]: as many as it has edges (that
+    had an unvisited end when it was sized), plus a spare one that the plain
+    update loop may overwrite past ``fill[b]``. Set only for buckets >= sized[0]
+    (both 0 below).
 fill : int64 array (B,)
     Slots written in each bucket, dead ones included.
 slots : int64 array (m + B,)
@@ -641,25 +642,39 @@ _SIZE_MIN = 16
 
 
 @jit_only
-def _size_buckets(lay, st, W, lo):
+def _size_buckets(lay, st, cut, W, lo):
     """Give buckets lo .. sized[0] - 1 of a dense queue with direct keys their regions
-    of the pool, sized by their edges (plus the spare slot): one pass over the upper
-    triangle of W, which computes the key only of entries scoring at least the
-    lowest of them (``_score_floor``; the others cost a vectorized compare).
+    of the pool: as many slots as they have edges that can still join the cut or be
+    in it (an unvisited end), plus the spare slot. One pass over W, which computes
+    the key only of entries scoring at least the lowest of those buckets
+    (``_score_floor``; the others cost a vectorized compare): over the upper
+    triangle (every edge) while at least half of the vertices are unvisited, else
+    over the rows of the unvisited ones, so that a sizing late in a release (a
+    bottom draw ranked among every bucket sizes them all) reads only those rows.
     """
     hi = st.sized[0]
     if lo >= hi:
         return
     n, sgn, s, inv, kmin, bshift = lay.n, lay.sgn, lay.s, lay.inv, lay.kmin, lay.bucket_shift
+    rest, where, n_rest = cut.rest, cut.where, cut.sizes[1]
     h = np.zeros(hi - lo, dtype=np.int64)
     ythr = _score_floor(kmin, lo, bshift, s)
     hit = np.empty(min(n, _CHUNK), dtype=np.int64)
-    for i in range(n):
-        row = W[i]
-        for c0 in range(i + 1, n, _CHUNK):
+    by_rest = 2 * n_rest < n
+    for i in range(n_rest if by_rest else n):
+        a = rest[i] if by_rest else i
+        row = W[a]
+        for c0 in range(0 if by_rest else a + 1, n, _CHUNK):
             nh = _row_hits(row, c0, min(c0 + _CHUNK, n), sgn, ythr, hit)
             for t in range(nh):
-                b = (discretize(np.float64(row[hit[t]]), sgn, s, inv) - kmin) >> bshift
+                u = hit[t]
+                if by_rest:
+                    # {a, u}, a unvisited: counted here unless u is an unvisited
+                    # vertex below a (then from u's row) or a itself
+                    j = where[u]
+                    if u == a or (u < a and j < n_rest and rest[j] == u):
+                        continue
+                b = (discretize(np.float64(row[u]), sgn, s, inv) - kmin) >> bshift
                 if lo <= b < hi:
                     h[b - lo] += 1
     top = st.sized[1]
@@ -695,7 +710,7 @@ def gq_materialize(lay, keys, counts, st, cut, W, b_need):
         # quadrupling of the sized range. (A release's first materializations come
         # one or two buckets at a time; its walks reach ~10-20 buckets below the top.)
         lo = min(new - 3 * (st.sized[0] - new), lay.n_buckets - _SIZE_MIN)
-        _size_buckets(lay, st, W, max(lo, 0))
+        _size_buckets(lay, st, cut, W, max(lo, 0))
     _materialize_pass(lay, keys, counts, st, cut, W, new, mat)
 
 

@@ -255,15 +255,45 @@ def test_queue_matches_a_naive_cut(layout, monkeypatch):
             for code in _many_cut_takes(q, graph.W, top_group, gen, 3):
                 assert frozenset(_decode(graph, code)) in active
         # the sized buckets (every materialized one) own disjoint regions of the pool,
-        # each of its bucket's edges plus the spare slot, which no fill reaches
+        # at most their edges plus the spare slot, and room for every edge still to
+        # join the cut (both ends unvisited) past their fill: no append overflows
         st = q.store
         lo_sized = int(st.sized[0])
         assert lo_sized <= int(st.materialized[0])
-        assert np.array_equal(st.cap[lo_sized:], edges_per_bucket[lo_sized:] + 1)
-        assert not st.cap[:lo_sized].any() and np.all(st.fill[lo_sized:] < st.cap[lo_sized:])
+        to_join = np.bincount([g // width for e, g in group.items() if not any(visited[list(e)])],
+                              minlength=B)
+        assert np.all(st.cap[lo_sized:] <= edges_per_bucket[lo_sized:] + 1)
+        assert np.all(st.fill[lo_sized:] + to_join[lo_sized:] < st.cap[lo_sized:])
+        assert not st.cap[:lo_sized].any()
         regions = sorted((int(st.start[bb]), int(st.start[bb] + st.cap[bb])) for bb in range(lo_sized, B))
         assert all(a_end <= b_start for (_, a_end), (b_start, _) in zip(regions, regions[1:]))
         assert (not regions or regions[-1][1] <= st.sized[1]) and st.sized[1] <= st.slots.shape[0]
+
+
+def test_buckets_sized_late_get_room_for_the_edges_left():
+    # a first materialization after most vertices joined sizes every bucket from the
+    # rows of the unvisited vertices: each region holds exactly the edges with an
+    # unvisited end (plus the spare slot), and the pass fills them with the cut
+    rng = np.random.default_rng(11)
+    graph = as_graph(_sym(rng, 40))
+    q = gq_build(graph, -1.0, 2.0 ** -21, 2.0 ** -12, 1.0)
+    B, width = int(q.layout.n_buckets), 1 << int(q.layout.bucket_shift)
+    assert q.layout.lazy_counts and int(q.store.sized[0]) == B > 100
+    group = _groups_of(graph, q)
+    visited = np.zeros(graph.n, dtype=np.bool_)
+    for v in rng.permutation(graph.n)[:30]:  # 10 of 40 left: fewer than half
+        _update(q, graph, v, visited)
+    _materialize(q, graph.W, 0)
+    st = q.store
+    assert int(st.sized[0]) == 0 and int(st.materialized[0]) == 0
+    left = [(e, g) for e, g in group.items() if not all(visited[list(e)])]
+    assert np.array_equal(st.cap, np.bincount([g // width for _, g in left], minlength=B) + 1)
+    active = {e for e, _ in left if any(visited[list(e)])}
+    held = set()
+    for b in range(B):
+        codes = st.slots[st.start[b]:st.start[b] + st.fill[b]] & CODE_MASK
+        held |= {frozenset(_decode(graph, c)) for c in codes.tolist()}
+    assert held == active
 
 
 @pytest.mark.parametrize("crowded", [False, True])
