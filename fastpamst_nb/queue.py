@@ -638,7 +638,7 @@ def gq_join(lay, cut, v, visited):
 # buckets sized at least by a materialization's sizing pass: the sampler reads
 # ~10-20 below the top of the cut (sigma = 2), while every bucket sized costs the
 # pass a key per edge it holds
-_SIZE_MIN = 16
+_SIZE_MIN = 8
 
 
 @jit_only
