@@ -308,7 +308,7 @@ def gq_key(lay, keys, g):
 # gq_update's loops. Each is written flat on the arrays it touches, passed as
 # arguments, with scalar-only helpers (see gq_update for the measurements).
 
-# the plain loop filters a row in chunks of this many entries (one vector compare each)
+# the filtered loops list the hits of a row in chunks of this many entries
 _CHUNK = 1024
 
 
@@ -349,10 +349,12 @@ def _update_plain(row, v, visited, slots, start, fill, bucket, sgn, s, inv, kmin
 
     Only edges of materialized buckets (the top few of the cut) are counted and
     stored; the cut's size changes by a number known without reading the row
-    (``gq_update``). So the loop is a filter: a chunk of the row is compared with
-    the lowest score a materialized bucket holds (``_score_floor``), which vectorizes,
-    and only a chunk holding such an edge is read again edge by edge. Computing every
-    key (a floor and a conversion per edge) was twice the cost of the floor's loop.
+    (``gq_update``). So the loop is a filter: the row is compared with the lowest
+    score a materialized bucket holds (``_score_floor``), the entries above it are
+    listed without a branch (``_row_hits``), and only their keys are computed.
+    Computing every key (a floor and a conversion per edge) was twice the cost of
+    the floor's loop; the filter streams the row (0.011 s for a release's updates
+    at n = 4000 with no bucket materialized, against 0.028 s).
     """
     n = row.shape[0]
     ythr = _score_floor(kmin, mat, bshift, s)
@@ -698,7 +700,7 @@ def gq_materialize(lay, keys, counts, st, cut, W, b_need):
     count), so an edge joining the cut costs no write there; the sampler needs
     slots and counts only near the top of the cut. Growing the materialized range
     geometrically bounds the passes by log2(B) per run; each reads the t (n - t)
-    cut entries once (or the t rows whole, in order, while most vertices are unvisited).
+    cut entries once (reading the rows of the smaller side of the cut whole, in order).
     """
     mat = st.materialized[0]
     if b_need >= mat:
@@ -771,15 +773,18 @@ def _materialize_pass(lay, keys, counts, st, cut, W, new, mat):
 
 
 @jit_only
-def gq_take_cut(lay, keys, cut, W, pmax, rng):
+def gq_take_cut(lay, keys, cut, W, pmax, tries, rng):
     """A uniformly random active edge of group <= pmax of a dense cut, by rejection
     from uniform (visited, unvisited) pairs: every such pair is a cut edge of the
-    complete graph. Returns (group, code); callers use it when it accepts often."""
+    complete graph. Returns (group, code); callers use it when it accepts often.
+
+    ``tries``: 64 / (the acceptance rate the counts promise) or more, after which
+    the counts are wrong (all fail otherwise with probability below e**-64) and the
+    kernel raises instead of spinning.
+    """
     n, inside, rest, n_in, n_rest = lay.n, cut.inside, cut.rest, cut.sizes[0], cut.sizes[1]
     direct, sgn, s, inv, kmin, rank = lay.direct, lay.sgn, lay.s, lay.inv, lay.kmin, keys.rank
-    # callers guarantee an acceptance rate >= 1/8: 8000 rejections in a row mean
-    # the counts are wrong (or happen with probability (7/8)**8000 < 1e-463)
-    for _ in range(8000):
+    for _ in range(tries):
         a = inside[np.int64(rng.random() * n_in)]
         u = rest[np.int64(rng.random() * n_rest)]
         g = _group(np.float64(W[a, u]), a * n + u, direct, sgn, s, inv, kmin, rank)

@@ -55,6 +55,11 @@ ST_BOTTOM_WINS = 6      # selections won by a bottom candidate
 ST_NODES = 7            # groups, buckets and blocks visited (empty ones included)
 N_STATS = 8
 
+# the bottom trick's stopping threshold (expected candidates) where the walk would
+# otherwise count more buckets: a candidate from the cut costs ~0.1-0.2 us, a
+# materialization a pass over the cut
+_UNCOUNTED_THETA = 16.0
+
 # node kinds beyond the queue's levels GROUP, BUCKET, BLOCK and ROOT
 SUB = np.int64(4)    # a slot range of the open wide bucket, every slot active (node = first slot)
 WIDE = np.int64(5)   # a wide bucket, resolved by its fine sub-buckets (_walk_wide)
@@ -179,11 +184,13 @@ def _take_below(lay, keys, counts, st, cut, W, level, node, count, pmax, visited
     if level == SUB:
         slot = st.slots[node + np.int64(rng.random() * count)]
         return gq_slot_group(lay, W, st.open_bucket[0], slot), slot & _CODE_MASK
-    if level == ROOT and lay.dense and 8 * count >= counts.total[0]:
-        # an eighth of the cut qualifies: draw from the cut itself, no bucket is
-        # touched (a rank among the buckets would count, size and materialize them
-        # all: late in a release of wide buckets that cost 30% of the run)
-        return gq_take_cut(lay, keys, cut, W, pmax, rng)
+    total = counts.total[0]
+    if level == ROOT and lay.dense and count * lay.n >= total:
+        # 1/n of the cut or more qualifies: draw from the cut itself, in at most n
+        # tries expected, and no bucket is touched. A rank among the buckets would
+        # count, size and materialize them all: 0.85 s of a 1.5 s release at
+        # n = 16000 for the seeds that needed it, 30% of a wide release at n = 4000
+        return gq_take_cut(lay, keys, cut, W, pmax, 64 * (total // count + 1), rng)
     if level == ROOT and lay.lazy_counts and st.materialized[0] > 0:
         # a rank among every bucket's count: count (and materialize) them all, once
         gq_materialize(lay, keys, counts, st, cut, W, np.int64(0))
@@ -500,16 +507,21 @@ def rnm_select(q, W, visited, kind, r, theta, sigma, rng, stats):
         if p < 0:
             raise AssertionError("rnm_select: the walk left the queue; its counts are inconsistent")
         ktop = np.float64(gq_key(lay, keys, p) - k0)
+        # the walk reached the buckets that are not counted yet (lazy counts)
+        uncounted = lay.lazy_counts and (p >> lay.bucket_shift) < st.materialized[0]
         if not first:
             t = best - ktop
-            k, log_pt = _bottom_count(kind, r, theta, rng, stats, remaining, t)
+            # before counting more buckets (a pass over the cut, and over W to size
+            # them: 0.66 s at n = 16000) the walk stops while the bottom trick expects
+            # at most _UNCOUNTED_THETA candidates; it is exact wherever it stops
+            k, log_pt = _bottom_count(kind, r, max(theta, _UNCOUNTED_THETA) if uncounted else theta,
+                                      rng, stats, remaining, t)
             if k >= 0:
                 best, win_g, win_code = _bottom(lay, keys, counts, st, cut, W, visited, kind, r, rng,
                                                 stats, k, p, k0, remaining, t, log_pt, best,
                                                 win_g, win_code)
                 break
-        if lay.lazy_counts and (p >> lay.bucket_shift) < st.materialized[0]:
-            # the walk reached the buckets that are not counted yet
+        if uncounted:
             gq_materialize(lay, keys, counts, st, cut, W, p >> lay.bucket_shift)
         level, node, lo, c = _node_at(lay, keys, counts, p, first, r, sigma)
         if level == WIDE:

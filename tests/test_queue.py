@@ -156,7 +156,8 @@ def _many_takes(q, W, b, lo, hi, count, visited, rng, reps):
 def _many_cut_takes(q, W, pmax, rng, reps):
     out = np.empty(reps, dtype=np.int64)
     for i in range(reps):
-        out[i] = gq_take_cut(q.layout, q.keys, q.cut, W, pmax, rng)[1]
+        # acceptance >= 1 / (the cut's size): its tries bound
+        out[i] = gq_take_cut(q.layout, q.keys, q.cut, W, pmax, 64 * (q.counts.total[0] + 1), rng)[1]
     return out
 
 

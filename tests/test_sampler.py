@@ -19,7 +19,7 @@ import naive
 from fastpamst_nb.graph import as_graph
 from fastpamst_nb.queue import gq_build, gq_join, gq_update
 from fastpamst_nb.sampler import (
-    EXPONENTIAL, GUMBEL, N_STATS, _seen_add, _seen_set, binomial, max_noise, rnm_select,
+    EXPONENTIAL, GUMBEL, N_STATS, ST_BOTTOM_CALLS, _seen_add, _seen_set, binomial, max_noise, rnm_select,
 )
 
 RUNS = 20_000
@@ -104,6 +104,11 @@ def test_one_selection_matches_brute_force_rnm(structure, noise, theta, sigma):
     assert pvalue >= 1e-4, f"p = {pvalue:.2e} (chi2 = {stat:.1f}, dof = {dof})"
     if structure == "top-heavy" and theta == math.inf:  # what the case is for
         assert q.layout.lazy_counts and q.store.materialized[0] == 0
+    if structure == "spread" and theta < 1.0 and sigma == 1.0:
+        # walks that reach the buckets not counted yet stop there by the bottom trick
+        # (sampler._UNCOUNTED_THETA) instead of counting them: that stop is exact too
+        assert q.layout.lazy_counts and 0 < q.store.materialized[0] < q.layout.n_buckets
+        assert stats[ST_BOTTOM_CALLS] > 0
 
 
 @njit
