@@ -733,35 +733,29 @@ def _materialize_pass(lay, keys, counts, st, cut, W, new, mat):
     # visited row touched most of its cache lines in random order: at t = 3074 of
     # 4000 that pass took 28 ms (10 ns an entry), reading the visited rows whole
     # 15 ms, the 926 unvisited rows 4 ms. Radix-sorted keys gather their ranks
-    scan = direct
-    from_rest = n_rest < n_in
+    from_rest = direct and n_rest < n_in  # rows of the unvisited side
     ythr = _score_floor(kmin, new, bshift, s) if direct else -np.inf
-    hit = np.empty(min(n, _CHUNK) if scan else 0, dtype=np.int64)
-    span = n if scan else n_rest  # entries of a row read: all of them, or the unvisited
-    for i in range(n_rest if scan and from_rest else n_in):
-        x = rest[i] if scan and from_rest else inside[i]
+    hit = np.empty(min(n, _CHUNK) if direct else 0, dtype=np.int64)
+    span = n if direct else n_rest  # entries of a row read: all of them, or the unvisited
+    for i in range(n_rest if from_rest else n_in):
+        x = rest[i] if from_rest else inside[i]
         row = W[x]
         for c0 in range(0, span, _CHUNK):
             c1 = min(c0 + _CHUNK, span)
-            nh = _row_hits(row, c0, c1, sgn, ythr, hit) if scan else c1 - c0
-            for h in range(nh):
-                if scan:
+            nh = _row_hits(row, c0, c1, sgn, ythr, hit) if direct else c1 - c0
+            for h in range(nh):  # written flat: per cut entry (see gq_update)
+                if direct:
                     y = hit[h]
                     # y is unvisited iff it sits in rest (where is stale for visited
                     # ones); the edge {x, y} is in the cut iff y is on the other side
                     j = where[y]
                     if (j < n_rest and rest[j] == y) == from_rest:
                         continue
+                    g = discretize(np.float64(row[y]), sgn, s, inv) - kmin
                 else:
                     y = rest[c0 + h]
-                a, u = (y, x) if scan and from_rest else (x, y)  # visited, unvisited
-                if direct:  # written flat: per cut entry (see gq_update)
-                    w = np.float64(row[y])
-                    if not sgn * w >= ythr:
-                        continue
-                    g = discretize(w, sgn, s, inv) - kmin
-                else:
-                    g = np.int64(rank[a * n + u])
+                    g = np.int64(rank[x * n + y])
+                a, u = (y, x) if from_rest else (x, y)  # visited, unvisited
                 b = g >> bshift
                 if new <= b < mat:
                     slots[start[b] + fill[b]] = ((((g - (b << bshift)) >> sub_shift) << _CODE_BITS)
