@@ -339,6 +339,14 @@ def _row_hits(row, c0, c1, sgn, ythr, hit):
     return k
 
 
+@jit_only(inline="always")
+def _unvisited(rest, where, n_rest, y):
+    """Whether vertex y is unvisited: it sits in ``rest`` (``where`` is stale for the
+    visited ones)."""
+    j = where[y]
+    return j < n_rest and rest[j] == y
+
+
 @jit_only
 def _update_plain(row, v, visited, slots, start, fill, bucket, sgn, s, inv, kmin, bshift, mat,
                   sub_shift):
@@ -657,6 +665,8 @@ def _size_buckets(lay, st, cut, W, lo):
     hi = st.sized[0]
     if lo >= hi:
         return
+    if not lay.dense or not lay.direct:  # others are sized whole by gq_build
+        raise AssertionError("_size_buckets: only dense queues with direct keys size lazily")
     n, sgn, s, inv, kmin, bshift = lay.n, lay.sgn, lay.s, lay.inv, lay.kmin, lay.bucket_shift
     rest, where, n_rest = cut.rest, cut.where, cut.sizes[1]
     h = np.zeros(hi - lo, dtype=np.int64)
@@ -673,8 +683,7 @@ def _size_buckets(lay, st, cut, W, lo):
                 if by_rest:
                     # {a, u}, a unvisited: counted here unless u is an unvisited
                     # vertex below a (then from u's row) or a itself
-                    j = where[u]
-                    if u == a or (u < a and j < n_rest and rest[j] == u):
+                    if u == a or (u < a and _unvisited(rest, where, n_rest, u)):
                         continue
                 b = (discretize(np.float64(row[u]), sgn, s, inv) - kmin) >> bshift
                 if lo <= b < hi:
@@ -718,8 +727,8 @@ def gq_materialize(lay, keys, counts, st, cut, W, b_need):
 
 @jit_only
 def _materialize_pass(lay, keys, counts, st, cut, W, new, mat):
-    """``gq_materialize``'s pass over the cut, for buckets new .. mat - 1 (sized). Its
-    own kernel: inlined with the sizing call, the loop ran 5x slower."""
+    """``gq_materialize``'s pass over the cut: fill (and with ``lazy_counts`` count)
+    buckets new .. mat - 1, already sized, with the cut edges they hold."""
     n = lay.n
     slots, start, fill, bshift = st.slots, st.start, st.fill, lay.bucket_shift
     inside, rest, n_in, n_rest = cut.inside, cut.rest, cut.sizes[0], cut.sizes[1]
@@ -746,10 +755,8 @@ def _materialize_pass(lay, keys, counts, st, cut, W, new, mat):
             for h in range(nh):  # written flat: per cut entry (see gq_update)
                 if direct:
                     y = hit[h]
-                    # y is unvisited iff it sits in rest (where is stale for visited
-                    # ones); the edge {x, y} is in the cut iff y is on the other side
-                    j = where[y]
-                    if (j < n_rest and rest[j] == y) == from_rest:
+                    # the edge {x, y} is in the cut iff y is on the other side
+                    if _unvisited(rest, where, n_rest, y) == from_rest:
                         continue
                     g = discretize(np.float64(row[y]), sgn, s, inv) - kmin
                 else:
@@ -1077,12 +1084,10 @@ def gq_build(graph, sgn, s, r, sigma):
         G = K
         key = np.zeros(0, dtype=np.int64)  # gq_key: kmin + g
         rank = np.zeros(0, dtype=rank_t)
-        if graph.dense:
-            # a dense queue sizes its buckets when it materializes them (_size_buckets):
-            # a histogram of every key cost 0.6x the floor's whole run, for the few
-            # buckets the sampler reads
-            pass
-        else:
+        # a dense queue sizes its buckets when it materializes them (_size_buckets): a
+        # histogram of every key cost 0.6x the floor's whole run, for the few buckets
+        # the sampler reads
+        if not graph.dense:
             bucket_hist = _hist_csr_direct(graph.indptr, graph.indices, graph.data, sgn, s, inv, kmin,
                                            bshift, B)
     else:
