@@ -59,9 +59,9 @@ def _cut(seed, n, structure):
     if structure == "wide-coarse-sub-buckets":  # keys spanning 2**40: 2**26-key wide
         # buckets in 2**23 sub-buckets of 8 keys (10 noise units), keys 0..-7 in one of them
         W = rng.choice([0.0, 0.5, 1.5, 3.0, 6.0, 7.5, 2.0**40 - 9], size=(n, n))
-    if structure == "top-heavy":  # 7/8 of the cut or more in the top group (lazy counts): a
-        # bottom draw after it (theta = inf) ranks among every bucket, so all get counted
-        # first (with more below the top group, it would draw from the cut itself)
+    if structure == "top-heavy":  # all but under 1/n of the cut in the top group (lazy
+        # counts): a bottom draw after it (theta = inf) ranks among every bucket, so all
+        # get counted first (with more below the top group, it would draw from the cut)
         W = rng.choice([0.0] * 30 + [1.5, 3.0], size=(n, n))
     if structure == "wide-top-heavy":  # most of the cut in the top sub-bucket: a bottom
         # draw after it (theta = inf) picks by rank, partly inside the open wide bucket
