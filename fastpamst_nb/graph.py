@@ -54,6 +54,7 @@ _EMPTY_W = np.zeros((0, 0), dtype=np.float64)
 
 
 _TILE = 64  # rows and columns of a validation tile
+_SCAN_ROWS = 8  # rows of a tile compared per pass over its columns (divides _TILE)
 
 
 @njit(cache=CACHE, nogil=True)
@@ -63,9 +64,57 @@ def _dense_scan(W, t0, t1):
 
     Returns (status, i, j, wmin, wmax); status 0 ok, 1 non-finite at (i, j),
     2 W[i, j] != W[j, i]; wmin/wmax are +-inf when the range holds no edge.
-    Tiles keep the transposed reads in cache. :func:`_scan_dense` runs it in
-    chunks of tile rows so that Ctrl-C stops the pass over a huge matrix.
+    :func:`_scan_dense` runs it in chunks of tile rows so that Ctrl-C stops the
+    pass over a huge matrix.
+
+    The fast pass has no branch per entry: it folds every comparison into one
+    flag and the range into min/max (a NaN fails its own comparison, an inf
+    shows in the range). Off-diagonal tiles are read 8 rows at a time, so the
+    transposed reads W[j, i .. i + 7] are one 32- or 64-byte run instead of 8
+    strided loads (measured at n = 4000: 0.5-0.7x the floor against 0.8-0.9x for
+    an entry-by-entry scan). Only when the pass finds a defect does
+    :func:`_dense_locate` rescan the range to name the first one.
     """
+    n = W.shape[0]
+    tile = _TILE
+    bad = False
+    wmin = np.inf
+    wmax = -np.inf
+    for i0 in range(t0 * tile, min(t1 * tile, n), tile):
+        i1 = min(i0 + tile, n)
+        for j0 in range(i0, n, tile):
+            j1 = min(j0 + tile, n)
+            if j0 == i0 or i1 - i0 < tile:  # diagonal or ragged tile: entry by entry
+                for i in range(i0, i1):
+                    for j in range(max(j0, i + 1), j1):
+                        w = np.float64(W[i, j])
+                        bad |= w != np.float64(W[j, i])
+                        wmin = min(wmin, w)
+                        wmax = max(wmax, w)
+                continue
+            for i in range(i0, i1, _SCAN_ROWS):
+                for j in range(j0, j1):
+                    col = W[j]
+                    lo = np.inf
+                    hi = -np.inf
+                    differ = False
+                    for d in range(_SCAN_ROWS):
+                        w = np.float64(W[i + d, j])
+                        differ |= w != np.float64(col[i + d])
+                        lo = min(lo, w)
+                        hi = max(hi, w)
+                    bad |= differ
+                    wmin = min(wmin, lo)
+                    wmax = max(wmax, hi)
+    if bad or wmin == -np.inf or wmax == np.inf:
+        return _dense_locate(W, t0, t1)
+    return 0, 0, 0, wmin, wmax
+
+
+@njit(cache=CACHE, nogil=True)
+def _dense_locate(W, t0, t1):
+    """:func:`_dense_scan`'s result, entry by entry in the same tile order: the
+    first defect's position (only run once the fast pass has found one)."""
     n = W.shape[0]
     tile = _TILE
     wmin = np.inf

@@ -24,41 +24,70 @@ from .sampler import rnm_select
 def prim_dense_exact(W, start, sgn):
     """Exact O(n^2) Prim on the complete graph of W, maximizing sgn * w.
 
-    The unvisited vertices are kept compacted in ``rest`` so step t touches only
-    the n - t candidates.
+    The unvisited vertices are kept in ``rest`` in increasing order, with their
+    best score and its tree end at the same position (``best``, ``parent``), so
+    step t touches only the n - t candidates and reads row v of W in address
+    order: the hardware prefetcher streams the row. (A swap-remove order reads it
+    at random and measured 1.2-1.5x the floor at n = 4000, against 0.6-0.7x.)
+    The vertex that joins is removed by shifting the positions after it down by
+    one inside the same loop, so the order costs no extra pass. Ties go to the
+    smallest vertex.
     """
     n = W.shape[0]
-    best = np.full(n, -np.inf)
-    parent = np.full(n, -1, dtype=np.int64)
-    rest = np.empty(n - 1, dtype=np.int64)
+    r = n - 1
+    rest = np.empty(r, dtype=np.int64)
+    best = np.empty(r)
+    parent = np.empty(r, dtype=np.int64)
+    edges = np.empty((max(r, 0), 2), dtype=np.int64)
+    if r <= 0:
+        return edges
+    row = W[start]
+    top = -np.inf
+    arg = 0
     k = 0
     for u in range(n):
         if u != start:
             rest[k] = u
+            best[k] = sgn * np.float64(row[u])
+            parent[k] = start
+            # '>' never holds against -inf: a score of -inf (a noisy overflow) still gets arg 0
+            if best[k] > top:
+                top = best[k]
+                arg = k
             k += 1
-    edges = np.empty((max(n - 1, 0), 2), dtype=np.int64)
-    v = start
-    r = n - 1
     for step in range(n - 1):
+        v = rest[arg]
+        edges[step, 0] = parent[arg]
+        edges[step, 1] = v
         row = W[v]
+        gone = arg
         top = -np.inf
         arg = 0
-        for k in range(r):
+        for k in range(gone):  # before the removed position: in place
+            s = sgn * np.float64(row[rest[k]])
+            b = best[k]
+            if s > b:
+                b = s
+                best[k] = s
+                parent[k] = v
+            if b > top:
+                top = b
+                arg = k
+        for k in range(gone + 1, r):  # after it: shifted down by one
             u = rest[k]
             s = sgn * np.float64(row[u])
-            # parent < 0: the first score counts even when it is -inf (noisy overflow)
-            if s > best[u] or parent[u] < 0:
-                best[u] = s
-                parent[u] = v
-            if best[u] > top:
-                top = best[u]
-                arg = k
-        u = rest[arg]
-        rest[arg] = rest[r - 1]
+            b = best[k]
+            p = parent[k]
+            if s > b:
+                b = s
+                p = v
+            rest[k - 1] = u
+            best[k - 1] = b
+            parent[k - 1] = p
+            if b > top:
+                top = b
+                arg = k - 1
         r -= 1
-        edges[step, 0] = parent[u]
-        edges[step, 1] = u
-        v = u
     return edges
 
 

@@ -242,6 +242,42 @@ def test_prim_order_matches_naive():
         np.testing.assert_array_equal(fp.exact_mst(A, start=start).edges, ref)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_dense_prim_breaks_ties_like_naive(seed):
+    # weights in {0, 1, 2}: the dense kernel keeps its candidates in vertex order, so
+    # ties go to the smallest new vertex and the earliest tree end, as in naive.prim_mst
+    rng = np.random.default_rng(seed)
+    n = 40
+    W = np.triu(rng.integers(0, 3, size=(n, n)), 1).astype(np.float64)
+    W = W + W.T
+    for start in (0, n - 1, int(rng.integers(n))):
+        np.testing.assert_array_equal(fp.exact_mst(W, start=start).edges,
+                                      naive.prim_mst(W, start=start)[0])
+        np.testing.assert_array_equal(fp.exact_mst(W, start=start, maximum=True).edges,
+                                      naive.prim_mst(-W, start=start)[0])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_dense_prim_kernel_with_infinite_weights(dtype):
+    # post_processing's noisy weights can overflow to +-inf: a vertex whose every edge
+    # is +inf (score -inf) must still join, by the same rule as naive.prim_mst
+    from fastpamst_nb.prim import prim_dense_exact
+
+    rng = np.random.default_rng(3)
+    n = 25
+    W = np.triu(rng.integers(0, 4, size=(n, n)), 1).astype(np.float64)
+    W[W == 3] = np.inf
+    W[0, 5] = -np.inf
+    W = np.triu(W, 1)
+    W = W + W.T
+    W[7, :] = W[:, 7] = np.inf
+    W = W.astype(dtype)
+    for start in (0, 7, 24):
+        with np.errstate(invalid="ignore"):  # the naive total weight is inf - inf
+            ref = naive.prim_mst(W.astype(np.float64), start=start)[0]
+        np.testing.assert_array_equal(prim_dense_exact(W, start, -1.0), ref)
+
+
 # ---------------------------------------------------------------------------
 # input dtypes and memory layouts: same tree, input untouched, no copy
 # ---------------------------------------------------------------------------

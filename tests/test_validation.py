@@ -371,6 +371,32 @@ def test_tiled_scan_finds_a_planted_defect_and_the_range(seed, dtype):
     assert _scan_dense(lone)[:3] == (kind, a, b)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("defect", ["nan", "inf both", "-inf both", "asymmetric", "nan both"])
+def test_blocked_scan_sees_a_defect_at_every_row_of_a_block(defect, dtype):
+    # off-diagonal 64 x 64 tiles are compared 8 rows at a time with no branch per
+    # entry: a defect at any of the 8 rows (and in either triangle) must surface
+    from fastpamst_nb.graph import _scan_dense
+
+    n = 200
+    rng = np.random.default_rng(11)
+    W = np.triu(rng.random((n, n)), 1)
+    W = (W + W.T).astype(dtype)
+    for i, j in [(64 + d, 150 + d) for d in range(8)] + [(3, 100), (191, 70)]:
+        B = W.copy()
+        a, b = min(i, j), max(i, j)
+        if defect == "asymmetric":
+            B[i, j] = B[i, j] * 2 + 1
+            want = 2
+        else:
+            value = {"nan": np.nan, "nan both": np.nan, "inf both": np.inf, "-inf both": -np.inf}[defect]
+            B[i, j] = value
+            if defect.endswith("both"):
+                B[j, i] = value
+            want = 1 if (defect.endswith("both") or i < j) else 2
+        assert _scan_dense(B)[:3] == (want, a, b), (defect, i, j)
+
+
 def _random_csr(rng, n, density, components=1):
     """A symmetric canonical CSR matrix: random edges inside each of ``components``
     blocks of vertices, each block held together by a path."""
