@@ -29,7 +29,7 @@ from .chunks import run_in_chunks
 from .core import CACHE, as_generator, check_positive, require_memory
 from .graph import as_graph, vertex_count
 from .prim import prim_csr_exact, prim_csr_private, prim_dense_exact, prim_dense_private
-from .queue import gq_build
+from .queue import gq_build, top_window
 from .sampler import EXPONENTIAL, GUMBEL, N_STATS
 from .tree import SpanningTree
 
@@ -166,20 +166,29 @@ def _tree(graph, edges, algorithm, info):
     return SpanningTree(edges, _edge_weights(graph, edges), graph.n, algorithm, info)
 
 
-def _validate(weights, topology, start, symmetric):
-    """The validated graph; ``start`` is checked against n read off the shapes first."""
+def _validate(weights, topology, start, symmetric, window_for=None):
+    """The validated graph; ``start`` is checked against n read off the shapes first.
+
+    ``window_for(n)``: the ``queue.TopWindow`` the validation pass should fill for a
+    graph of n vertices (n read off the shapes), or None.
+    """
     n = vertex_count(weights, topology)
     if n:  # before the O(n^2) validation pass when the shapes tell n
         _check_start(start, n)
-    graph = as_graph(weights, topology=topology, symmetric=symmetric)
+    window = window_for(n) if window_for is not None and n and n >= 2 else None
+    graph = as_graph(weights, topology=topology, symmetric=symmetric, window=window)
     return graph, _check_start(start, graph.n)
 
 
-def _private_setup(weights, topology, rho, epsilon, delta, sensitivity, start, rng, symmetric):
+def _private_setup(weights, topology, rho, epsilon, delta, sensitivity, start, rng, symmetric,
+                   window_for=None):
+    """The resolved privacy parameters, then the validated graph. ``window_for(n, rho,
+    sensitivity)``: as in :func:`_validate`, from the resolved parameters."""
     rho = privacy.resolve_rho(rho, epsilon, delta)
     sensitivity = check_positive("sensitivity", sensitivity)
     gen = as_generator(rng)
-    graph, start = _validate(weights, topology, start, symmetric)
+    graph, start = _validate(weights, topology, start, symmetric,
+                             None if window_for is None else lambda n: window_for(n, rho, sensitivity))
     return graph, rho, sensitivity, start, gen
 
 
@@ -659,20 +668,31 @@ def _fast_pamst(weights, rho, sensitivity, *, rng=None, start=0, noise="exponent
         # O(n^2) validation pass; gq_build checks the full need again
         n = int(shape[0])
         require_memory(4 * n * (n - 1), f"fast_pamst on n = {n} (its edge store)")
+    windows = []
+
+    def window_for(n, rho, sensitivity):
+        # public inputs only: the queue's fine key bins, from n, rho, Delta and s
+        s = privacy.default_discretization(sensitivity) if discretization is None else float(discretization)
+        r = privacy.fast_pamst_rate(rho, sensitivity, n, s, noise) * s
+        windows.append(top_window(_sign(maximum), s, r, sigma))
+        return windows[-1]
+
     graph, rho, sensitivity, start, gen = _private_setup(weights, topology, rho, epsilon, delta,
-                                                         sensitivity, start, rng, symmetric)
+                                                         sensitivity, start, rng, symmetric,
+                                                         window_for)
     s = privacy.default_discretization(sensitivity) if discretization is None else float(discretization)
     return _fast_pamst_graph(graph, rho, sensitivity, s, start, gen, noise, maximum, theta, sigma,
-                             bar_class)
+                             bar_class, windows[0] if windows else None)
 
 
 def _fast_pamst_graph(graph, rho, sensitivity, s, start, gen, noise, maximum, theta, sigma,
-                      bar_class=None):
+                      bar_class=None, window=None):
     """Fast-PAMST on a validated ``Graph``; returns the tree and the kernel's counters.
 
     Tests call it directly to run thousands of tiny releases without re-validating,
     and force the speed knobs theta/sigma to their extremes. ``bar_class``: a
-    tqdm-like class for a progress bar over the steps, or None.
+    tqdm-like class for a progress bar over the steps, or None. ``window``: the
+    ``queue.TopWindow`` the validation filled, or None (speed only).
     """
     lam = privacy.fast_pamst_rate(rho, sensitivity, graph.n, s, noise)
     kind = EXPONENTIAL if noise == "exponential" else GUMBEL
@@ -681,7 +701,7 @@ def _fast_pamst_graph(graph, rho, sensitivity, s, start, gen, noise, maximum, th
     edges = np.empty((graph.n - 1, 2), dtype=np.int64)
     if graph.n >= 2:
         r = lam * s
-        q = gq_build(graph, sgn, s, r, sigma)
+        q = gq_build(graph, sgn, s, r, sigma, window)
         visited = np.zeros(graph.n, dtype=np.bool_)
         nxt = [start]  # the vertex that joins the tree at the next step
 

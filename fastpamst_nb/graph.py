@@ -36,6 +36,7 @@ from numba import njit
 
 from .chunks import run_in_chunks
 from .core import CACHE, require_memory
+from .queue import NO_WINDOW, window_add, window_threshold
 
 Graph = namedtuple("Graph", ["n", "m", "dense", "W", "indptr", "indices", "data", "wmin", "wmax"])
 Graph.__doc__ = """A validated weighted graph.
@@ -58,9 +59,9 @@ _SCAN_ROWS = 8  # rows of a tile compared per pass over its columns (divides _TI
 
 
 @njit(cache=CACHE, nogil=True)
-def _dense_scan(W, t0, t1):
+def _dense_scan(W, t0, t1, ring, state, scale):
     """One tiled pass over the strict upper triangle of tile rows t0 .. t1 - 1 (rows
-    64 t0 .. 64 t1 - 1): finiteness, symmetry, range.
+    64 t0 .. 64 t1 - 1): finiteness, symmetry, range, and the top window.
 
     Returns (status, i, j, wmin, wmax); status 0 ok, 1 non-finite at (i, j),
     2 W[i, j] != W[j, i]; wmin/wmax are +-inf when the range holds no edge.
@@ -74,16 +75,25 @@ def _dense_scan(W, t0, t1):
     strided loads (measured at n = 4000: 0.5-0.7x the floor against 0.8-0.9x for
     an entry-by-entry scan). Only when the pass finds a defect does
     :func:`_dense_locate` rescan the range to name the first one.
+
+    ``ring, state, scale``: a ``queue.TopWindow`` (``queue.NO_WINDOW`` for none).
+    Each entry of the upper triangle is also listed, without a branch, when its
+    score reaches the window's threshold; a tile's list goes to
+    ``queue.window_add``, so fast_pamst's top buckets are sized by this pass.
     """
     n = W.shape[0]
     tile = _TILE
     bad = False
     wmin = np.inf
     wmax = -np.inf
+    sgn = scale[0]
+    thr = window_threshold(state, scale)
+    hitw = np.empty(tile * tile)
     for i0 in range(t0 * tile, min(t1 * tile, n), tile):
         i1 = min(i0 + tile, n)
         for j0 in range(i0, n, tile):
             j1 = min(j0 + tile, n)
+            k = 0
             if j0 == i0 or i1 - i0 < tile:  # diagonal or ragged tile: entry by entry
                 for i in range(i0, i1):
                     for j in range(max(j0, i + 1), j1):
@@ -91,21 +101,28 @@ def _dense_scan(W, t0, t1):
                         bad |= w != np.float64(W[j, i])
                         wmin = min(wmin, w)
                         wmax = max(wmax, w)
-                continue
-            for i in range(i0, i1, _SCAN_ROWS):
-                for j in range(j0, j1):
-                    col = W[j]
-                    lo = np.inf
-                    hi = -np.inf
-                    differ = False
-                    for d in range(_SCAN_ROWS):
-                        w = np.float64(W[i + d, j])
-                        differ |= w != np.float64(col[i + d])
-                        lo = min(lo, w)
-                        hi = max(hi, w)
-                    bad |= differ
-                    wmin = min(wmin, lo)
-                    wmax = max(wmax, hi)
+                        hitw[k] = w
+                        k += sgn * w >= thr
+            else:
+                for i in range(i0, i1, _SCAN_ROWS):
+                    for j in range(j0, j1):
+                        col = W[j]
+                        lo = np.inf
+                        hi = -np.inf
+                        differ = False
+                        for d in range(_SCAN_ROWS):
+                            w = np.float64(W[i + d, j])
+                            differ |= w != np.float64(col[i + d])
+                            lo = min(lo, w)
+                            hi = max(hi, w)
+                            hitw[k] = w
+                            k += sgn * w >= thr
+                        bad |= differ
+                        wmin = min(wmin, lo)
+                        wmax = max(wmax, hi)
+            if k > 0:
+                window_add(ring, state, scale, hitw, k)
+                thr = window_threshold(state, scale)
     if bad or wmin == -np.inf or wmax == np.inf:
         return _dense_locate(W, t0, t1)
     return 0, 0, 0, wmin, wmax
@@ -137,10 +154,11 @@ def _dense_locate(W, t0, t1):
     return 0, 0, 0, wmin, wmax
 
 
-def _scan_dense(W):
+def _scan_dense(W, window=NO_WINDOW):
     """:func:`_dense_scan` over all of W in chunks of about 0.1 s (interruptible).
 
     Returns (status, i, j, wmin, wmax), with wmin = wmax = 0.0 when n < 2.
+    ``window``: a ``queue.TopWindow`` to fill, marked complete when W passed.
     """
     n = W.shape[0]
     found = [(0, 0, 0, np.inf, -np.inf)]
@@ -148,11 +166,13 @@ def _scan_dense(W):
     def advance(t0, k):
         status, i, j, lo, hi = found[-1]
         if status == 0:
-            s, a, b, lo2, hi2 = _dense_scan(W, t0, t0 + k)
+            s, a, b, lo2, hi2 = _dense_scan(W, t0, t0 + k, *window)
             found.append((s, a, b, min(lo, lo2), max(hi, hi2)))
 
     run_in_chunks(advance, -(-n // _TILE))
     status, i, j, wmin, wmax = found[-1]
+    if status == 0 and window is not NO_WINDOW:
+        window.state[3] = 1
     if n < 2:
         return status, i, j, 0.0, 0.0
     return status, i, j, wmin, wmax
@@ -243,7 +263,7 @@ def _check_shape(shape, name):
         raise ValueError(f"{name} is empty (n = 0); a spanning tree needs at least one vertex")
 
 
-def as_graph(weights, name="weights", topology=None, symmetric=None):
+def as_graph(weights, name="weights", topology=None, symmetric=None, window=None):
     """Validate ``weights`` and return a :class:`Graph` the kernels can read.
 
     Parameters
@@ -282,6 +302,11 @@ def as_graph(weights, name="weights", topology=None, symmetric=None):
         entries of that triangle (mirrored); with ``topology=``, each edge
         {i, j} reads its weight from that triangle (no copy). No effect on a
         condensed vector or a networkx graph, symmetric by construction.
+
+    window : queue.TopWindow, optional
+        Filled while a dense matrix read whole (no ``topology``, no
+        ``symmetric``) is validated, and then marked complete; left untouched
+        otherwise. ``fast_pamst`` sizes its top buckets from it.
 
     Returns
     -------
@@ -327,7 +352,7 @@ def as_graph(weights, name="weights", topology=None, symmetric=None):
             require_memory(W.size * W.itemsize, f"a contiguous copy of the non-contiguous {name} "
                            f"of shape {W.shape} and dtype {W.dtype}")
             W = np.ascontiguousarray(W)
-    status, i, j, wmin, wmax = _scan_dense(W)
+    status, i, j, wmin, wmax = _scan_dense(W, NO_WINDOW if window is None else window)
     if status == 1:
         _raise_not_finite(name, i, j)
     if status == 2:

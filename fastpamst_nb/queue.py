@@ -699,6 +699,138 @@ def _size_buckets(lay, st, cut, W, lo):
     st.sized[1] = top
 
 
+# ----------------------------------------------------------------------------
+# The top window: the top buckets' sizes, counted by the validation pass
+# ----------------------------------------------------------------------------
+
+TopWindow = namedtuple("TopWindow", ["ring", "state", "scale"])
+TopWindow.__doc__ = """A running histogram of the highest keys of a dense matrix.
+
+``graph._dense_scan`` fills it while it validates W, so that ``gq_build`` can
+size the top buckets (what a release's first materialization needs, and on the
+benchmark all it needs) without a sizing pass over W of its own: that pass cost
+0.3-0.4x the floor. Keys are counted in *fine bins* of 2**fine_shift keys,
+aligned at multiples of it, so the counts need neither kmin nor the bucket layout,
+which are known only after the pass. A bucket's capacity is the sum of the fine
+bins it overlaps: an upper bound of its edges (its end bins may be shared), which
+is all a capacity must be.
+
+ring : int64 (_WINDOW_RING,)
+    The edge counts of the fine bins top - _WINDOW_BINS + 1 .. top (the window);
+    bin f at ring[f & (_WINDOW_RING - 1)]. Bins below the window are not counted.
+state : int64 (4,)
+    (top: the highest fine bin seen, fine_shift (-1: no window, nothing is
+    counted), seen: 1 once a bin was counted, complete: 1 once every entry of the
+    strict upper triangle went through the window).
+scale : float64 (3,)
+    (sgn, s, inv) of the keys, as ``discretize`` takes them.
+"""
+
+_WINDOW_FINE_BITS = 3  # a noise-wide bucket (2**bshift keys) is 8 fine bins
+_WINDOW_BINS = 80  # 10 noise-wide buckets: the _SIZE_MIN top ones, whatever their alignment
+_WINDOW_RING = 128
+assert _WINDOW_BINS <= _WINDOW_RING and _WINDOW_RING & (_WINDOW_RING - 1) == 0
+assert _WINDOW_BINS >= (_SIZE_MIN + 2) << _WINDOW_FINE_BITS
+
+
+def top_window(sgn, s, r, sigma):
+    """An empty :class:`TopWindow` for the queue ``gq_build(graph, sgn, s, r, sigma)``
+    will build: fine bins of an eighth of its noise-wide buckets. Public inputs only."""
+    fine_shift = -1
+    if sigma >= 0:
+        fine_shift = max(_bucket_shift(np.int64(2) ** 62, r, sigma) - _WINDOW_FINE_BITS, 0)
+    return TopWindow(
+        ring=np.zeros(_WINDOW_RING, dtype=np.int64),
+        state=np.array([0, fine_shift, 0, 0], dtype=np.int64),
+        scale=np.array([sgn, s, exact_inverse(s)], dtype=np.float64),
+    )
+
+
+# shared by every validation without a window: never written (fine_shift -1; a
+# read-only ring would be another type, so another compilation of the scan)
+NO_WINDOW = TopWindow(np.zeros(_WINDOW_RING, dtype=np.int64), np.array([0, -1, 0, 0], dtype=np.int64),
+                      np.array([-1.0, 1.0, 1.0]))
+
+
+@njit(cache=CACHE, nogil=True)
+def window_threshold(state, scale):
+    """A score below which no entry can enter the window: every entry scoring at
+    least this must go to :func:`window_add` (+inf without a window, -inf before
+    the first bin)."""
+    if state[1] < 0:
+        return np.inf
+    if state[2] == 0:
+        return -np.inf
+    bottom = (state[0] - _WINDOW_BINS + 1) << state[1]  # its lowest key
+    return _score_floor(bottom, np.int64(0), np.int64(0), scale[1])
+
+
+@njit(cache=CACHE, nogil=True)
+def window_add(ring, state, scale, hitw, k):
+    """Count the weights hitw[:k] (entries that passed ``window_threshold``) in their fine
+    bins, sliding the window up to the highest. Per validation tile, not per entry.
+
+    Weights whose quotient is not finite or reaches 2**62 are skipped: the scan
+    refuses the first, ``gq_build`` the second, and their keys would not convert.
+    """
+    sgn, s, inv = scale[0], scale[1], scale[2]
+    fsh = state[1]
+    if fsh < 0:
+        return
+    top = state[0]
+    seen = state[2]
+    mask = _WINDOW_RING - 1
+    for t in range(k):
+        w = hitw[t]
+        y = sgn * w
+        x = y * inv if inv != 0.0 else y / s
+        if not abs(x) < 2.0 ** 62:
+            continue
+        f = discretize(w, sgn, s, inv) >> fsh
+        if seen == 0:
+            top = f
+            seen = 1
+        elif f > top:
+            # the slots of bins top + 1 .. f held bins below the window: clear them
+            for x in range(max(top + 1, f - _WINDOW_RING + 1), f + 1):
+                ring[x & mask] = 0
+            top = f
+        if f > top - _WINDOW_BINS:
+            ring[f & mask] += 1
+    state[0] = top
+    state[2] = seen
+
+
+def _window_capacities(window, kmin, bshift, B, m):
+    """Capacities (spare slot included) of the top buckets b_lo .. B - 1 from a complete
+    ``window``: returns (b_lo, caps, extra), or None when the window covers none or
+    its bounds would not fit a pool of m + B slots. ``extra``: by how many slots the
+    capacities may exceed the edges they hold (the counts of bins they share), which
+    the pool needs on top of m + B for the buckets sized exactly later. Python ints:
+    keys reach 2**62."""
+    ring, state = window.ring, window.state
+    top, fsh, seen, complete = (int(x) for x in state)
+    if fsh < 0 or not complete or not seen:
+        return None
+    bottom = top - _WINDOW_BINS + 1
+    width = 1 << int(bshift)
+    caps = []
+    b = int(B) - 1
+    while b >= 0:
+        klo = int(kmin) + b * width
+        flo, fhi = klo >> fsh, min((klo + width - 1) >> fsh, top)
+        if flo < bottom:
+            break
+        caps.append(1 + sum(int(ring[f & (_WINDOW_RING - 1)]) for f in range(flo, fhi + 1)))
+        b -= 1
+    if not caps or sum(caps) > m + B:
+        return None
+    b_lo = b + 1
+    first_whole = -((-(int(kmin) + b_lo * width)) >> fsh)  # the lowest bin inside the sized range
+    surely = sum(int(ring[f & (_WINDOW_RING - 1)]) for f in range(first_whole, top + 1))
+    return b_lo, caps[::-1], sum(caps) - len(caps) - surely
+
+
 @jit_only
 def gq_materialize(lay, keys, counts, st, cut, W, b_need):
     """Make bucket ``b_need`` (and at least as many buckets again as are already
@@ -1030,14 +1162,17 @@ def _key_range(graph, sgn, s):
     return keys[0], keys[1]
 
 
-def gq_build(graph, sgn, s, r, sigma):
+def gq_build(graph, sgn, s, r, sigma, window=None):
     """Build an empty ``GroupQueue`` for every edge of ``graph`` (a ``Graph``).
 
     ``r`` (the noise rate in key units) and ``sigma`` set the bucket width (see
     ``sampler.rnm_select``); a negative ``sigma`` makes buckets single groups
     resolved one by one (a test setting). O(m + G) time: a histogram of keys and
     prefix sums (direct addressing), or a radix sort of the keys when their range
-    is large. Checks the memory it needs before allocating.
+    is large. Checks the memory it needs before allocating. ``window``: the
+    :class:`TopWindow` of ``top_window(sgn, s, r, sigma)`` that validated the
+    graph's W, or None; when complete, the top buckets of a lazily sized queue are
+    sized from it (no sizing pass at the first materialization).
     """
     n, m = graph.n, graph.m
     if n > 1 << _END_BITS and graph.dense:
@@ -1113,9 +1248,20 @@ def gq_build(graph, sgn, s, r, sigma):
     # one spare slot per bucket, past its edges: the plain update loop writes a
     # leaving edge's slot there instead of branching on it
     start = np.zeros(B, dtype=np.int64)
+    extra = 0  # slots past m + B: a window's capacities may exceed their edges
     if bucket_hist is None:
         cap = np.zeros(B, dtype=np.int64)
         sized = np.array([B, 0], dtype=np.int64)
+        top = None
+        if window is not None and not wide:
+            if tuple(window.scale) != (sgn, s, inv):
+                raise AssertionError("gq_build: the window counted other keys")
+            top = _window_capacities(window, kmin, bshift, B, m)
+        if top is not None:
+            b_lo, caps, extra = top
+            cap[b_lo:] = caps
+            np.cumsum(cap[b_lo:-1], out=start[b_lo + 1:])
+            sized[:] = (b_lo, sum(caps))
     else:
         cap = bucket_hist.astype(np.int64) + 1
         np.cumsum(cap[:-1], out=start[1:])
@@ -1152,7 +1298,7 @@ def gq_build(graph, sgn, s, r, sigma):
         cap=cap,
         fill=np.zeros(B, dtype=np.int64),
         # np.empty leaves pages untouched: slots of buckets never materialized cost no memory
-        slots=np.empty(m + B, dtype=np.int64),
+        slots=np.empty(m + B + extra, dtype=np.int64),
         ends=graph.indices,
         # dense graphs start with no bucket materialized, sparse ones with all
         materialized=np.array([B if graph.dense else 0], dtype=np.int64),

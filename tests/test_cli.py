@@ -665,7 +665,7 @@ def test_warm_up_compiles_what_the_run_calls(tmp_path, kind):
         fp_cli._warm_up([algorithm], like=M, symmetric=symmetric)
         before = _signatures()
         if kind != "sparse":
-            assert (numba.typeof(view), numba.int64, numba.int64) in _dense_scan.signatures
+            assert any(sig[0] == numba.typeof(view) for sig in _dense_scan.signatures)
         for call in calls[algorithm]:
             assert len(call().edges) == n - 1
         assert _signatures() == before, (algorithm, _signatures() - before)

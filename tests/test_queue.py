@@ -161,14 +161,24 @@ def _many_cut_takes(q, W, pmax, rng, reps):
     return out
 
 
-@pytest.mark.parametrize("layout", list(LAYOUTS))
-def test_queue_matches_a_naive_cut(layout, monkeypatch):
+# layouts sized lazily, whose top buckets the validation pass can size (a TopWindow)
+WINDOWED = ("direct-wide-buckets", "direct-fine-step", "layered")
+
+
+@pytest.mark.parametrize("layout,window", [(k, False) for k in LAYOUTS] + [(k, True) for k in WINDOWED])
+def test_queue_matches_a_naive_cut(layout, window, monkeypatch):
     build, s, r, sigma = LAYOUTS[layout]
     if layout in NO_WIDE:
         monkeypatch.setattr(queue, "_WIDE_MIN_FINE", 1 << 62)
     rng = np.random.default_rng(7)
-    graph = as_graph(build(rng))
-    q = gq_build(graph, -1.0, s, r, sigma)
+    W = build(rng)
+    if window:
+        W = W + 0.37  # keys off the fine bins' alignment: shared end bins
+    win = queue.top_window(-1.0, s, r, sigma) if window else None
+    graph = as_graph(W, window=win)
+    q = gq_build(graph, -1.0, s, r, sigma, win)
+    if window:  # the top buckets are sized at build, from the pass that validated W
+        assert win.state[3] == 1 and int(q.store.sized[0]) <= q.layout.n_buckets - queue._SIZE_MIN
     assert q.layout.wide == (layout == "wide")
     if layout == "layered":
         assert q.layout.layered
@@ -263,7 +273,15 @@ def test_queue_matches_a_naive_cut(layout, monkeypatch):
         assert lo_sized <= int(st.materialized[0])
         to_join = np.bincount([g // width for e, g in group.items() if not any(visited[list(e)])],
                               minlength=B)
-        assert np.all(st.cap[lo_sized:] <= edges_per_bucket[lo_sized:] + 1)
+        bound = edges_per_bucket + 1
+        if window:
+            # a window-sized bucket may own the edges of the fine bins it shares at its ends
+            fsh, kmin = int(win.state[1]), int(q.layout.kmin)
+            fine = np.array([(g + kmin) >> fsh for g in group.values()])
+            for bb in range(lo_sized, B):
+                lo_bin, hi_bin = (kmin + bb * width) >> fsh, (kmin + bb * width + width - 1) >> fsh
+                bound[bb] = max(bound[bb], 1 + np.count_nonzero((fine >= lo_bin) & (fine <= hi_bin)))
+        assert np.all(st.cap[lo_sized:] <= bound[lo_sized:])
         assert np.all(st.fill[lo_sized:] + to_join[lo_sized:] < st.cap[lo_sized:])
         assert not st.cap[:lo_sized].any()
         regions = sorted((int(st.start[bb]), int(st.start[bb] + st.cap[bb])) for bb in range(lo_sized, B))
@@ -353,3 +371,32 @@ def test_picks_are_uniform_over_active_members(restrict):
     expected = {e: 1.0 / len(members) for e in members}
     pvalue, _, _ = naive.chisquare_pvalue(counts, expected, runs)
     assert pvalue >= 1e-4
+
+
+@pytest.mark.parametrize("case", ["uniform", "climbing", "huge", "maximum", "float32"])
+def test_top_window_counts_the_top_bins_exactly(case):
+    # the validation pass's window: every fine bin in its final range counted exactly
+    # (the top sliding by more than the ring included), whatever the scan order
+    rng = np.random.default_rng(5)
+    n, sgn, s, r = 150, -1.0, 2.0 ** -10, 2.0 ** -6
+    W = _sym(rng, n)
+    if case == "climbing":  # scores rise along the scan: the top jumps past the ring
+        i, j = np.indices((n, n))
+        W = -(np.minimum(i, j) * 50.0 + W) * s * 2 ** 8
+        W = np.triu(W, 1) + np.triu(W, 1).T
+    if case == "huge":  # |w / s| near 2**52
+        W = W * 1e12 + 2.0 ** 40
+        s = 2.0 ** -2
+    if case == "maximum":
+        sgn = 1.0
+    if case == "float32":
+        W = W.astype(np.float32)
+    win = queue.top_window(sgn, s, r, 1.0)
+    as_graph(W, window=win)
+    top, fsh, seen, complete = (int(x) for x in win.state)
+    assert fsh == queue._bucket_shift(2 ** 62, r, 1.0) - 3 and seen == complete == 1
+    keys = np.floor(sgn * W[np.triu_indices(n, 1)].astype(np.float64) / s).astype(np.int64)
+    bins = keys >> fsh
+    assert top == bins.max()
+    for f in range(top - queue._WINDOW_BINS + 1, top + 1):
+        assert win.ring[f & (queue._WINDOW_RING - 1)] == np.count_nonzero(bins == f), f
