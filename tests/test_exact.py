@@ -35,6 +35,12 @@ def random_symmetric(rng, n, low=0.1, high=1.0):
     return W + W.T
 
 
+def integer_symmetric(rng, n, low, high):
+    """Symmetric integer weights in [low, high) as float64: many ties."""
+    W = np.triu(rng.integers(low, high, size=(n, n)), 1).astype(np.float64)
+    return W + W.T
+
+
 def dyadic_symmetric(rng, n):
     """Distinct weights k / 2**20, exact in float32, so both precisions see the same graph."""
     m = n * (n - 1) // 2
@@ -126,10 +132,8 @@ def test_dense_weight_matches_networkx_including_negative(n, low, high):
 @pytest.mark.parametrize("seed", range(5))
 def test_ties_integer_weights(seed):
     # weights in {1, 2, 3}: many equal-weight MSTs, only the weight is determined
-    rng = np.random.default_rng(seed)
     n = 30
-    W = np.triu(rng.integers(1, 4, size=(n, n)), 1).astype(np.float64)
-    W = W + W.T
+    W = integer_symmetric(np.random.default_rng(seed), n, 1, 4)
     tree = fp.exact_mst(W)
     assert_prim_tree(tree.edges, n, 0)
     assert tree.weight == nx_weight(nx.minimum_spanning_tree(nx_graph(W)))
@@ -223,10 +227,8 @@ def test_every_start_gives_the_same_tree(sparse, maximum):
 
 @pytest.mark.parametrize("start", [0, 3, 6])
 def test_every_start_same_weight_with_ties(start):
-    rng = np.random.default_rng(5)
     n = 7
-    W = np.triu(rng.integers(0, 3, size=(n, n)), 1).astype(np.float64)
-    W = W + W.T
+    W = integer_symmetric(np.random.default_rng(5), n, 0, 3)
     tree = fp.exact_mst(W, start=start)
     assert_prim_tree(tree.edges, n, start)
     assert tree.weight == naive.prim_mst(W)[1]
@@ -248,8 +250,7 @@ def test_dense_prim_breaks_ties_like_naive(seed):
     # ties go to the smallest new vertex and the earliest tree end, as in naive.prim_mst
     rng = np.random.default_rng(seed)
     n = 40
-    W = np.triu(rng.integers(0, 3, size=(n, n)), 1).astype(np.float64)
-    W = W + W.T
+    W = integer_symmetric(rng, n, 0, 3)
     for start in (0, n - 1, int(rng.integers(n))):
         np.testing.assert_array_equal(fp.exact_mst(W, start=start).edges,
                                       naive.prim_mst(W, start=start)[0])
@@ -263,13 +264,10 @@ def test_dense_prim_kernel_with_infinite_weights(dtype):
     # is +inf (score -inf) must still join, by the same rule as naive.prim_mst
     from fastpamst_nb.prim import prim_dense_exact
 
-    rng = np.random.default_rng(3)
     n = 25
-    W = np.triu(rng.integers(0, 4, size=(n, n)), 1).astype(np.float64)
+    W = integer_symmetric(np.random.default_rng(3), n, 0, 4)
     W[W == 3] = np.inf
-    W[0, 5] = -np.inf
-    W = np.triu(W, 1)
-    W = W + W.T
+    W[0, 5] = W[5, 0] = -np.inf
     W[7, :] = W[:, 7] = np.inf
     W = W.astype(dtype)
     for start in (0, 7, 24):
