@@ -792,8 +792,8 @@ def window_add(ring, state, scale, hitw, k):
             seen = 1
         elif f > top:
             # the slots of bins top + 1 .. f held bins below the window: clear them
-            for x in range(max(top + 1, f - _WINDOW_RING + 1), f + 1):
-                ring[x & mask] = 0
+            for g in range(max(top + 1, f - _WINDOW_RING + 1), f + 1):
+                ring[g & mask] = 0
             top = f
         if f > top - _WINDOW_BINS:
             ring[f & mask] += 1
@@ -821,14 +821,19 @@ def _window_capacities(window, kmin, bshift, B, m):
         flo, fhi = klo >> fsh, min((klo + width - 1) >> fsh, top)
         if flo < bottom:
             break
-        caps.append(1 + sum(int(ring[f & (_WINDOW_RING - 1)]) for f in range(flo, fhi + 1)))
+        caps.append(1 + _window_edges(ring, flo, fhi))
         b -= 1
     if not caps or sum(caps) > m + B:
         return None
     b_lo = b + 1
     first_whole = -((-(int(kmin) + b_lo * width)) >> fsh)  # the lowest bin inside the sized range
-    surely = sum(int(ring[f & (_WINDOW_RING - 1)]) for f in range(first_whole, top + 1))
+    surely = _window_edges(ring, first_whole, top)
     return b_lo, caps[::-1], sum(caps) - len(caps) - surely
+
+
+def _window_edges(ring, lo, hi):
+    """The edges counted in fine bins lo .. hi, all inside the window."""
+    return sum(int(ring[f & (_WINDOW_RING - 1)]) for f in range(lo, hi + 1))
 
 
 @jit_only
