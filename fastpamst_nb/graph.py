@@ -754,6 +754,39 @@ def _stores_diagonal(indptr, indices):
 
 
 @njit(cache=CACHE, nogil=True)
+def _mirrors_match(indptr, indices, data):
+    """Whether a canonical CSR matrix (rows sorted, no duplicates) equals its
+    transpose: one pass, O(n + m) time and n cursors.
+
+    Rows are visited in increasing order. An entry (i, j) below the diagonal
+    must be the next unmatched entry (j, i) of row j's upper part, with an equal
+    value: row j is sorted, so the mirrors of its upper part arrive in its own
+    column order and a cursor per row finds each in O(1). At the end every upper
+    entry must have been matched. A diagonal entry is its own mirror. scipy's
+    transpose and sort took 26 ms of the 55 ms validation at n = 100,000,
+    m = 600,000."""
+    n = indptr.shape[0] - 1
+    cursor = np.empty(n, dtype=np.int64)  # row j's next unmatched upper entry, set at row j
+    for i in range(n):
+        p = indptr[i]
+        end = indptr[i + 1]
+        while p < end and indices[p] < i:
+            j = indices[p]
+            c = cursor[j]
+            if c == indptr[j + 1] or indices[c] != i or data[c] != data[p]:
+                return False
+            cursor[j] = c + 1
+            p += 1
+        if p < end and indices[p] == i:
+            p += 1
+        cursor[i] = p
+    for j in range(n):
+        if cursor[j] != indptr[j + 1]:
+            return False
+    return True
+
+
+@njit(cache=CACHE, nogil=True)
 def _n_components(indptr, indices):
     """Connected components of a symmetric CSR pattern: a depth-first search with an
     explicit stack, O(n + m). scipy's connected_components(directed=False), which
@@ -786,18 +819,16 @@ def _checked_csr(S, name, level):
     """The ``Graph`` of a canonical CSR matrix ``S`` of finite float64 off-diagonal
     entries, after checking that it is symmetric and connected."""
     n = S.shape[0]
-    T = S.T.tocsr()
-    T.sort_indices()
-    symmetric = (
-        np.array_equal(S.indptr, T.indptr)
-        and np.array_equal(S.indices, T.indices)
-        and np.array_equal(S.data, T.data)
-    )
-    if not symmetric:
-        _raise_asymmetric_csr(name, S, T, level)
     # no second copy when S already holds int64 copies (the canonical-CSR path)
     indptr = S.indptr.astype(np.int64, copy=False)
     indices = S.indices.astype(np.int64, copy=False)
+    # a copy: S.data may be the user's array, and the graph must not alias it
+    d = S.data.astype(np.float64)
+    if not _mirrors_match(indptr, indices, d):
+        # the slow path only names the asymmetry (scipy's transpose, sorted)
+        T = S.T.tocsr()
+        T.sort_indices()
+        _raise_asymmetric_csr(name, S, T, level)
     n_comp = _n_components(indptr, indices)
     if n_comp > 1:
         raise ValueError(
@@ -805,7 +836,6 @@ def _checked_csr(S, name, level):
             "add edges, or run the algorithm on each connected component "
             "(scipy.sparse.csgraph.connected_components)"
         )
-    d = S.data.astype(np.float64)
     wmin = float(d.min()) if d.size else 0.0
     wmax = float(d.max()) if d.size else 0.0
     return Graph(n, S.nnz // 2, False, _EMPTY_W, indptr, indices, d, wmin, wmax)

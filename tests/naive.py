@@ -62,6 +62,15 @@ def _check_graph(W, adjacency):
     return W, mask
 
 
+def csr_is_symmetric(indptr, indices, data):
+    """Whether the CSR triple stores (j, i) with an equal value for every stored (i, j)."""
+    entries = {}
+    for i in range(len(indptr) - 1):
+        for p in range(indptr[i], indptr[i + 1]):
+            entries[(i, int(indices[p]))] = data[p]
+    return all((j, i) in entries and entries[(j, i)] == v for (i, j), v in entries.items())
+
+
 # ---------------------------------------------------------------------------
 # Exact (non-private) MST
 # ---------------------------------------------------------------------------

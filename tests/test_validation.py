@@ -1,12 +1,20 @@
 """Input validation of the four public functions: every rule raises, naming the problem."""
 
 import math
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 import fastpamst_nb as fp
+
+try:
+    import naive
+except ImportError:  # tests/ became a package, or --import-mode=importlib
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import naive
 
 RHO, DELTA_W = 1.0, 0.1  # a valid budget and sensitivity for the private functions
 
@@ -415,6 +423,56 @@ def _random_csr(rng, n, density, components=1):
     A.sum_duplicates()
     A.sort_indices()
     return A
+
+
+def _perturbed_csr(rng, A, defect):
+    """A canonical CSR copy of the symmetric ``A`` with one ``defect``."""
+    n = A.shape[0]
+    C = A.tocoo()
+    rows, cols, vals = C.row.tolist(), C.col.tolist(), C.data.tolist()
+    k = int(rng.integers(len(vals)))
+    if defect == "value":  # one entry differs from its mirror
+        vals[k] += 1.0
+    elif defect == "missing mirror":
+        del rows[k], cols[k], vals[k]
+    elif defect == "extra entry":  # an entry whose mirror is not stored
+        i, j = (int(x) for x in rng.choice(n, size=2, replace=False))
+        if A[i, j] != 0:
+            return _perturbed_csr(rng, A, "value")
+        rows.append(i), cols.append(j), vals.append(1.0)
+    elif defect == "diagonal":  # its own mirror: still symmetric
+        i = int(rng.integers(n))
+        rows.append(i), cols.append(i), vals.append(2.0)
+    elif defect == "signed zero":  # -0.0 == 0.0, as np.array_equal compares them
+        vals[k] = 0.0
+        mirror = [q for q in range(len(vals)) if (rows[q], cols[q]) == (cols[k], rows[k])][0]
+        vals[mirror] = -0.0
+    B = sp.csr_matrix((vals, (rows, cols)), shape=(n, n))
+    B.sum_duplicates()
+    return B
+
+
+@pytest.mark.parametrize("defect", ["none", "value", "missing mirror", "extra entry",
+                                    "diagonal", "signed zero"])
+def test_mirror_scan_matches_the_naive_symmetry_check(defect):
+    from fastpamst_nb.graph import _mirrors_match
+
+    rng = np.random.default_rng(sum(map(ord, defect)))
+    verdicts = set()
+    for _ in range(40):
+        n = int(rng.integers(2, 30))
+        A = _random_csr(rng, n, 0.15)
+        B = A if defect == "none" else _perturbed_csr(rng, A, defect)
+        assert B.has_canonical_format
+        indptr, indices = B.indptr.astype(np.int64), B.indices.astype(np.int64)
+        want = naive.csr_is_symmetric(indptr, indices, B.data)
+        assert _mirrors_match(indptr, indices, B.data) == want, (n, defect)
+        verdicts.add(want)
+    # the defects that break symmetry always break it; the others never do
+    assert verdicts == ({True} if defect in ("none", "diagonal", "signed zero") else {False})
+    # no entries at all: symmetric
+    empty = np.zeros(4, dtype=np.int64)
+    assert _mirrors_match(empty, empty[:0], np.zeros(0))
 
 
 def _graph_fields(g):
