@@ -439,10 +439,10 @@ def _perturbed_csr(rng, A, defect):
         i, j = (int(x) for x in rng.choice(n, size=2, replace=False))
         if A[i, j] != 0:
             return _perturbed_csr(rng, A, "value")
-        rows.append(i), cols.append(j), vals.append(1.0)
+        rows, cols, vals = rows + [i], cols + [j], vals + [1.0]
     elif defect == "diagonal":  # its own mirror: still symmetric
         i = int(rng.integers(n))
-        rows.append(i), cols.append(i), vals.append(2.0)
+        rows, cols, vals = rows + [i], cols + [i], vals + [2.0]
     elif defect == "signed zero":  # -0.0 == 0.0, as np.array_equal compares them
         vals[k] = 0.0
         mirror = [q for q in range(len(vals)) if (rows[q], cols[q]) == (cols[k], rows[k])][0]
