@@ -108,7 +108,8 @@ from .privacy import key_limit
 QueueLayout = namedtuple(
     "QueueLayout",
     ["n", "dense", "sgn", "s", "inv", "kmin", "direct", "n_groups", "n_buckets", "n_blocks",
-     "bucket_shift", "block_shift", "layered", "wide", "sub_shift", "group_counts", "lazy_counts"],
+     "bucket_shift", "block_shift", "layered", "wide", "sub_shift", "group_counts", "lazy_counts",
+     "min_sized"],
 )
 QueueLayout.__doc__ = """The queue's fixed scalars, decided by ``gq_build`` from shapes, s and r.
 
@@ -142,6 +143,10 @@ lazy_counts : bool
     Bucket counts are kept only for materialized buckets (dense graphs whose
     updates run the plain loop): below ``SlotStore.materialized[0]`` a bucket's
     count is 0 until ``gq_materialize`` counts it; ``total`` is always exact.
+min_sized : int64
+    The fewest top buckets a lazy sizing pass covers (``gq_materialize``):
+    ``_SIZE_MIN``, or with ``wide`` buckets those that hold about
+    1/``_WIDE_SIZE_SHARE`` of the edges in the crowding test's sample.
 """
 
 GroupKeys = namedtuple("GroupKeys", ["key", "rank"])
@@ -649,6 +654,15 @@ def gq_join(lay, cut, v, visited):
 # ~10-20 below the top of the cut (sigma = 2), while every bucket sized costs the
 # pass a key per edge it holds
 _SIZE_MIN = 8
+# ... and with wide buckets at least the top ones that hold about 1/_WIDE_SIZE_SHARE
+# of the edges (estimated from the crowding test's sample, ``QueueLayout.min_sized``).
+# A wide bucket is 1/16,384 of the key range, far wider than the noise, so how deep
+# the walks reach is set by the weights, not by sigma: on Uniform(0, 1) x 1000 at
+# n = 4000 they reached 40 buckets (the MST's heaviest edges, ~log(n)/n of the
+# range), and sizing 8 took a second pass over W late in the release (0.3x the
+# floor). A sizing pass reads all of W whatever it sizes; what it sizes costs a key
+# per edge, ~3% of the entries here
+_WIDE_SIZE_SHARE = 32
 
 
 @jit_only
@@ -853,11 +867,11 @@ def gq_materialize(lay, keys, counts, st, cut, W, b_need):
         return
     new = max(min(b_need, 2 * mat - lay.n_buckets), 0)
     if new < st.sized[0]:
-        # size 4x the range still needed, and at least the top _SIZE_MIN buckets, so
+        # size 4x the range still needed, and at least the top min_sized buckets, so
         # that the next materializations find their buckets sized: a pass over W per
         # quadrupling of the sized range. (A release's first materializations come
         # one or two buckets at a time; its walks reach ~10-20 buckets below the top.)
-        lo = min(new - 3 * (st.sized[0] - new), lay.n_buckets - _SIZE_MIN)
+        lo = min(new - 3 * (st.sized[0] - new), lay.n_buckets - lay.min_sized)
         _size_buckets(lay, st, cut, W, max(lo, 0))
     _materialize_pass(lay, keys, counts, st, cut, W, new, mat)
 
@@ -1021,8 +1035,12 @@ def _block_layer(B):
     return True, block_shift, ((B - 1) >> block_shift) + 1
 
 
-# the wide buckets' crowding test reads whole rows of W, about this many entries
-_CROWD_SAMPLE = 1 << 20
+# the wide buckets' crowding test reads whole rows of W: about this many entries, and
+# at least _CROWD_ROWS rows. 2**20 entries were 0.15-0.25x the floor at n = 4000; a
+# crowded bucket holds 16x the mean, while the fullest of 16,384 buckets in a sample
+# of 2**18 entries (mean 16) holds ~2x it by chance
+_CROWD_SAMPLE = 1 << 18
+_CROWD_ROWS = 32
 
 
 @njit(cache=CACHE, nogil=True)
@@ -1191,6 +1209,7 @@ def gq_build(graph, sgn, s, r, sigma, window=None):
     B = ((K - 1) >> bshift) + 1  # buckets of the key range
     sub_shift = bshift
     wide = False
+    min_sized = _SIZE_MIN
     bucket_hist = None
     if graph.dense and sigma >= 0 and B > _WIDE_MIN_FINE:
         # many noise-wide buckets: try at most _WIDE_BUCKETS wide ones instead, whose
@@ -1201,9 +1220,9 @@ def gq_build(graph, sgn, s, r, sigma, window=None):
         B_wide = ((K - 1) >> wshift) + 1
         # a crowded bucket would be split at O(its edges) per selection. The test needs
         # only the share of the fullest bucket, so it reads a sample of whole rows
-        # (about 2**20 entries): the histogram of every key cost 0.6x the floor.
+        # (about 2**18 entries): the histogram of every key cost 0.6x the floor.
         # Speed only: either layout is exact
-        stride = max(1, n // max(1, _CROWD_SAMPLE // n))
+        stride = max(1, n // max(_CROWD_ROWS, _CROWD_SAMPLE // n))
         sample = _hist_dense_rows(graph.W, sgn, s, inv, kmin, wshift, B_wide, stride)
         fullest = sample.max() * m / sample.sum()  # its estimated number of edges
         if fullest <= max(_WIDE_FILL_MIN, _WIDE_FILL_FACTOR * m // B_wide):
@@ -1211,6 +1230,10 @@ def gq_build(graph, sgn, s, r, sigma, window=None):
             # all (keys spanning over 2**(37 + bshift)): exact still, a few more draws
             sub_shift = max(bshift, wshift - _FINE_BITS)
             wide, bshift, B = True, wshift, B_wide
+            # the top buckets that hold ~1/_WIDE_SIZE_SHARE of the sample: the first
+            # sizing pass covers them (speed only, like the rest of the sample's use)
+            from_top = np.cumsum(sample[::-1])
+            min_sized = max(min_sized, int(np.searchsorted(from_top, from_top[-1] / _WIDE_SIZE_SHARE)) + 1)
     direct = wide or B <= m // 4 + _DIRECT_SLACK
     rank_t = np.int32 if m < 2**31 else np.int64
     need = 8 * m + 48 * (B if direct else m)
@@ -1291,6 +1314,7 @@ def gq_build(graph, sgn, s, r, sigma, window=None):
         group_counts=bool(group_counts),
         # the plain update loop of a dense graph counts only materialized buckets
         lazy_counts=bool(graph.dense and direct and not group_counts and not layered),
+        min_sized=np.int64(min(min_sized, B)),
     )
     counts = QueueCounts(
         bucket=np.zeros(B, dtype=np.int64),

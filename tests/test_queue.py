@@ -326,14 +326,45 @@ def test_wide_buckets_only_where_no_bucket_crowds(crowded, monkeypatch):
         A = np.triu(np.full((n, n), 2.0 ** 19) + rng.random((n, n)), 1)
         A[0, 1:40] = rng.random(39) * 2.0 ** 20
         W = A + A.T
-    # the crowding test reads a sample of rows: the same decision from 1 row in 8
+    # the crowding test reads a sample of rows: the same decision from 8 of them
     monkeypatch.setattr(queue, "_CROWD_SAMPLE", 8 * n)
+    monkeypatch.setattr(queue, "_CROWD_ROWS", 8)
     q = gq_build(as_graph(W), -1.0, 1.0, 0.05, 1.0)
     assert q.layout.wide == (not crowded)
     if crowded:  # the noise-wide buckets instead, with the block layer over them
         assert q.layout.layered and q.layout.n_buckets > 16384
     else:
         assert q.layout.n_buckets == 16384
+
+
+def test_wide_queue_sizes_its_walks_in_one_pass():
+    # weights x 1000 (wide buckets): the first sizing covers the top buckets holding
+    # ~1/32 of the sampled edges, deep enough for every walk of a uniform release
+    # (they reach the MST's heaviest edges, ~log(n)/n of the range), so the release
+    # reads W for sizing once (the top 8 buckets took a second pass late)
+    from fastpamst_nb import privacy
+    from fastpamst_nb.prim import prim_dense_private
+    from fastpamst_nb.sampler import N_STATS
+
+    n = 600
+    W = _sym(np.random.default_rng(5), n, 1000.0)
+    s = privacy.default_discretization(1e-5)
+    r = privacy.fast_pamst_rate(0.1, 1e-5, n, s) * s
+    q = gq_build(as_graph(W), -1.0, s, r, 2.0)
+    lay = q.layout
+    assert lay.wide and lay.n_buckets > 1000
+    # about 1/32 of the edges, estimated from a sample: well above the 8 of other layouts
+    assert 8 < lay.min_sized < lay.n_buckets // 16
+    visited = np.zeros(n, dtype=np.bool_)
+    edges = np.empty((n - 1, 2), dtype=np.int64)
+    stats = np.zeros(N_STATS, dtype=np.int64)
+    rng = np.random.default_rng(0)
+    v, sized = 0, []
+    for step in range(n - 1):
+        v = prim_dense_private(q, W, visited, edges, step, 1, v, 0, r, 0.03, 2.0, rng, stats)
+        sized.append(int(q.store.sized[0]))
+    assert len(set(sized)) == 1 and sized[0] <= lay.n_buckets - lay.min_sized
+    assert int(q.store.materialized[0]) >= sized[0]
 
 
 @pytest.mark.parametrize("restrict", [False, True])
