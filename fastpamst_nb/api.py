@@ -211,10 +211,18 @@ def _progress_class(progress, func):
     return tqdm
 
 
-def _run_steps(advance, n_steps, bar_class, desc):
-    """:func:`run_in_chunks` over ``n_steps``, with a progress bar from ``bar_class`` if any."""
+# a Fast-PAMST step reads one row of n entries (and now and then a materialization
+# pass), so its first chunk takes about this many entries' worth of steps: a tiny
+# release is one kernel call, where each call costs ~100 us to unbox the queue
+_FIRST_CHUNK_ENTRIES = 1 << 16
+
+
+def _run_steps(advance, n_steps, bar_class, desc, first=1):
+    """:func:`run_in_chunks` over ``n_steps`` (``first`` steps in the first chunk), with a
+    progress bar from ``bar_class`` if any (whose chunks start at one step, so that the
+    bar moves from the start)."""
     if bar_class is None:
-        run_in_chunks(advance, n_steps)
+        run_in_chunks(advance, n_steps, first=first)
         return
     bar = bar_class(total=n_steps, desc=desc, unit="step")
     try:
@@ -713,7 +721,8 @@ def _fast_pamst_graph(graph, rho, sensitivity, s, start, gen, noise, maximum, th
             def advance(step0, k):
                 nxt[0] = prim_csr_private(q, graph.indptr, graph.indices, graph.data, visited,
                                           edges, step0, k, nxt[0], kind, r, theta, sigma, gen, stats)
-        _run_steps(advance, graph.n - 1, bar_class, "fast_pamst")
+        _run_steps(advance, graph.n - 1, bar_class, "fast_pamst",
+                   first=max(1, _FIRST_CHUNK_ENTRIES // graph.n))
     info = {"rho": rho, "sensitivity": sensitivity, "noise": noise, "rate": lam,
             "discretization": s, "maximum": bool(maximum)}
     return _tree(graph, edges, "fast_pamst", info), stats

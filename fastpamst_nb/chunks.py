@@ -16,7 +16,7 @@ import time
 TARGET_SECONDS = 0.1
 
 
-def run_in_chunks(advance, n_steps, target=TARGET_SECONDS, callback=None):
+def run_in_chunks(advance, n_steps, target=TARGET_SECONDS, callback=None, first=1):
     """Call ``advance(start, k)`` on consecutive chunks [start, start + k) of range(n_steps).
 
     Parameters
@@ -31,14 +31,17 @@ def run_in_chunks(advance, n_steps, target=TARGET_SECONDS, callback=None):
         Called with ``k`` after each chunk of ``k`` steps has run (e.g. a progress
         bar's ``update``); the ``k`` of all calls sum to ``n_steps``. It runs
         between kernel calls, so it cannot change the output.
+    first : int
+        Steps of the first chunk (>= 1), for a caller that knows a bound on a step's
+        cost.
 
     Notes
     -----
-    The size starts at 1, so a run whose every step is slow (dense PAMST at
-    large n) still returns to Python after each step.
+    The size starts at ``first`` = 1 by default, so a run whose every step is slow
+    (dense PAMST at large n) still returns to Python after each step.
     """
     done = 0
-    size = 1
+    size = max(1, first)
     while done < n_steps:
         k = min(size, n_steps - done)
         t0 = time.perf_counter()

@@ -24,6 +24,7 @@ Gumbel of scale 1 / lam is added for the exponential mechanism.
   :func:`paper_gaussian_sigma`.
 """
 
+import functools
 import math
 import numbers
 from fractions import Fraction
@@ -177,6 +178,9 @@ def key_limit(discretization):
     return 2.0 ** 62 if is_power_of_two(discretization) else 2.0 ** 52
 
 
+# cached: exact fractions cost ~70 us a call, and a release computes the rate twice
+# (its window and its queue); the chi-square suites make ~10**6 tiny releases
+@functools.lru_cache(maxsize=1024)
 def discretized_sensitivity(sensitivity, discretization):
     """Sensitivity D_s of the discretized score s * floor(sgn * w / s) as computed.
 

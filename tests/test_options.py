@@ -318,7 +318,7 @@ def test_progress_bar_counts_the_steps_and_leaves_the_tree_alone(algo, sparse, f
 def test_progress_bar_is_closed_when_the_run_is_interrupted(fake_tqdm, monkeypatch):
     from fastpamst_nb import api
 
-    def boom(advance, n_steps, callback=None):
+    def boom(advance, n_steps, callback=None, first=1):
         advance(0, 1)
         callback(1)
         raise KeyboardInterrupt
