@@ -730,20 +730,26 @@ bins it overlaps: an upper bound of its edges (its end bins may be shared), whic
 is all a capacity must be.
 
 ring : int64 (_WINDOW_RING,)
-    The edge counts of the fine bins top - _WINDOW_BINS + 1 .. top (the window);
-    bin f at ring[f & (_WINDOW_RING - 1)]. Bins below the window are not counted.
-state : int64 (4,)
+    The edge counts of the fine bins top - bins + 1 .. top (the window); bin f at
+    ring[f & (_WINDOW_RING - 1)]. Bins below the window are not counted.
+state : int64 (5,)
     (top: the highest fine bin seen, fine_shift (-1: no window, nothing is
     counted), seen: 1 once a bin was counted, complete: 1 once every entry of the
-    strict upper triangle went through the window).
+    strict upper triangle went through the window, bins: the window's length,
+    _WINDOW_BINS). When the first tile's keys alone would make wide buckets, the
+    first ``window_add`` widens the bins to half a wide bucket of that range and
+    the window to _WINDOW_BINS_WIDE of them, before counting anything.
 scale : float64 (3,)
     (sgn, s, inv) of the keys, as ``discretize`` takes them.
 """
 
 _WINDOW_FINE_BITS = 3  # a noise-wide bucket (2**bshift keys) is 8 fine bins
 _WINDOW_BINS = 80  # 10 noise-wide buckets: the _SIZE_MIN top ones, whatever their alignment
-_WINDOW_RING = 128
-assert _WINDOW_BINS <= _WINDOW_RING and _WINDOW_RING & (_WINDOW_RING - 1) == 0
+# wide buckets: bins of half a wide bucket of the first tile's key range, 1000 of them
+# (~500 buckets, about 3% of the range: the depth _WIDE_SIZE_SHARE aims at)
+_WINDOW_BINS_WIDE = 1000
+_WINDOW_RING = 1024
+assert _WINDOW_BINS_WIDE <= _WINDOW_RING and _WINDOW_RING & (_WINDOW_RING - 1) == 0
 assert _WINDOW_BINS >= (_SIZE_MIN + 2) << _WINDOW_FINE_BITS
 
 
@@ -755,15 +761,15 @@ def top_window(sgn, s, r, sigma):
         fine_shift = max(_bucket_shift(np.int64(2) ** 62, r, sigma) - _WINDOW_FINE_BITS, 0)
     return TopWindow(
         ring=np.zeros(_WINDOW_RING, dtype=np.int64),
-        state=np.array([0, fine_shift, 0, 0], dtype=np.int64),
+        state=np.array([0, fine_shift, 0, 0, _WINDOW_BINS], dtype=np.int64),
         scale=np.array([sgn, s, exact_inverse(s)], dtype=np.float64),
     )
 
 
 # shared by every validation without a window: never written (fine_shift -1; a
 # read-only ring would be another type, so another compilation of the scan)
-NO_WINDOW = TopWindow(np.zeros(_WINDOW_RING, dtype=np.int64), np.array([0, -1, 0, 0], dtype=np.int64),
-                      np.array([-1.0, 1.0, 1.0]))
+NO_WINDOW = TopWindow(np.zeros(_WINDOW_RING, dtype=np.int64),
+                      np.array([0, -1, 0, 0, _WINDOW_BINS], dtype=np.int64), np.array([-1.0, 1.0, 1.0]))
 
 
 @njit(cache=CACHE, nogil=True)
@@ -775,8 +781,38 @@ def window_threshold(state, scale):
         return np.inf
     if state[2] == 0:
         return -np.inf
-    bottom = (state[0] - _WINDOW_BINS + 1) << state[1]  # its lowest key
+    bottom = (state[0] - state[4] + 1) << state[1]  # its lowest key
     return _score_floor(bottom, np.int64(0), np.int64(0), scale[1])
+
+
+@jit_only
+def _window_for_wide(state, scale, hitw, k):
+    """At the window's first tile (every entry listed): when the tile's key range
+    alone spans more than _WIDE_MIN_FINE noise-wide buckets, the queue will have wide
+    buckets, and the window counts bins of half a wide bucket of that range instead
+    (``state[1]``), ``_WINDOW_BINS_WIDE`` of them (``state[4]``). A wider final range
+    makes wider buckets, each the sum of more bins: the capacities stay upper bounds."""
+    sgn, s, inv = scale[0], scale[1], scale[2]
+    lo = np.int64(2) ** 62
+    hi = -lo
+    for t in range(k):
+        w = hitw[t]
+        y = sgn * w
+        x = y * inv if inv != 0.0 else y / s
+        if abs(x) < 2.0 ** 62:
+            key = discretize(w, sgn, s, inv)
+            lo = min(lo, key)
+            hi = max(hi, key)
+    if hi < lo:
+        return
+    span = hi - lo  # K - 1
+    if (span >> (state[1] + _WINDOW_FINE_BITS)) + 1 <= _WIDE_MIN_FINE:
+        return
+    wshift = state[1] + _WINDOW_FINE_BITS  # as gq_build widens the buckets
+    while (span >> wshift) + 1 > _WIDE_BUCKETS:
+        wshift += 1
+    state[1] = max(state[1], wshift - 1)
+    state[4] = _WINDOW_BINS_WIDE
 
 
 @njit(cache=CACHE, nogil=True)
@@ -788,11 +824,14 @@ def window_add(ring, state, scale, hitw, k):
     refuses the first, ``gq_build`` the second, and their keys would not convert.
     """
     sgn, s, inv = scale[0], scale[1], scale[2]
-    fsh = state[1]
-    if fsh < 0:
+    if state[1] < 0:
         return
     top = state[0]
     seen = state[2]
+    if seen == 0:
+        _window_for_wide(state, scale, hitw, k)
+    fsh = state[1]
+    bins = state[4]
     mask = _WINDOW_RING - 1
     for t in range(k):
         w = hitw[t]
@@ -809,7 +848,7 @@ def window_add(ring, state, scale, hitw, k):
             for g in range(max(top + 1, f - _WINDOW_RING + 1), f + 1):
                 ring[g & mask] = 0
             top = f
-        if f > top - _WINDOW_BINS:
+        if f > top - bins:
             ring[f & mask] += 1
     state[0] = top
     state[2] = seen
@@ -817,37 +856,36 @@ def window_add(ring, state, scale, hitw, k):
 
 def _window_capacities(window, kmin, bshift, B, m):
     """Capacities (spare slot included) of the top buckets b_lo .. B - 1 from a complete
-    ``window``: returns (b_lo, caps, extra), or None when the window covers none or
-    its bounds would not fit a pool of m + B slots. ``extra``: by how many slots the
-    capacities may exceed the edges they hold (the counts of bins they share), which
-    the pool needs on top of m + B for the buckets sized exactly later. Python ints:
-    keys reach 2**62."""
+    ``window``: returns (b_lo, caps, extra), or None when the window covers none, its
+    bins are wider than the buckets (a crowded range after a wide-looking first tile:
+    each bucket would get a whole bin) or its bounds would not fit a pool of m + B
+    slots. ``extra``: by how many slots the capacities may exceed the edges they hold
+    (the counts of bins they share), which the pool needs on top of m + B for the
+    buckets sized exactly later. Keys are below 2**62, so int64 holds every bound."""
     ring, state = window.ring, window.state
-    top, fsh, seen, complete = (int(x) for x in state)
-    if fsh < 0 or not complete or not seen:
+    top, fsh, seen, complete, bins = (int(x) for x in state)
+    if fsh < 0 or not complete or not seen or fsh > bshift:
         return None
-    bottom = top - _WINDOW_BINS + 1
+    bottom = top - bins + 1
     width = 1 << int(bshift)
-    caps = []
-    b = int(B) - 1
-    while b >= 0:
-        klo = int(kmin) + b * width
-        flo, fhi = klo >> fsh, min((klo + width - 1) >> fsh, top)
-        if flo < bottom:
-            break
-        caps.append(1 + _window_edges(ring, flo, fhi))
-        b -= 1
-    if not caps or sum(caps) > m + B:
+    kmin = int(kmin)
+    # the buckets whose lowest key's bin is in the window: b >= ((bottom << fsh) - kmin) / width
+    b_lo = max(-((kmin - (bottom << fsh)) // width), 0)
+    if b_lo >= B:
         return None
-    b_lo = b + 1
-    first_whole = -((-(int(kmin) + b_lo * width)) >> fsh)  # the lowest bin inside the sized range
-    surely = _window_edges(ring, first_whole, top)
-    return b_lo, caps[::-1], sum(caps) - len(caps) - surely
-
-
-def _window_edges(ring, lo, hi):
-    """The edges counted in fine bins lo .. hi, all inside the window."""
-    return sum(int(ring[f & (_WINDOW_RING - 1)]) for f in range(lo, hi + 1))
+    klo = kmin + np.arange(b_lo, B, dtype=np.int64) * width
+    flo = klo >> fsh
+    fhi = np.minimum((klo + (width - 1)) >> fsh, top)
+    # edges in bins bottom .. f - 1: within[f - bottom]
+    within = np.zeros(bins + 1, dtype=np.int64)
+    np.cumsum(ring[np.arange(bottom, top + 1) & (_WINDOW_RING - 1)], out=within[1:])
+    caps = 1 + within[fhi - bottom + 1] - within[flo - bottom]
+    total = int(caps.sum())
+    if total > m + B:
+        return None
+    first_whole = -((-(kmin + b_lo * width)) >> fsh)  # the lowest bin inside the sized range
+    surely = int(within[bins] - within[first_whole - bottom])
+    return b_lo, caps, total - len(caps) - surely
 
 
 @jit_only
@@ -1281,7 +1319,7 @@ def gq_build(graph, sgn, s, r, sigma, window=None):
         cap = np.zeros(B, dtype=np.int64)
         sized = np.array([B, 0], dtype=np.int64)
         top = None
-        if window is not None and not wide:
+        if window is not None:
             if tuple(window.scale) != (sgn, s, inv):
                 raise AssertionError("gq_build: the window counted other keys")
             top = _window_capacities(window, kmin, bshift, B, m)
@@ -1289,7 +1327,7 @@ def gq_build(graph, sgn, s, r, sigma, window=None):
             b_lo, caps, extra = top
             cap[b_lo:] = caps
             np.cumsum(cap[b_lo:-1], out=start[b_lo + 1:])
-            sized[:] = (b_lo, sum(caps))
+            sized[:] = (b_lo, caps.sum())
     else:
         cap = bucket_hist.astype(np.int64) + 1
         np.cumsum(cap[:-1], out=start[1:])

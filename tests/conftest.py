@@ -48,6 +48,7 @@ NOJIT_LANE = {
         # a Python kernel is interrupted inside its first step: the test needs a compiled one
         "test_ctrl_c_stops_a_long_release",
         "law_across_large_gaps", "test_neighbouring_inputs_release_laws",
+        "test_wide_buckets_sized_by_the_validation_window",
         "test_maximum_tree_across_a_large_gap", "test_releases_run_in_chunks[pamst",
         "test_cli_run_on_a_metre_distance_matrix",
     ),

@@ -104,14 +104,22 @@ def expected_sequences(weights, lam, s, noise="exponential", maximum=False, star
 
 
 def released_counts(weights, rho, sensitivity, discretization, *, noise="exponential",
-                    maximum=False, theta=DEFAULT_THETA, sigma=DEFAULT_SIGMA, seed=0, runs=RUNS):
+                    maximum=False, theta=DEFAULT_THETA, sigma=DEFAULT_SIGMA, seed=0, runs=RUNS,
+                    window=False):
+    """Counts of the released edge sequences over ``runs`` releases. ``window``: validate
+    with fast_pamst's top window (its top buckets then sized at build)."""
     rng = np.random.default_rng(seed)
-    graph = as_graph(weights)  # validated once; the loop runs the release itself
     s = sensitivity if discretization is None else discretization
+    win = None
+    if window:
+        r = fp.privacy.fast_pamst_rate(rho, sensitivity, weights.shape[0], s, noise) * s
+        win = queue.top_window(1.0 if maximum else -1.0, s, r, sigma)
+    graph = as_graph(weights, window=win)  # validated once; the loop runs the release itself
     counts = {}
     stats = None
     for _ in range(runs):
-        tree, st = _fast_pamst_graph(graph, rho, sensitivity, s, 0, rng, noise, maximum, theta, sigma)
+        tree, st = _fast_pamst_graph(graph, rho, sensitivity, s, 0, rng, noise, maximum, theta, sigma,
+                                     None, win)
         key = tuple(map(tuple, tree.edges.tolist()))
         counts[key] = counts.get(key, 0) + 1
         stats = st if stats is None else stats + st

@@ -352,7 +352,7 @@ HARD = {
 }
 
 
-def _hard_check(name, noise, theta, sigma, maximum=False):
+def _hard_check(name, noise, theta, sigma, maximum=False, window=False):
     W, sensitivity, disc, lam = HARD[name]
     if maximum:
         W = -W  # the maximum tree of -W is the minimum tree of W: same walks
@@ -360,7 +360,7 @@ def _hard_check(name, noise, theta, sigma, maximum=False):
     s = sensitivity if disc is None else disc
     rho = _rho_for_rate(lam, sensitivity, s, n, noise)
     counts, stats, rate = within(LIMIT, released_counts, W, rho, sensitivity, disc, noise=noise,
-                                 maximum=maximum, theta=theta, sigma=sigma)
+                                 maximum=maximum, theta=theta, sigma=sigma, window=window)
     assert rate == pytest.approx(lam, rel=1e-12)
     expected = expected_sequences(W, rate, s, noise=noise, maximum=maximum)
     assert sum(RUNS * p >= 5 for p in expected.values()) >= 3, "configuration too concentrated"
@@ -436,6 +436,23 @@ def test_hard_layouts_without_wide_buckets(no_wide):
     top = int(math.floor(-1344.0)) - q.layout.kmin
     assert top % (1 << (q.layout.bucket_shift + q.layout.block_shift)) == 0
     assert _layout(queue_of("compressed-gap-700000")) == "radix"
+
+
+@pytest.mark.parametrize("noise", ["exponential", "gumbel"])
+@pytest.mark.parametrize("name", WIDE_BY_DEFAULT)
+def test_wide_buckets_sized_by_the_validation_window(name, noise):
+    # fast_pamst's own path: the validation pass counts wide bins (the matrix is one
+    # tile, whose keys span more than 16,384 noise-wide buckets), gq_build sizes the
+    # top wide buckets from them, and the released law is still the exact one
+    W, sensitivity, disc, lam = HARD[name]
+    s = sensitivity if disc is None else disc
+    rho = _rho_for_rate(lam, sensitivity, s, W.shape[0], noise)
+    rate = fp.privacy.fast_pamst_rate(rho, sensitivity, W.shape[0], s, noise) * s
+    win = queue.top_window(-1.0, s, rate, DEFAULT_SIGMA)
+    q = gq_build(as_graph(W, window=win), -1.0, s, rate, DEFAULT_SIGMA, win)
+    assert int(win.state[4]) == queue._WINDOW_BINS_WIDE
+    assert q.layout.wide and int(q.store.sized[0]) < q.layout.n_buckets
+    _hard_check(name, noise, DEFAULT_THETA, DEFAULT_SIGMA, window=True)
 
 
 def test_maximum_tree_across_a_large_gap():

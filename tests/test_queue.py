@@ -162,7 +162,7 @@ def _many_cut_takes(q, W, pmax, rng, reps):
 
 
 # layouts sized lazily, whose top buckets the validation pass can size (a TopWindow)
-WINDOWED = ("direct-wide-buckets", "direct-fine-step", "layered")
+WINDOWED = ("direct-wide-buckets", "direct-fine-step", "layered", "wide")
 
 
 @pytest.mark.parametrize("layout,window", [(k, False) for k in LAYOUTS] + [(k, True) for k in WINDOWED])
@@ -404,13 +404,19 @@ def test_picks_are_uniform_over_active_members(restrict):
     assert pvalue >= 1e-4
 
 
-@pytest.mark.parametrize("case", ["uniform", "climbing", "huge", "maximum", "float32"])
+@pytest.mark.parametrize("case", ["uniform", "climbing", "huge", "maximum", "float32", "wide",
+                                  "wide-later"])
 def test_top_window_counts_the_top_bins_exactly(case):
     # the validation pass's window: every fine bin in its final range counted exactly
-    # (the top sliding by more than the ring included), whatever the scan order
+    # (the top sliding by more than the ring included), whatever the scan order; with
+    # bins of half a wide bucket where the first tile's keys would make wide buckets
     rng = np.random.default_rng(5)
     n, sgn, s, r = 150, -1.0, 2.0 ** -10, 2.0 ** -6
     W = _sym(rng, n)
+    if case in ("wide", "wide-later"):  # 2**22 keys: 65,536 noise-wide buckets, 16,384 wide
+        W = W * 2 ** 12
+    if case == "wide-later":  # the first tile's keys span 1/8 of the range: not wide there
+        W[:64, :64] = W[:64, :64] / 8
     if case == "climbing":  # scores rise along the scan: the top jumps past the ring
         i, j = np.indices((n, n))
         W = -(np.minimum(i, j) * 50.0 + W) * s * 2 ** 8
@@ -424,10 +430,27 @@ def test_top_window_counts_the_top_bins_exactly(case):
         W = W.astype(np.float32)
     win = queue.top_window(sgn, s, r, 1.0)
     as_graph(W, window=win)
-    top, fsh, seen, complete = (int(x) for x in win.state)
-    assert fsh == queue._bucket_shift(2 ** 62, r, 1.0) - 3 and seen == complete == 1
+    top, fsh, seen, complete, length = (int(x) for x in win.state)
+    noise_fine = queue._bucket_shift(2 ** 62, r, 1.0) - 3
     keys = np.floor(sgn * W[np.triu_indices(n, 1)].astype(np.float64) / s).astype(np.int64)
+    # the first tile's keys decide: bins of half a wide bucket of their range (16,384
+    # buckets of 2**w keys) when they span more than 16,384 noise-wide buckets
+    first = np.floor(sgn * W[:64, :64][np.triu_indices(64, 1)].astype(np.float64) / s).astype(np.int64)
+    span = int(first.max() - first.min())
+    if (span >> (noise_fine + 3)) + 1 > 2 ** 14:
+        w = next(w for w in range(63) if (span >> w) + 1 <= 2 ** 14)
+        assert (fsh, length) == (w - 1, queue._WINDOW_BINS_WIDE)
+        assert case in ("wide", "huge")
+    else:
+        assert (fsh, length) == (noise_fine, queue._WINDOW_BINS)
+        assert case not in ("wide", "huge")
+    if case.startswith("wide"):
+        q = gq_build(as_graph(W), sgn, s, r, 1.0, win)
+        assert q.layout.wide
+        if case == "wide":  # the top wide buckets are sized at build
+            assert q.store.sized[0] <= q.layout.n_buckets - 8
+    assert seen == complete == 1
     bins = keys >> fsh
     assert top == bins.max()
-    for f in range(top - queue._WINDOW_BINS + 1, top + 1):
+    for f in range(top - length + 1, top + 1):
         assert win.ring[f & (queue._WINDOW_RING - 1)] == np.count_nonzero(bins == f), f
