@@ -749,6 +749,7 @@ _WINDOW_BINS = 80  # 10 noise-wide buckets: the _SIZE_MIN top ones, whatever the
 # (~500 buckets, about 3% of the range: the depth _WIDE_SIZE_SHARE aims at)
 _WINDOW_BINS_WIDE = 1000
 _WINDOW_RING = 1024
+_WINDOW_FULL_TILE = 1024  # entries of a first tile that decides its bins by its crowding
 assert _WINDOW_BINS_WIDE <= _WINDOW_RING and _WINDOW_RING & (_WINDOW_RING - 1) == 0
 assert _WINDOW_BINS >= (_SIZE_MIN + 2) << _WINDOW_FINE_BITS
 
@@ -790,8 +791,9 @@ def _window_for_wide(state, scale, hitw, k):
     """At the window's first tile (every entry listed): when the tile's key range
     alone spans more than _WIDE_MIN_FINE noise-wide buckets, the queue will have wide
     buckets, and the window counts bins of half a wide bucket of that range instead
-    (``state[1]``), ``_WINDOW_BINS_WIDE`` of them (``state[4]``). A wider final range
-    makes wider buckets, each the sum of more bins: the capacities stay upper bounds."""
+    (``state[1]``), ``_WINDOW_BINS_WIDE`` of them (``state[4]``), unless over an eighth
+    of a large tile falls in that window. A wider final range makes wider buckets, each
+    the sum of more bins: the capacities stay upper bounds. Speed only."""
     sgn, s, inv = scale[0], scale[1], scale[2]
     lo = np.int64(2) ** 62
     hi = -lo
@@ -811,7 +813,24 @@ def _window_for_wide(state, scale, hitw, k):
     wshift = state[1] + _WINDOW_FINE_BITS  # as gq_build widens the buckets
     while (span >> wshift) + 1 > _WIDE_BUCKETS:
         wshift += 1
-    state[1] = max(state[1], wshift - 1)
+    fsh = max(state[1], wshift - 1)
+    # a crowded top (most keys near the highest, a few far below: likely a crowded
+    # layout, not a wide one) would make the validation key most entries: keep the
+    # fine bins when over an eighth of a full tile lands in the wide window (a matrix
+    # of a few tiles costs nothing either way)
+    top = hi >> fsh
+    inside = 0
+    valid = 0
+    for t in range(k):
+        w = hitw[t]
+        y = sgn * w
+        x = y * inv if inv != 0.0 else y / s
+        if abs(x) < 2.0 ** 62:
+            valid += 1
+            inside += (discretize(w, sgn, s, inv) >> fsh) > top - _WINDOW_BINS_WIDE
+    if valid >= _WINDOW_FULL_TILE and 8 * inside > valid:
+        return
+    state[1] = fsh
     state[4] = _WINDOW_BINS_WIDE
 
 
@@ -856,15 +875,15 @@ def window_add(ring, state, scale, hitw, k):
 
 def _window_capacities(window, kmin, bshift, B, m):
     """Capacities (spare slot included) of the top buckets b_lo .. B - 1 from a complete
-    ``window``: returns (b_lo, caps, extra), or None when the window covers none, its
-    bins are wider than the buckets (a crowded range after a wide-looking first tile:
-    each bucket would get a whole bin) or its bounds would not fit a pool of m + B
-    slots. ``extra``: by how many slots the capacities may exceed the edges they hold
-    (the counts of bins they share), which the pool needs on top of m + B for the
-    buckets sized exactly later. Keys are below 2**62, so int64 holds every bound."""
+    ``window``: returns (b_lo, caps, extra), or None when the window covers none or
+    its bounds would not fit a pool of m + B slots (bins much wider than the buckets,
+    each of which gets whole bins: a crowded range after a wide-looking first tile).
+    ``extra``: by how many slots the capacities may exceed the edges they hold (the
+    counts of bins they share), which the pool needs on top of m + B for the buckets
+    sized exactly later. Keys are below 2**62, so int64 holds every bound."""
     ring, state = window.ring, window.state
     top, fsh, seen, complete, bins = (int(x) for x in state)
-    if fsh < 0 or not complete or not seen or fsh > bshift:
+    if fsh < 0 or not complete or not seen:
         return None
     bottom = top - bins + 1
     width = 1 << int(bshift)
