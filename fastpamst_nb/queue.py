@@ -786,6 +786,27 @@ def window_threshold(state, scale):
     return _score_floor(bottom, np.int64(0), np.int64(0), scale[1])
 
 
+@jit_only(inline="always")
+def _window_key(w, sgn, s, inv):
+    """(whether w's key converts, the key): quotients that are not finite or reach 2**62
+    are skipped by the window (the scan refuses the first, ``gq_build`` the second)."""
+    y = sgn * w
+    x = y * inv if inv != 0.0 else y / s
+    if not abs(x) < 2.0 ** 62:
+        return False, np.int64(0)
+    return True, discretize(w, sgn, s, inv)
+
+
+@njit(cache=CACHE, nogil=True)
+def _wide_shift(span, bshift):
+    """log2 of the width of the wide buckets over keys spanning ``span`` + 1: the
+    smallest shift >= bshift that makes at most _WIDE_BUCKETS of them."""
+    wshift = bshift
+    while (span >> wshift) + 1 > _WIDE_BUCKETS:
+        wshift += 1
+    return wshift
+
+
 @jit_only
 def _window_for_wide(state, scale, hitw, k):
     """At the window's first tile (every entry listed): when the tile's key range
@@ -798,11 +819,8 @@ def _window_for_wide(state, scale, hitw, k):
     lo = np.int64(2) ** 62
     hi = -lo
     for t in range(k):
-        w = hitw[t]
-        y = sgn * w
-        x = y * inv if inv != 0.0 else y / s
-        if abs(x) < 2.0 ** 62:
-            key = discretize(w, sgn, s, inv)
+        ok, key = _window_key(hitw[t], sgn, s, inv)
+        if ok:
             lo = min(lo, key)
             hi = max(hi, key)
     if hi < lo:
@@ -810,10 +828,7 @@ def _window_for_wide(state, scale, hitw, k):
     span = hi - lo  # K - 1
     if (span >> (state[1] + _WINDOW_FINE_BITS)) + 1 <= _WIDE_MIN_FINE:
         return
-    wshift = state[1] + _WINDOW_FINE_BITS  # as gq_build widens the buckets
-    while (span >> wshift) + 1 > _WIDE_BUCKETS:
-        wshift += 1
-    fsh = max(state[1], wshift - 1)
+    fsh = _wide_shift(span, state[1] + _WINDOW_FINE_BITS) - 1  # as gq_build widens the buckets
     # a crowded top (most keys near the highest, a few far below: likely a crowded
     # layout, not a wide one) would make the validation key most entries: keep the
     # fine bins when over an eighth of a full tile lands in the wide window (a matrix
@@ -822,12 +837,9 @@ def _window_for_wide(state, scale, hitw, k):
     inside = 0
     valid = 0
     for t in range(k):
-        w = hitw[t]
-        y = sgn * w
-        x = y * inv if inv != 0.0 else y / s
-        if abs(x) < 2.0 ** 62:
-            valid += 1
-            inside += (discretize(w, sgn, s, inv) >> fsh) > top - _WINDOW_BINS_WIDE
+        ok, key = _window_key(hitw[t], sgn, s, inv)
+        valid += ok
+        inside += ok and (key >> fsh) > top - _WINDOW_BINS_WIDE
     if valid >= _WINDOW_FULL_TILE and 8 * inside > valid:
         return
     state[1] = fsh
@@ -853,12 +865,10 @@ def window_add(ring, state, scale, hitw, k):
     bins = state[4]
     mask = _WINDOW_RING - 1
     for t in range(k):
-        w = hitw[t]
-        y = sgn * w
-        x = y * inv if inv != 0.0 else y / s
-        if not abs(x) < 2.0 ** 62:
+        ok, key = _window_key(hitw[t], sgn, s, inv)
+        if not ok:
             continue
-        f = discretize(w, sgn, s, inv) >> fsh
+        f = key >> fsh
         if seen == 0:
             top = f
             seen = 1
@@ -1271,9 +1281,7 @@ def gq_build(graph, sgn, s, r, sigma, window=None):
     if graph.dense and sigma >= 0 and B > _WIDE_MIN_FINE:
         # many noise-wide buckets: try at most _WIDE_BUCKETS wide ones instead, whose
         # counters stay in cache; the sampler splits the few it reaches (docs/design.rst)
-        wshift = bshift
-        while ((K - 1) >> wshift) + 1 > _WIDE_BUCKETS:
-            wshift += 1
+        wshift = int(_wide_shift(np.int64(K - 1), np.int64(bshift)))
         B_wide = ((K - 1) >> wshift) + 1
         # a crowded bucket would be split at O(its edges) per selection. The test needs
         # only the share of the fullest bucket, so it reads a sample of whole rows
