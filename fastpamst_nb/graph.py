@@ -34,9 +34,10 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
+from . import threads
 from .chunks import run_in_chunks
 from .core import CACHE, require_memory
-from .queue import NO_WINDOW, window_add, window_threshold
+from .queue import NO_WINDOW, window_add, window_fork, window_join, window_threshold
 
 Graph = namedtuple("Graph", ["n", "m", "dense", "W", "indptr", "indices", "data", "wmin", "wmax"])
 Graph.__doc__ = """A validated weighted graph.
@@ -154,28 +155,73 @@ def _dense_locate(W, t0, t1):
     return 0, 0, 0, wmin, wmax
 
 
-def _scan_dense(W, window=NO_WINDOW):
-    """:func:`_dense_scan` over all of W in chunks of about 0.1 s (interruptible).
+# below this many entries a pass stays on one thread: a hand-off costs ~50 us
+_THREADED_MIN_ENTRIES = 1 << 20
+# the chunk after the first tile row reads about this many entries (a few ms), so that
+# the hand-offs are few; later chunks grow to ~0.1 s (run_in_chunks)
+_FIRST_CHUNK_ENTRIES = 1 << 22
 
-    Returns (status, i, j, wmin, wmax), with wmin = wmax = 0.0 when n < 2.
-    ``window``: a ``queue.TopWindow`` to fill, marked complete when W passed.
+
+def _scan_dense(W, window=NO_WINDOW, workers=None):
+    """:func:`_dense_scan` over all of W in chunks of about 0.1 s (interruptible), each
+    chunk split by work across ``workers`` threads (default ``threads.thread_count()``,
+    one thread for a matrix under 2**20 entries).
+
+    Returns (status, i, j, wmin, wmax), with wmin = wmax = 0.0 when n < 2; a defect is
+    the first in tile order, as on one thread. ``window``: a ``queue.TopWindow`` to
+    fill, marked complete when W passed. Each thread fills a fork of it
+    (``queue.window_fork``, made once the first tile row has decided its bins), joined
+    into it at the end: the same counts as one thread's.
     """
     n = W.shape[0]
+    if workers is None:
+        workers = threads.thread_count() if n * n >= _THREADED_MIN_ENTRIES else 1
+    windows = [window]
     found = [(0, 0, 0, np.inf, -np.inf)]
+
+    def part(t0, t1, w):
+        return lambda: _dense_scan(W, t0, t1, *w)
 
     def advance(t0, k):
         status, i, j, lo, hi = found[-1]
-        if status == 0:
-            s, a, b, lo2, hi2 = _dense_scan(W, t0, t0 + k, *window)
-            found.append((s, a, b, min(lo, lo2), max(hi, hi2)))
+        if status != 0:
+            return
+        if len(windows) < workers and (window.state[2] or window.state[1] < 0):
+            windows.extend(window_fork(window) for _ in range(workers - len(windows)))
+        cuts = _split_tile_rows(n, t0, t0 + k, len(windows))
+        results = threads.run_side_by_side(
+            [part(a, b, w) for a, b, w in zip(cuts[:-1], cuts[1:], windows)])
+        for s, a, b, lo2, hi2 in results:  # in tile order: the first defect wins
+            if s != 0:
+                found.append((s, a, b, 0.0, 0.0))
+                return
+            lo, hi = min(lo, lo2), max(hi, hi2)
+        found.append((0, 0, 0, lo, hi))
 
-    run_in_chunks(advance, -(-n // _TILE))
+    advance(0, 1)  # on this thread: the first tile row decides the window's bins
+    rows = -(-n // _TILE) - 1
+    if rows > 0:
+        run_in_chunks(lambda t0, k: advance(1 + t0, k), rows,
+                      first=max(1, _FIRST_CHUNK_ENTRIES // (_TILE * n)))
     status, i, j, wmin, wmax = found[-1]
     if status == 0 and window is not NO_WINDOW:
+        window_join(window, windows[1:])
         window.state[3] = 1
     if n < 2:
         return status, i, j, 0.0, 0.0
     return status, i, j, wmin, wmax
+
+
+def _split_tile_rows(n, t0, t1, parts):
+    """Cut tile rows t0 .. t1 - 1 into at most ``parts`` consecutive runs of about equal
+    work (tile row t scans the n - 64 t columns from its diagonal on); returns the
+    boundaries, t0 first and t1 last, without empty runs."""
+    if parts <= 1 or t1 - t0 <= 1:
+        return [t0, t1]
+    work = np.cumsum(np.maximum(n - _TILE * np.arange(t0, t1), 1))
+    want = work[-1] * np.arange(1, parts) / parts
+    inner = t0 + 1 + np.searchsorted(work[:-1], want)
+    return sorted({t0, t1, *(int(t) for t in inner if t0 < t < t1)})
 
 
 @njit(cache=CACHE, nogil=True)

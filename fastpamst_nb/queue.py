@@ -883,6 +883,38 @@ def window_add(ring, state, scale, hitw, k):
     state[2] = seen
 
 
+def window_fork(window):
+    """A window that counts another part of the matrix in ``window``'s bins: the same
+    state (top, bins, length: decided by the first tile, so fork after it), an empty
+    ring. The validation threads each fill one; :func:`window_join` adds them up.
+    Without a window (``NO_WINDOW``, never written) the window itself."""
+    if window.state[1] < 0:
+        return window
+    return TopWindow(np.zeros_like(window.ring), window.state.copy(), window.scale)
+
+
+def window_join(window, forks):
+    """Add the counts of ``forks`` (from :func:`window_fork`) into ``window``.
+
+    Exact: each window counts its own entries exactly in the bins of its own range
+    (its top - length + 1 .. its top), and holds none above its top. The joined top is
+    the highest; every bin of the joined range lies at or above each part's bottom, and
+    a part counts 0 there above its own top. Per pass, not per entry."""
+    state = window.state
+    parts = [w for w in (window, *forks) if w.state[2]]
+    if state[1] < 0 or not parts:
+        return
+    bins = int(state[4])
+    top = max(int(w.state[0]) for w in parts)
+    f = np.arange(top - bins + 1, top + 1)
+    total = np.zeros(bins, dtype=np.int64)
+    for w in parts:
+        total += np.where(f <= w.state[0], w.ring[f & (_WINDOW_RING - 1)], 0)
+    window.ring[f & (_WINDOW_RING - 1)] = total  # after every read: the parts may share slots
+    state[0] = top
+    state[2] = 1
+
+
 def _window_capacities(window, kmin, bshift, B, m):
     """Capacities (spare slot included) of the top buckets b_lo .. B - 1 from a complete
     ``window``: returns (b_lo, caps, extra), or None when the window covers none or

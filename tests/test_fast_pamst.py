@@ -266,3 +266,28 @@ def test_every_start_vertex_and_tree_shape():
 def test_noise_must_be_known():
     with pytest.raises(ValueError, match="noise"):
         fp.fast_pamst(_integer_graph(), rho=1.0, sensitivity=1.0, noise="laplace")
+
+
+@pytest.mark.parametrize("noise", ["exponential", "gumbel"])
+def test_a_release_is_the_same_whatever_the_validation_threads(noise, monkeypatch):
+    # n = 1100 makes 1.2M entries: the validation splits its tile rows across threads
+    # by default. The joined window must be the one thread's window (so the same
+    # buckets are sized) and the same seed must give the same tree
+    from fastpamst_nb import privacy, threads
+
+    rng = np.random.default_rng(8)
+    A = np.triu(rng.random((1100, 1100)), 1)
+    W = A + A.T
+    s = privacy.default_discretization(1e-5)
+    r = privacy.fast_pamst_rate(0.1, 1e-5, 1100, s, noise) * s
+    trees, windows = [], []
+    for workers in (1, 2, 3):
+        monkeypatch.setattr(threads, "thread_count", lambda workers=workers: workers)
+        trees.append(fp.fast_pamst(W, rho=0.1, sensitivity=1e-5, rng=4, noise=noise).edges)
+        win = queue.top_window(-1.0, s, r, DEFAULT_SIGMA)
+        as_graph(W, window=win)
+        top, length = int(win.state[0]), int(win.state[4])
+        windows.append((win.state.tolist(), win.ring[np.arange(top - length + 1, top + 1) & 1023].tolist()))
+    assert windows[0][0][3] == 1 and sum(windows[0][1]) > 0
+    assert windows[1] == windows[0] and windows[2] == windows[0]
+    assert np.array_equal(trees[0], trees[1]) and np.array_equal(trees[0], trees[2])

@@ -460,3 +460,29 @@ def test_jit_only_kernels_refuse_a_python_call_but_run_from_njit():
     assert caller(20) == 41
     with pytest.raises(TypeError, match="twice is a jit-only kernel"):
         twice(20)
+
+
+# the validation's threads (fastpamst_nb.threads)
+
+def test_validation_threads_follow_numba_num_threads(monkeypatch):
+    import numba
+
+    from fastpamst_nb import threads
+
+    monkeypatch.setattr(numba.config, "NUMBA_NUM_THREADS", 1)
+    assert threads.thread_count() == 1
+    monkeypatch.setattr(numba.config, "NUMBA_NUM_THREADS", 4096)  # capped by this process's CPUs
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert threads.thread_count() == cpus
+
+
+def test_side_by_side_calls_return_in_order_and_raise_a_workers_error():
+    from fastpamst_nb import threads
+
+    assert threads.run_side_by_side([lambda k=k: k * k for k in range(5)]) == [0, 1, 4, 9, 16]
+
+    def fail():
+        raise ZeroDivisionError("in a worker")
+
+    with pytest.raises(ZeroDivisionError, match="in a worker"):
+        threads.run_side_by_side([lambda: 1, fail])

@@ -14,7 +14,7 @@ import scipy.sparse as sp
 from numba import njit
 
 import naive
-from fastpamst_nb import queue
+from fastpamst_nb import graph, queue
 from fastpamst_nb.graph import as_graph
 from fastpamst_nb.queue import (
     ROOT, gq_build, gq_count, gq_join, gq_materialize, gq_select, gq_take, gq_take_cut, gq_top, gq_update,
@@ -404,14 +404,54 @@ def test_picks_are_uniform_over_active_members(restrict):
     assert pvalue >= 1e-4
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_joined_window_forks_count_like_one_window(seed):
+    # the validation threads each count their tile rows in a fork of the window
+    # (queue.window_fork); joined (queue.window_join) they must hold exactly what one
+    # window fed every batch holds, over its whole range. The batches wander over
+    # ~3000 fine bins, so each window slides by less than its ring as often as by more
+    # (stale slots above a part's top must not be read)
+    rng = np.random.default_rng(seed)
+    s = 2.0 ** -10
+    one = queue.top_window(-1.0, s, 2.0 ** -6, 1.0)
+    main = queue.top_window(-1.0, s, 2.0 ** -6, 1.0)
+    fsh = int(one.state[1])
+
+    def batch():
+        centre = int(rng.integers(0, 3000))  # in fine bins
+        keys = centre * 2 ** fsh + rng.integers(-200 * 2 ** fsh, 200 * 2 ** fsh, int(rng.integers(1, 300)))
+        return -(keys + 0.5) * s  # scores -w: keys floor(-w / s)
+
+    first = batch()
+    for w in (one, main):
+        queue.window_add(w.ring, w.state, w.scale, first, first.size)
+    forks = [queue.window_fork(main) for _ in range(int(rng.integers(1, 4)))]
+    parts = [main, *forks]
+    for _ in range(40):
+        b = batch()
+        queue.window_add(one.ring, one.state, one.scale, b, b.size)
+        w = parts[int(rng.integers(len(parts)))]
+        queue.window_add(w.ring, w.state, w.scale, b, b.size)
+    queue.window_join(main, forks)
+    top, length = int(one.state[0]), int(one.state[4])
+    assert (int(main.state[0]), int(main.state[2])) == (top, 1)
+    mask = queue._WINDOW_RING - 1
+    f = np.arange(top - length + 1, top + 1)
+    assert np.array_equal(main.ring[f & mask], one.ring[f & mask])
+    assert one.ring[f & mask].sum() > 0
+
+
+@pytest.mark.parametrize("workers", [1, 3])
 @pytest.mark.parametrize("case", ["uniform", "climbing", "huge", "maximum", "float32", "wide",
                                   "wide-later", "crowded-top"])
-def test_top_window_counts_the_top_bins_exactly(case):
+def test_top_window_counts_the_top_bins_exactly(case, workers):
     # the validation pass's window: every fine bin in its final range counted exactly
     # (the top sliding by more than the ring included), whatever the scan order; with
-    # bins of half a wide bucket where the first tile's keys would make wide buckets
+    # bins of half a wide bucket where the first tile's keys would make wide buckets.
+    # With 3 threads (forced: the default keeps a small matrix on one) the tile rows
+    # after the first are split between forks of the window, joined at the end
     rng = np.random.default_rng(5)
-    n, sgn, s, r = 150, -1.0, 2.0 ** -10, 2.0 ** -6
+    n, sgn, s, r = 150 if workers == 1 else 400, -1.0, 2.0 ** -10, 2.0 ** -6
     W = _sym(rng, n)
     if case in ("wide", "wide-later"):  # 2**22 keys: 65,536 noise-wide buckets, 16,384 wide
         W = W * 2 ** 12
@@ -432,7 +472,7 @@ def test_top_window_counts_the_top_bins_exactly(case):
     if case == "float32":
         W = W.astype(np.float32)
     win = queue.top_window(sgn, s, r, 1.0)
-    as_graph(W, window=win)
+    assert graph._scan_dense(W, win, workers=workers)[0] == 0
     top, fsh, seen, complete, length = (int(x) for x in win.state)
     noise_fine = queue._bucket_shift(2 ** 62, r, 1.0) - 3
     keys = np.floor(sgn * W[np.triu_indices(n, 1)].astype(np.float64) / s).astype(np.int64)
