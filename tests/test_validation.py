@@ -488,11 +488,18 @@ def _graph_fields(g):
     return (g.n, g.m, g.indptr.tolist(), g.indices.tolist(), g.data.tolist(), g.wmin, g.wmax)
 
 
+@pytest.mark.parametrize("side_by_side", [False, True])
 @pytest.mark.parametrize("seed", range(4))
-def test_canonical_csr_fast_path_matches_the_general_path(seed):
+def test_canonical_csr_fast_path_matches_the_general_path(seed, side_by_side, monkeypatch):
+    # side_by_side: the symmetry and connectivity scans run on two threads (forced here;
+    # by default only from 2**17 stored entries)
+    from fastpamst_nb import graph, threads
     from fastpamst_nb.graph import _n_components, as_graph
     from scipy.sparse.csgraph import connected_components
 
+    if side_by_side:
+        monkeypatch.setattr(graph, "_THREADED_MIN_ENTRIES", 0)
+        monkeypatch.setattr(threads, "thread_count", lambda: 2)
     rng = np.random.default_rng(seed)
     n = int(rng.integers(3, 60))
     A = _random_csr(rng, n, 0.1)
