@@ -328,7 +328,7 @@ def _node_at(lay, keys, counts, p, first, r, sigma):
     return GROUP, p, p, counts.group[p]
 
 
-@jit_only
+@jit_only(inline="always")
 def _resolve(lay, keys, counts, st, cut, W, visited, kind, r, rng, stats, level, node, c, p, k0,
              ktop, zmax, best, win_g, win_code):
     """A node of c > 0 edges of groups <= p (keys <= ktop + k0) whose maximum noise
@@ -431,9 +431,10 @@ def _walk_wide(lay, keys, counts, st, cut, W, visited, kind, r, theta, rng, stat
             t = best - ktop
             k, log_pt = _bottom_count(kind, r, theta, rng, stats, remaining, t)
             if k >= 0:
-                best, win_g, win_code = _bottom(lay, keys, counts, st, cut, W, visited, kind, r, rng,
-                                                stats, k, ptop, k0, remaining, t, log_pt, best,
-                                                win_g, win_code)
+                if k > 0:  # most stops draw no candidate: no call, so no reference counts
+                    best, win_g, win_code = _bottom(lay, keys, counts, st, cut, W, visited, kind, r,
+                                                    rng, stats, k, ptop, k0, remaining, t, log_pt,
+                                                    best, win_g, win_code)
                 stopped = True
                 break
         first = False
@@ -517,9 +518,10 @@ def rnm_select(q, W, visited, kind, r, theta, sigma, rng, stats):
             k, log_pt = _bottom_count(kind, r, max(theta, _UNCOUNTED_THETA) if uncounted else theta,
                                       rng, stats, remaining, t)
             if k >= 0:
-                best, win_g, win_code = _bottom(lay, keys, counts, st, cut, W, visited, kind, r, rng,
-                                                stats, k, p, k0, remaining, t, log_pt, best,
-                                                win_g, win_code)
+                if k > 0:  # most stops draw no candidate: no call, so no reference counts
+                    best, win_g, win_code = _bottom(lay, keys, counts, st, cut, W, visited, kind, r,
+                                                    rng, stats, k, p, k0, remaining, t, log_pt,
+                                                    best, win_g, win_code)
                 break
         if uncounted:
             gq_materialize(lay, keys, counts, st, cut, W, p >> lay.bucket_shift)
