@@ -453,7 +453,7 @@ def _walk_wide(lay, keys, counts, st, cut, W, visited, kind, r, theta, rng, stat
     return best, win_g, win_code, remaining, stopped
 
 
-@jit_only
+@jit_only(inline="always")
 def _counted_top(lay, keys, counts, st, cut, W):
     """``gq_top``, materializing (and so counting) lower buckets while the counted
     ones are all empty (``lazy_counts``); each pass at least doubles their range."""
