@@ -358,6 +358,17 @@ def as_graph(weights, name="weights", topology=None, symmetric=None, window=None
     -------
     Graph
 
+    Notes
+    -----
+    The validation reads the matrix once, O(n^2) for a dense one and O(n + m) for a
+    sparse one. From 2**20 entries a dense pass splits its rows across threads (the
+    scan is bound by memory bandwidth, which one core does not exhaust), and from
+    2**17 stored entries a sparse one runs its symmetry and connectivity checks side
+    by side; the threads are ``NUMBA_NUM_THREADS`` (numba's variable, read when
+    numba is imported) capped by the CPUs the process may run on, so
+    ``NUMBA_NUM_THREADS=1`` keeps everything on the calling thread. The result,
+    and the defect an error names, do not depend on the number of threads.
+
     Raises
     ------
     TypeError
