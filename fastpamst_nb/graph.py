@@ -162,7 +162,7 @@ _THREADED_MIN_ENTRIES = 1 << 20
 _FIRST_CHUNK_ENTRIES = 1 << 22
 
 
-def _scan_dense(W, window=NO_WINDOW, workers=None):
+def _scan_dense(W, window=NO_WINDOW, workers=None, alongside=None):
     """:func:`_dense_scan` over all of W in chunks of about 0.1 s (interruptible), each
     chunk split by work across ``workers`` threads (default ``threads.thread_count()``,
     one thread for a matrix under 2**20 entries).
@@ -172,10 +172,19 @@ def _scan_dense(W, window=NO_WINDOW, workers=None):
     fill, marked complete when W passed. Each thread fills a fork of it
     (``queue.window_fork``, made once the first tile row has decided its bins), joined
     into it at the end: the same counts as one thread's.
+
+    ``alongside``: a callable ``f(W)`` (a nogil kernel's caller) run on a thread of its
+    own during the scan, which then has one thread less; it is called only when there
+    are two threads or more for a matrix of 2**20 entries or more, and the scan returns
+    after it has returned. It must be safe on any W: it runs before W is known valid.
     """
     n = W.shape[0]
     if workers is None:
         workers = threads.thread_count() if n * n >= _THREADED_MIN_ENTRIES else 1
+    if alongside is not None and workers >= 2:
+        scan, _ = threads.run_side_by_side([lambda: _scan_dense(W, window, workers - 1),
+                                            lambda: alongside(W)])
+        return scan
     windows = [window]
     found = [(0, 0, 0, np.inf, -np.inf)]
 
@@ -309,7 +318,7 @@ def _check_shape(shape, name):
         raise ValueError(f"{name} is empty (n = 0); a spanning tree needs at least one vertex")
 
 
-def as_graph(weights, name="weights", topology=None, symmetric=None, window=None):
+def as_graph(weights, name="weights", topology=None, symmetric=None, window=None, alongside=None):
     """Validate ``weights`` and return a :class:`Graph` the kernels can read.
 
     Parameters
@@ -353,6 +362,13 @@ def as_graph(weights, name="weights", topology=None, symmetric=None, window=None
         Filled while a dense matrix read whole (no ``topology``, no
         ``symmetric``) is validated, and then marked complete; left untouched
         otherwise. ``fast_pamst`` sizes its top buckets from it.
+    alongside : callable, optional
+        ``f(W)``, called with the (n, n) array the kernels will read, on a thread of
+        its own while a dense matrix read whole is validated, when there are two
+        threads or more and 2**20 entries or more (not called otherwise). It runs
+        before the matrix is known to be valid (a NaN, an asymmetry), so it must be
+        safe on any values, and it reports through its own closure; the validation's
+        errors are raised once it has returned. ``exact_mst`` runs its Prim so.
 
     Returns
     -------
@@ -409,7 +425,8 @@ def as_graph(weights, name="weights", topology=None, symmetric=None, window=None
             require_memory(W.size * W.itemsize, f"a contiguous copy of the non-contiguous {name} "
                            f"of shape {W.shape} and dtype {W.dtype}")
             W = np.ascontiguousarray(W)
-    status, i, j, wmin, wmax = _scan_dense(W, NO_WINDOW if window is None else window)
+    status, i, j, wmin, wmax = _scan_dense(W, NO_WINDOW if window is None else window,
+                                           alongside=alongside)
     if status == 1:
         _raise_not_finite(name, i, j)
     if status == 2:

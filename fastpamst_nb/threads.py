@@ -58,6 +58,9 @@ def run_side_by_side(calls):
     """
     if len(calls) == 1:
         return [calls[0]()]
-    futures = [_executor(len(calls) - 1).submit(call) for call in calls[1:]]
+    # a pool of every thread the process may use, so that a call running beside a scan
+    # (``graph._scan_dense(alongside=)``) leaves the scan's own parts a thread each
+    pool = _executor(max(len(calls) - 1, thread_count()))
+    futures = [pool.submit(call) for call in calls[1:]]
     first = calls[0]()
     return [first] + [f.result() for f in futures]

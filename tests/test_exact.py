@@ -351,3 +351,76 @@ def test_sparse_input_not_modified():
     np.testing.assert_array_equal(A.indptr, before.indptr)
     np.testing.assert_array_equal(A.indices, before.indices)
     np.testing.assert_array_equal(A.data, before.data)
+
+
+# ---------------------------------------------------------------------------
+# the exact Prim beside the validation (as_graph(alongside=))
+# ---------------------------------------------------------------------------
+
+@pytest.fixture
+def overlapped(monkeypatch):
+    """Two threads and no size threshold: exact_mst runs its Prim beside the validation
+    even on these small matrices. Records every W the Prim was handed."""
+    from fastpamst_nb import api, graph, threads
+
+    monkeypatch.setattr(threads, "thread_count", lambda: 2)
+    monkeypatch.setattr(graph, "_THREADED_MIN_ENTRIES", 0)
+    seen = []
+    real = api.prim_dense_exact
+
+    def recording(W, start, sgn):
+        seen.append(W)
+        return real(W, start, sgn)
+
+    monkeypatch.setattr(api, "prim_dense_exact", recording)
+    return seen
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_exact_prim_beside_the_validation_gives_the_naive_tree(seed, overlapped):
+    rng = np.random.default_rng(seed)
+    n = 70  # two tile rows
+    for W in (random_symmetric(rng, n), integer_symmetric(rng, n, 0, 3)):
+        for start, maximum in ((0, False), (n - 1, True), (int(rng.integers(n)), False)):
+            tree = fp.exact_mst(W, start=start, maximum=maximum)
+            ref, _ = naive.prim_mst(-W if maximum else W, start=start)
+            np.testing.assert_array_equal(tree.edges, ref)
+            assert fp.excess_weight(W, tree) == pytest.approx(0.0, abs=1e-12)
+    # it ran once per exact_mst and excess_weight, on the array the graph keeps
+    assert len(overlapped) == 12 and all(w.shape == (n, n) for w in overlapped)
+    F = np.asfortranarray(random_symmetric(rng, n))  # read through its C-ordered transpose
+    np.testing.assert_array_equal(fp.exact_mst(F).edges, naive.prim_mst(F)[0])
+    assert overlapped[-1].flags.c_contiguous
+
+
+@pytest.mark.parametrize("defect", ["nan", "inf", "asymmetric"])
+def test_exact_prim_beside_a_failing_validation_raises_the_validation_error(defect, overlapped):
+    # the Prim runs before the matrix is known valid: it must survive any values, and
+    # the error must be the validation's, raised after the Prim has returned
+    W = random_symmetric(np.random.default_rng(4), 90)
+    W[80, 3] = {"nan": np.nan, "inf": np.inf, "asymmetric": 7.0}[defect]
+    if defect != "asymmetric":
+        W[3, 80] = W[80, 3]
+    match = r"not symmetric" if defect == "asymmetric" else r"\[3, 80\] is not finite"
+    with pytest.raises(ValueError, match=match):
+        fp.exact_mst(W)
+    assert len(overlapped) == 1
+
+
+def test_no_prim_beside_the_validation_on_one_thread(monkeypatch):
+    from fastpamst_nb import graph, threads
+
+    monkeypatch.setattr(threads, "thread_count", lambda: 1)
+    monkeypatch.setattr(graph, "_THREADED_MIN_ENTRIES", 0)
+    called = []
+    as_graph(random_symmetric(np.random.default_rng(0), 80), alongside=called.append)
+    assert called == []
+    monkeypatch.setattr(threads, "thread_count", lambda: 2)
+    W = random_symmetric(np.random.default_rng(0), 80)
+    g = as_graph(W, alongside=called.append)
+    assert len(called) == 1 and called[0] is g.W
+    # a topology, one triangle, a sparse matrix: no dense matrix read whole, no call
+    as_graph(W, symmetric="upper", alongside=called.append)
+    as_graph(sp.csr_matrix(W), alongside=called.append)
+    as_graph(W, topology=np.ones((80, 80), dtype=bool), alongside=called.append)
+    assert len(called) == 1
