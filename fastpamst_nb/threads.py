@@ -1,4 +1,4 @@
-"""Worker threads for the one pass that more cores make faster: validating a dense matrix.
+"""Worker threads for the validation of a large input, the one pass more cores speed up.
 
 The validation pass (``graph._scan_dense``) reads the whole (n, n) matrix once and
 is bound by memory bandwidth, which one core does not exhaust: on the project's
@@ -6,7 +6,9 @@ is bound by memory bandwidth, which one core does not exhaust: on the project's
 and 19.3 GB/s split over two (2026-11-24). The pass's kernel releases the GIL
 (``nogil=True``), so plain Python threads run its parts side by side; numba's own
 threading layer is not needed (and its default layer aborts the process when two
-user threads launch parallel kernels at once). The Prim steps stay on one thread:
+user threads launch parallel kernels at once). What runs side by side: the parts
+of a dense pass, a sparse input's two checks, and ``exact_mst``'s Prim beside its
+validation (``as_graph(alongside=)``). The private Prim steps stay on one thread:
 a step reads one row, a few microseconds of work, less than a thread hand-off.
 
 How many threads: numba's ``NUMBA_NUM_THREADS`` (the environment variable numba
@@ -54,7 +56,8 @@ def run_side_by_side(calls):
 
     The calls must release the GIL (nogil kernels) to run in parallel. Ctrl-C while
     waiting interrupts the wait; a call already running in a worker finishes on its own
-    (so each should be short: the validation runs them per chunk of ~0.1 s).
+    in the background (the validation's parts are chunks of ~0.1 s; ``exact_mst``'s Prim,
+    which was never interruptible, runs to its end).
     """
     if len(calls) == 1:
         return [calls[0]()]
