@@ -177,13 +177,11 @@ def _validate(weights, topology, start, symmetric, window_for=None, alongside=No
     n = vertex_count(weights, topology)
     if n:  # before the O(n^2) validation pass when the shapes tell n
         checked = _check_start(start, n)
-        if alongside is not None:
-            beside, alongside = alongside, lambda W: beside(W, checked)
-    else:
-        alongside = None
     window = window_for(n) if window_for is not None and n and n >= 2 else None
+    # a start not checked yet (n not told by the shapes) is never handed to a kernel
+    beside = None if alongside is None or not n else (lambda W: alongside(W, checked))
     graph = as_graph(weights, topology=topology, symmetric=symmetric, window=window,
-                     alongside=alongside)
+                     alongside=beside)
     return graph, _check_start(start, graph.n)
 
 
@@ -243,6 +241,26 @@ def _exact_edges(graph, start, sgn):
         return prim_dense_exact(graph.W, start, sgn)
     edges, _ = prim_csr_exact(graph.indptr, graph.indices, graph.data, start, sgn)
     return edges
+
+
+def _exact_beside(sgn):
+    """(beside, edges) for an exact tree computed during the validation.
+
+    ``beside(W, start)`` is an ``as_graph(alongside=)`` call: the exact dense Prim on
+    a thread of its own while W is validated (it needs nothing the validation computes
+    and only compares values, so it is safe on any W; 1.2-1.3x -> 0.8-0.9x the floor
+    at n = 4000-16000 on 2 cores). ``edges(graph, start)`` returns its tree, or runs
+    the Prim now when as_graph did not call it (sparse, one thread, a small matrix).
+    """
+    found = []
+
+    def beside(W, start):
+        found.append(prim_dense_exact(W, start, sgn))
+
+    def edges(graph, start):
+        return found[0] if found else _exact_edges(graph, start, sgn)
+
+    return beside, edges
 
 
 def _check_tree_size(tree, n):
@@ -311,18 +329,9 @@ def exact_mst(weights: Weights, *, maximum: bool = False, start: int = 0,
     >>> fp.exact_mst(pdist(X)).edges.tolist()
     [[0, 1], [1, 2]]
     """
-    sgn = _sign(maximum)
-    found = []
-
-    def prim_alongside(W, start):
-        # the exact Prim needs nothing the validation computes, and is safe on any
-        # values (it only compares them): on its own core it overlaps the validation
-        # (1.2-1.3x -> 0.8-0.9x the floor at n = 4000-16000 on 2 cores)
-        found.append(prim_dense_exact(W, start, sgn))
-
-    graph, start = _validate(weights, topology, start, symmetric, alongside=prim_alongside)
-    edges = found[0] if found else _exact_edges(graph, start, sgn)
-    return _tree(graph, edges, "exact", {"maximum": bool(maximum)})
+    beside, exact_edges = _exact_beside(_sign(maximum))
+    graph, start = _validate(weights, topology, start, symmetric, alongside=beside)
+    return _tree(graph, exact_edges(graph, start), "exact", {"maximum": bool(maximum)})
 
 
 @_shared_doc
@@ -383,11 +392,9 @@ def excess_weight(weights: Weights, tree: SpanningTree, *, maximum: bool | None 
     n = vertex_count(weights, topology)
     if n:  # from the shapes, before the O(n^2) validation pass
         _check_tree_size(tree, n)
-    sgn = _sign(maximum)
-    found = []
-    # as in exact_mst: the exact Prim (from vertex 0) overlaps the validation
+    beside, exact_edges = _exact_beside(_sign(maximum))
     graph = as_graph(weights, topology=topology, symmetric=symmetric,
-                     alongside=lambda W: found.append(prim_dense_exact(W, 0, sgn)))
+                     alongside=lambda W: beside(W, 0))
     _check_tree_size(tree, graph.n)
     edges = np.asarray(tree.edges, dtype=np.int64).reshape(-1, 2)
     if edges.shape[0] != graph.n - 1:
@@ -397,7 +404,7 @@ def excess_weight(weights: Weights, tree: SpanningTree, *, maximum: bool | None 
         raise ValueError(f"tree edges must index vertices 0 .. {graph.n - 1} (n = {graph.n}); "
                          "pass the weights the tree was computed from")
     weight = float(_edge_weights(graph, edges).sum())
-    best = float(_edge_weights(graph, found[0] if found else _exact_edges(graph, 0, sgn)).sum())
+    best = float(_edge_weights(graph, exact_edges(graph, 0)).sum())
     return best - weight if maximum else weight - best
 
 

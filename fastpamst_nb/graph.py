@@ -157,6 +157,8 @@ def _dense_locate(W, t0, t1):
 
 # below this many entries a pass stays on one thread: a hand-off costs ~50 us
 _THREADED_MIN_ENTRIES = 1 << 20
+# a sparse input's two checks run side by side from this many stored entries
+_THREADED_MIN_STORED = 1 << 17
 # the chunk after the first tile row reads about this many entries (a few ms), so that
 # the hand-offs are few; later chunks grow to ~0.1 s (run_in_chunks)
 _FIRST_CHUNK_ENTRIES = 1 << 22
@@ -901,7 +903,7 @@ def _checked_csr(S, name, level):
     # two independent scans of the pattern (nogil kernels), side by side when there are
     # two threads and enough entries for a hand-off to pay: 29 -> 16 ms at m = 600,000
     checks = [lambda: _mirrors_match(indptr, indices, d), lambda: _n_components(indptr, indices)]
-    if threads.thread_count() < 2 or indices.shape[0] < _THREADED_MIN_ENTRIES // 8:
+    if threads.thread_count() < 2 or indices.shape[0] < _THREADED_MIN_STORED:
         symmetric, n_comp = checks[0](), checks[1]()
     else:
         symmetric, n_comp = threads.run_side_by_side(checks)

@@ -498,7 +498,7 @@ def test_canonical_csr_fast_path_matches_the_general_path(seed, side_by_side, mo
     from scipy.sparse.csgraph import connected_components
 
     if side_by_side:
-        monkeypatch.setattr(graph, "_THREADED_MIN_ENTRIES", 0)
+        monkeypatch.setattr(graph, "_THREADED_MIN_STORED", 0)
         monkeypatch.setattr(threads, "thread_count", lambda: 2)
     rng = np.random.default_rng(seed)
     n = int(rng.integers(3, 60))
