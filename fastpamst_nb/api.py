@@ -476,7 +476,8 @@ def pamst(weights: Weights, rho: float | None = None, sensitivity: float | None 
     bar_class = _progress_class(progress, "pamst")
     graph, rho, sensitivity, start, gen = _private_setup(weights, topology, rho, epsilon, delta,
                                                          sensitivity, start, rng, symmetric)
-    lam = privacy.pamst_rate(rho, sensitivity, graph.n, noise)
+    # no selection (n = 1), no noise: privacy.py refuses to compute a rate for it
+    lam = privacy.pamst_rate(rho, sensitivity, graph.n, noise) if graph.n >= 2 else None
     kind = EXPONENTIAL if noise == "exponential" else GUMBEL
     sgn = _sign(maximum)
     st = pamst_state(graph.n, start)
@@ -555,7 +556,7 @@ def post_processing(weights: Weights, rho: float | None = None, sensitivity: flo
         raise TypeError("post_processing() needs sensitivity=, the l_inf sensitivity of each weight")
     graph, rho, sensitivity, _, gen = _private_setup(weights, topology, rho, epsilon, delta,
                                                      sensitivity, 0, rng, symmetric)
-    sigma = privacy.gaussian_sigma(rho, sensitivity, graph.m)
+    sigma = privacy.gaussian_sigma(rho, sensitivity, graph.m) if graph.m >= 1 else None
     sgn = _sign(maximum)
     # a constant shift changes no tree's rank; it keeps offsets from rounding the noise
     ref = graph.wmax if maximum else graph.wmin
@@ -708,7 +709,7 @@ def _fast_pamst(weights, rho, sensitivity, *, rng=None, start=0, noise="exponent
     def window_for(n, rho, sensitivity):
         # public inputs only: the queue's fine key bins, from n, rho, Delta and s
         s = privacy.default_discretization(sensitivity) if discretization is None else float(discretization)
-        r = privacy.fast_pamst_rate(rho, sensitivity, n, s, noise) * s
+        r = privacy.fast_pamst_key_rate(rho, sensitivity, n, s, noise)
         windows.append(top_window(_sign(maximum), s, r, sigma))
         return windows[-1]
 
@@ -729,13 +730,15 @@ def _fast_pamst_graph(graph, rho, sensitivity, s, start, gen, noise, maximum, th
     tqdm-like class for a progress bar over the steps, or None. ``window``: the
     ``queue.TopWindow`` the validation filled, or None (speed only).
     """
-    lam = privacy.fast_pamst_rate(rho, sensitivity, graph.n, s, noise)
+    # the weight-unit rate for the record, the key-unit rate r for the kernels (computed
+    # without lam, which overflows for a subnormal D_s); none without a selection (n = 1)
+    lam = privacy.fast_pamst_rate(rho, sensitivity, graph.n, s, noise) if graph.n >= 2 else None
     kind = EXPONENTIAL if noise == "exponential" else GUMBEL
     sgn = _sign(maximum)
     stats = np.zeros(N_STATS, dtype=np.int64)
     edges = np.empty((graph.n - 1, 2), dtype=np.int64)
     if graph.n >= 2:
-        r = lam * s
+        r = privacy.fast_pamst_key_rate(rho, sensitivity, graph.n, s, noise)
         q = gq_build(graph, sgn, s, r, sigma, window)
         visited = np.zeros(graph.n, dtype=np.bool_)
         nxt = [start]  # the vertex that joins the tree at the next step

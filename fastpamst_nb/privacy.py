@@ -40,6 +40,7 @@ __all__ = [
     "check_noise",
     "default_discretization",
     "discretized_sensitivity",
+    "fast_pamst_key_rate",
     "fast_pamst_rate",
     "gaussian_sigma",
     "is_power_of_two",
@@ -78,10 +79,45 @@ def check_noise(noise):
     return noise
 
 
+# Every rate and scale this module returns lies in [2**-1000, 2**1000]: finite and
+# positive, with a finite inverse, and a noise value (at most ~45 noise units for
+# 53-bit uniforms and ~2**62 candidates) stays finite in floating point. Outside
+# it the release would add no noise (an overflowed rate: the exact tree) or
+# infinite noise, so it is refused, from the public parameters alone.
+_RATE_MIN = 2.0 ** -1000
+_RATE_MAX = 2.0 ** 1000
+
+
+def _checked(value, what, fix):
+    """``value`` if it lies in [_RATE_MIN, _RATE_MAX], else a ValueError naming the fix."""
+    if not (_RATE_MIN <= value <= _RATE_MAX):  # NaN fails too
+        raise ValueError(f"{what} = {value!r} is outside [2**-1000, 2**1000] for these parameters, "
+                         f"so its noise cannot be computed in floating point; {fix}")
+    return value
+
+
+def _check_n(n, name="n"):
+    """``n`` as an int >= 2 (a release with n - 1 >= 1 selections or m >= 1 edges)."""
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, numbers.Integral):
+        raise TypeError(f"{name} must be an int, got {type(n).__name__}")
+    n = int(n)
+    low = 2 if name == "n" else 1
+    if not low <= n < 2 ** 62:
+        raise ValueError(f"{name} must be an int with {low} <= {name} < 2**62, got {n} (a noise "
+                         f"parameter is needed only when something is selected)")
+    return n
+
+
+_RESCALE = ("rescale the weights and the sensitivity by the same power of two (the tree "
+            "does not change), or use a budget rho in a sane range")
+
+
 def _eps_step(rho, n, noise):
-    # zCDP of one selection: rho_step = eps^2/2 (RNM, pure DP) or eps^2/8 (bounded range)
+    # zCDP of one selection: rho_step = eps^2/2 (RNM, pure DP) or eps^2/8 (bounded range);
+    # each factor under its own root, so that no product overflows or underflows
+    check_positive("rho", rho)
     factor = 2.0 if noise == "exponential" else 8.0
-    return math.sqrt(factor * rho / (n - 1))
+    return math.sqrt(factor) * (math.sqrt(rho) / math.sqrt(_check_n(n) - 1))
 
 
 def pamst_rate(rho, sensitivity, n, noise="exponential"):
@@ -101,12 +137,19 @@ def pamst_rate(rho, sensitivity, n, noise="exponential"):
     -------
     float
         lam = sqrt(2 rho / (n-1)) / (2 Delta), or sqrt(8 rho / (n-1)) / (2 Delta)
-        for the exponential mechanism; inf when n < 2 (nothing is selected).
+        for the exponential mechanism, in inverse weight units.
+
+    Raises
+    ------
+    ValueError
+        n < 2 (nothing is selected), a rho or sensitivity that is not finite and
+        positive, or a rate outside [2**-1000, 2**1000] (e.g. a subnormal
+        sensitivity, whose rate overflows to inf and would add no noise).
     """
     check_noise(noise)
-    if n < 2:
-        return math.inf
-    return _eps_step(rho, n, noise) / (2.0 * sensitivity)
+    eps = _eps_step(rho, n, noise)
+    lam = 0.5 * eps / check_positive("sensitivity", sensitivity)
+    return _checked(lam, "the noise rate eps / (2 sensitivity)", _RESCALE)
 
 
 def is_power_of_two(x):
@@ -248,14 +291,60 @@ def fast_pamst_rate(rho, sensitivity, n, discretization=None, noise="exponential
     float
         The rate lambda, in inverse weight units: sqrt(2 rho/(n-1)) / (2 D_s)
         for exponential noise, sqrt(8 rho/(n-1)) / (2 D_s) for gumbel, with
-        D_s from :func:`discretized_sensitivity`; inf when n < 2 (nothing is
-        selected).
+        D_s from :func:`discretized_sensitivity`.
+
+    Raises
+    ------
+    ValueError
+        As :func:`fast_pamst_key_rate`, or a rate outside [2**-1000, 2**1000].
     """
+    s, d_s, eps = _fast_args(rho, sensitivity, n, discretization, noise)
+    return _checked(0.5 * eps / d_s, "the noise rate eps / (2 D_s)", _RESCALE)
+
+
+def fast_pamst_key_rate(rho, sensitivity, n, discretization=None, noise="exponential"):
+    """The rate of :func:`fast_pamst_rate` in key units (per step s): what the kernels use.
+
+    Parameters
+    ----------
+    rho, sensitivity, n, discretization, noise
+        As in :func:`fast_pamst_rate`.
+
+    Returns
+    -------
+    float
+        r = lambda * s = eps * (s / D_s) / 2 (dimensionless), computed without
+        the weight-unit rate lambda, which overflows for a subnormal D_s (an
+        inf rate adds no noise: the exact tree). s / D_s lies in (0, 1].
+
+    Raises
+    ------
+    ValueError
+        n < 2, a rho, sensitivity or discretization that is not finite and
+        positive, or a rate outside [2**-1000, 2**1000] (e.g. a step s many
+        orders of magnitude finer than Delta).
+    """
+    s, d_s, eps = _fast_args(rho, sensitivity, n, discretization, noise)
+    # s / D_s = 1 / ceil(Delta / s) (+ 1/2 otherwise), in (0, 1]: no overflow
+    return _checked(0.5 * eps * (s / d_s), "the noise rate in key units eps s / (2 D_s)",
+                    "use a coarser discretization (the default is about sensitivity / 16) "
+                    "or a budget rho in a sane range")
+
+
+def _fast_args(rho, sensitivity, n, discretization, noise):
+    """(s, D_s, eps) of a Fast-PAMST rate, each checked."""
     check_noise(noise)
-    s = default_discretization(sensitivity) if discretization is None else discretization
-    if n < 2:
-        return math.inf
-    return _eps_step(rho, n, noise) / (2.0 * discretized_sensitivity(sensitivity, s))
+    check_positive("sensitivity", sensitivity)
+    s = default_discretization(sensitivity) if discretization is None else \
+        check_positive("discretization", discretization)
+    try:
+        d_s = discretized_sensitivity(float(sensitivity), float(s))
+    except OverflowError:  # float(D_s) beyond the float range
+        d_s = math.inf
+    if not math.isfinite(d_s):
+        raise ValueError(f"the discretized sensitivity D_s of sensitivity = {sensitivity!r} and "
+                         f"discretization = {s!r} overflows; {_RESCALE}")
+    return s, d_s, _eps_step(rho, n, noise)
 
 
 def gaussian_sigma(rho, sensitivity, m):
@@ -276,8 +365,18 @@ def gaussian_sigma(rho, sensitivity, m):
         sigma = Delta * sqrt(m / (2 rho)), in the weights' units: the l2
         sensitivity Delta * sqrt(m) over sqrt(2 rho) (Gaussian mechanism,
         Bun & Steinke 2016, Prop. 1.6).
+
+    Raises
+    ------
+    ValueError
+        m < 1, a rho or sensitivity that is not finite and positive, or a sigma
+        outside [2**-1000, 2**1000] (a sigma that underflows to 0 adds no noise).
     """
-    return sensitivity * math.sqrt(m / (2.0 * rho))
+    check_positive("rho", rho)
+    check_positive("sensitivity", sensitivity)
+    # each factor on its own, so that no intermediate overflows or underflows
+    sigma = sensitivity * (math.sqrt(_check_n(m, "m")) / (math.sqrt(2.0) * math.sqrt(rho)))
+    return _checked(sigma, "the noise scale sensitivity * sqrt(m / (2 rho))", _RESCALE)
 
 
 def paper_gaussian_sigma(rho, sensitivity, n):

@@ -26,7 +26,8 @@ def test_rates_match_the_table():
         2 * privacy.fast_pamst_rate(rho, delta_, n), rel=1e-15)
     assert privacy.gaussian_sigma(rho, delta_, 55) == pytest.approx(0.02 * math.sqrt(55 / 0.6), rel=1e-15)
     assert privacy.paper_gaussian_sigma(rho, delta_, n) == pytest.approx(math.sqrt(121 * 0.02 / 0.6), rel=1e-15)
-    assert privacy.pamst_rate(rho, delta_, 1) == math.inf
+    with pytest.raises(ValueError, match="n must be an int with 2 <= n"):
+        privacy.pamst_rate(rho, delta_, 1)  # no selection: no rate, never an inf one
 
 
 @pytest.mark.parametrize("rho, delta, eps", [
