@@ -304,8 +304,8 @@ def exact_mst(weights: Weights, *, maximum: bool = False, start: int = 0,
         graph, a non-int ``start``, a ``symmetric`` that is not None or a str.
     ValueError
         ``weights`` not (n, n) (nor a condensed vector of length n(n-1)/2), not
-        symmetric (with ``symmetric=None``: the message tells whether the
-        asymmetry is at rounding level), a ``symmetric`` other than None,
+        symmetric (with ``symmetric=None``: the message gives both fixes,
+        ``symmetric="upper"`` included), a ``symmetric`` other than None,
         "upper" and "lower", with a NaN/inf edge weight, a disconnected topology, a
         ``start`` out of range, or too large for the available memory.
 

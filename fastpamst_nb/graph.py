@@ -396,8 +396,8 @@ def as_graph(weights, name="weights", topology=None, symmetric=None, window=None
         A ``symmetric`` other than None, "upper" and "lower"; not 2-D (nor a
         condensed vector of length n(n-1)/2), not square, n = 0, a NaN/inf edge
         weight (in the triangle read), not symmetric (only checked with
-        ``symmetric=None``; the message tells whether the asymmetry is at the
-        level of float rounding), a disconnected sparse topology,
+        ``symmetric=None``; the message gives both fixes without saying how
+        large the asymmetry is), a disconnected sparse topology,
         networkx nodes that are not 0..n-1 or an edge without a weight, or an
         input whose conversion or copy would not fit in the available memory
         (decided from its shape, before allocating).
@@ -432,7 +432,7 @@ def as_graph(weights, name="weights", topology=None, symmetric=None, window=None
     if status == 1:
         _raise_not_finite(name, i, j)
     if status == 2:
-        _raise_asymmetric(name, i, j, _rounding_only_dense(W), _rounding_level(W.dtype))
+        _raise_asymmetric(name, i, j)
     n = W.shape[0]
     return Graph(n, n * (n - 1) // 2, True, W, _EMPTY_I, _EMPTY_I, _EMPTY_F, wmin, wmax)
 
@@ -478,38 +478,6 @@ def _triangle_graph(weights, name, lower):
     if status == 1:
         _raise_not_finite(name, *((c, r) if transposed else (r, c)))
     return Graph(n, n * (n - 1) // 2, True, S, _EMPTY_I, _EMPTY_I, _EMPTY_F, wmin, wmax)
-
-
-# relative asymmetry max |W - W.T| / max |W| below which it is called float rounding: the
-# float64 level is 1e-12 (about 5000 ulps); float32 carries 2**-24 ~ 6e-8 per rounding
-_ROUNDING = {np.dtype(np.float64): 1e-12, np.dtype(np.float32): 1e-5}
-_ASYM_TILE = 512  # tile side of the error path's asymmetry measure
-
-
-def _rounding_only_dense(W):
-    """True when max |W - W.T| / max |W| (off the diagonal) is below the rounding level.
-
-    Runs only on the error path, over square tiles (no (n, n) temporary, the
-    transposed reads stay in cache). Any NaN/inf met counts as more than rounding.
-    """
-    n = W.shape[0]
-    t = _ASYM_TILE
-    diff = 0.0
-    big = 0.0
-    for i0 in range(0, n, t):
-        for j0 in range(i0, n, t):
-            a = W[i0:i0 + t, j0:j0 + t].astype(np.float64)
-            b = W[j0:j0 + t, i0:i0 + t].T.astype(np.float64)
-            if i0 == j0:  # the diagonal is not an edge
-                k = np.arange(a.shape[0])
-                a[k, k] = b[k, k] = 0.0
-            with np.errstate(invalid="ignore", over="ignore"):
-                d = np.abs(a - b)
-            if not np.all(np.isfinite(d)):
-                return False
-            diff = max(diff, float(d.max()))
-            big = max(big, float(np.abs(a).max()), float(np.abs(b).max()))
-    return diff < _rounding_level(W.dtype) * big
 
 
 def vertex_count(weights, topology=None):
@@ -673,49 +641,33 @@ def _raise_not_finite(name, i, j):
     )
 
 
-def _raise_asymmetric(name, i, j, rounding, level, sparse=False):
-    """The not-symmetric error, with the asymmetry in one of two coarse classes.
+def _raise_asymmetric(name, i, j, sparse=False):
+    """The not-symmetric error: where, and both fixes.
 
-    ``rounding``: True when the largest relative asymmetry max |W - W.T| / max |W|
-    is below ``level`` (a public constant chosen by dtype), False when it is not,
-    None when unknown (the stored entries differ). No number derived from the
-    weights is quoted.
+    It does not say how large the asymmetry is (at rounding level or not): that
+    would be one bit derived from the weights in the message (issue 25). The
+    location of the first asymmetric pair is part of any message on malformed
+    input; such errors are not protected (user guide, What is not protected).
     """
     where = (f"{name}[{i}, {j}] != {name}[{j}, {i}]" if i is not None
              else "its stored entries (its edges) differ from those of its transpose")
     sym = "W.maximum(W.T)" if sparse else "np.minimum(W, W.T)"
-    if rounding:
-        fix = (f"the largest asymmetry is at the level of float rounding (relative < {level:g}): "
-               "pass symmetric='upper' to use one triangle (or 'lower'), or symmetrize it "
-               "yourself, e.g. W = (W + W.T) / 2")
-    elif rounding is None:
-        fix = (f"symmetrize it deliberately, e.g. W = {sym} or W = (W + W.T) / 2, or pass "
-               "symmetric='upper' (or 'lower') to read the entries of one triangle only")
-    else:
-        fix = (f"the matrix differs from its transpose by more than rounding (relative >= "
-               f"{level:g}): symmetrize it deliberately (e.g. W = (W + W.T) / 2 or W = {sym}) "
-               "or pass symmetric='upper' (or 'lower') to read one triangle only")
+    fix = ("if it is symmetric only up to float rounding (1 - np.corrcoef(X), distances "
+           "computed in float32), pass symmetric='upper' (or 'lower') to read one triangle "
+           f"only; otherwise symmetrize it deliberately, e.g. W = (W + W.T) / 2 or W = {sym}")
     raise ValueError(f"{name} is not symmetric: {where}; {fix}")
 
 
-def _raise_asymmetric_csr(name, S, T, level):
+def _raise_asymmetric_csr(name, S, T):
     """The not-symmetric error of a CSR matrix ``S`` whose transpose ``T`` (sorted) differs."""
     if not (np.array_equal(S.indptr, T.indptr) and np.array_equal(S.indices, T.indices)):
-        _raise_asymmetric(name, None, None, None, level, sparse=True)
+        _raise_asymmetric(name, None, None, sparse=True)
     S = S.copy()
     S.sort_indices()
     k = int(np.flatnonzero(S.data != T.data)[0])
     i = int(np.searchsorted(S.indptr, k, side="right") - 1)
     j = int(S.indices[k])
-    with np.errstate(invalid="ignore", over="ignore"):
-        diff = float(np.max(np.abs(S.data - T.data)))
-    big = float(np.max(np.abs(S.data)))
-    _raise_asymmetric(name, i, j, bool(np.isfinite(diff) and diff < level * big), level, sparse=True)
-
-
-def _rounding_level(dtype):
-    """The relative asymmetry called float rounding for weights of ``dtype``."""
-    return _ROUNDING.get(np.dtype(dtype), 1e-12)
+    _raise_asymmetric(name, i, j, sparse=True)
 
 
 def _topology_graph(weights, topology, name, lower=None):
@@ -768,9 +720,8 @@ def _topology_graph(weights, topology, name, lower=None):
         vals = np.asarray(sp.csr_matrix(weights)[wr, wc]).ravel()
     else:
         vals = weights[wr, wc]
-    level = _rounding_level(np.asarray(vals).dtype)
     data = _to_kernel_float(np.asarray(vals), name).astype(np.float64, copy=False)
-    return _csr_graph(n, rows, cols, data, name, level, wr, wc)
+    return _csr_graph(n, rows, cols, data, name, wr, wc)
 
 
 def _sparse_graph(A, name, lower=None):
@@ -779,7 +730,6 @@ def _sparse_graph(A, name, lower=None):
     _check_shape(A.shape, name)
     _check_dtype(A.dtype, name)
     n = A.shape[0]
-    level = _rounding_level(A.dtype)
     if lower is None and A.format == "csr" and A.has_canonical_format:
         # already sorted, without duplicates: unless a diagonal entry is stored, it is
         # the CSR the kernels read, and the COO round trip (a third of the validation
@@ -791,7 +741,7 @@ def _sparse_graph(A, name, lower=None):
             if data.size and not np.all(np.isfinite(data)):
                 k = int(np.flatnonzero(~np.isfinite(data))[0])
                 _raise_not_finite(name, int(np.searchsorted(indptr, k, side="right") - 1), int(indices[k]))
-            return _checked_csr(sp.csr_matrix((data, indices, indptr), shape=(n, n)), name, level)
+            return _checked_csr(sp.csr_matrix((data, indices, indptr), shape=(n, n)), name)
     coo = sp.coo_matrix(A)
     keep = coo.row != coo.col if lower is None else (coo.row > coo.col if lower else coo.row < coo.col)
     rows, cols = coo.row[keep].astype(np.int64), coo.col[keep].astype(np.int64)
@@ -799,13 +749,12 @@ def _sparse_graph(A, name, lower=None):
     if lower is not None:  # the stored entries of one triangle and their mirrors
         rows, cols = np.concatenate([rows, cols]), np.concatenate([cols, rows])
         data = np.concatenate([data, data])
-    return _csr_graph(n, rows, cols, data, name, level)
+    return _csr_graph(n, rows, cols, data, name)
 
 
-def _csr_graph(n, rows, cols, data, name, level=1e-12, wr=None, wc=None):
+def _csr_graph(n, rows, cols, data, name, wr=None, wc=None):
     """Validate off-diagonal entries (rows, cols, data) and build the CSR ``Graph``.
 
-    ``level`` is the rounding class threshold of the not-symmetric message;
     (wr, wc), when given, are the entries of the weights the values were read
     at (named by the not-finite message instead of (rows, cols))."""
     if data.size and not np.all(np.isfinite(data)):
@@ -816,7 +765,7 @@ def _csr_graph(n, rows, cols, data, name, level=1e-12, wr=None, wc=None):
     # coo -> csr sums duplicates (scipy's meaning of repeated entries) and keeps explicit zeros
     S = sp.csr_matrix((data, (rows, cols)), shape=(n, n))
     S.sum_duplicates()
-    return _checked_csr(S, name, level)
+    return _checked_csr(S, name)
 
 
 @njit(cache=CACHE, nogil=True)
@@ -891,7 +840,7 @@ def _n_components(indptr, indices):
     return comps
 
 
-def _checked_csr(S, name, level):
+def _checked_csr(S, name):
     """The ``Graph`` of a canonical CSR matrix ``S`` of finite float64 off-diagonal
     entries, after checking that it is symmetric and connected."""
     n = S.shape[0]
@@ -911,7 +860,7 @@ def _checked_csr(S, name, level):
         # the slow path only names the asymmetry (scipy's transpose, sorted)
         T = S.T.tocsr()
         T.sort_indices()
-        _raise_asymmetric_csr(name, S, T, level)
+        _raise_asymmetric_csr(name, S, T)
     if n_comp > 1:
         raise ValueError(
             f"the topology of {name} is disconnected ({n_comp} components), so no spanning tree exists; "

@@ -142,6 +142,15 @@ class SpanningTree:
     read-only mapping, so a released tree cannot drift from what was
     released. To change something, build a new ``SpanningTree``.
 
+    *Pickling* follows :meth:`save`: ``pickle.dumps(tree)`` holds the private
+    release only (``edges``, ``n_vertices``, ``algorithm``, ``info``), never
+    the true weights, so a pickle (e.g. a result sent between processes) can
+    be published like a saved file; the unpickled tree has NaN
+    ``edge_weights`` (``has_true_weights`` False). ``copy.copy`` and
+    ``copy.deepcopy`` stay in the process and keep them. To keep the true
+    weights on disk for your own records, use
+    ``save(path, include_true_weights=True)``.
+
     *Equality.* ``a == b`` when the edges (same rows, same order),
     ``n_vertices``, ``algorithm``, ``info`` and the true edge weights are equal
     (unknown, NaN weights compare equal to each other). Equal trees hash
@@ -197,8 +206,17 @@ class SpanningTree:
         raise AttributeError(f"SpanningTree is immutable: cannot delete {name!r}")
 
     def __reduce__(self):
-        # pickle / copy through the constructor (read-only mappings cannot be pickled as such)
-        return (SpanningTree, (self.edges, self._weights, self.n_vertices, self.algorithm, _unfrozen(self.info)))
+        # pickle follows save(): the private release only (edges, n_vertices, algorithm,
+        # info), never the true weights, which come back NaN. Through the constructor:
+        # read-only mappings cannot be pickled as such
+        return (SpanningTree, (self.edges, None, self.n_vertices, self.algorithm, _unfrozen(self.info)))
+
+    def __copy__(self):
+        # a copy within the process is not a release: it keeps the true weights
+        return SpanningTree(self.edges, self._weights, self.n_vertices, self.algorithm, _unfrozen(self.info))
+
+    def __deepcopy__(self, memo):
+        return self.__copy__()
 
     def __eq__(self, other):
         if not isinstance(other, SpanningTree):

@@ -2,6 +2,7 @@
 (a tqdm bar over the private steps), the FASTPAMST_NB_CACHE switch and the nojit lane."""
 
 import os
+import re
 import subprocess
 import sys
 import types
@@ -226,26 +227,32 @@ def _messages(A):
     return out[0]
 
 
-def test_rounding_asymmetry_is_reported_as_such_with_the_fix():
-    W = 1234.5678 * corr_distance()
+def test_asymmetry_message_does_not_classify_the_data():
+    # issue 25 item 6: the advice (symmetric='upper') without a data-derived bit: an
+    # asymmetry at rounding level and a large one give the same message
+    W = 1234.5678 * corr_distance()  # asymmetric by rounding only, first at some (i, j)
     msg = _messages(W)
-    assert "not symmetric" in msg and "float rounding (relative < 1e-12)" in msg
-    assert "symmetric='upper'" in msg and "more than rounding" not in msg
+    assert "not symmetric" in msg and "symmetric='upper'" in msg and "(W + W.T) / 2" in msg
+    big = W.copy()
+    i, j = (int(x) for x in re.search(r"weights\[(\d+), (\d+)\]", msg).groups())
+    big[i, j] += 3.25  # the same first asymmetric pair, by far more than rounding
+    assert _messages(big) == msg
     W32 = mirrored(W).astype(np.float32)
     W32[0, 3] = np.nextafter(W32[0, 3], np.float32(np.inf))  # one float32 ulp
-    assert "float rounding (relative < 1e-05)" in _messages(W32)
-    assert "more than rounding" in _messages(mirrored(W) + np.eye(12, k=3) * 1e-8)
+    W32b = W32.copy()
+    W32b[0, 3] += 1.0
+    assert _messages(W32) == _messages(W32b)
+    assert "rounding (relative" not in msg and "more than rounding" not in msg
 
 
 @pytest.mark.parametrize("kind", ["big", "nan-below", "inf-below"])
-def test_real_asymmetry_is_reported_as_more_than_rounding(kind):
+def test_real_asymmetry_names_the_pair_and_both_fixes(kind):
     W = 1234.5678 * mirrored(np.random.default_rng(8).random((12, 12)))
     W[3, 9] = {"big": 3.25, "nan-below": W[3, 9], "inf-below": W[3, 9]}[kind]
     if kind != "big":
         W[9, 3] = np.nan if kind == "nan-below" else np.inf
     msg = _messages(W)
     assert "weights[3, 9] != weights[9, 3]" in msg
-    assert "more than rounding (relative >= 1e-12)" in msg and "float rounding" not in msg
     assert "(W + W.T) / 2" in msg and "symmetric='upper'" in msg
     for v in (W[3, 9], W[9, 3], W.max()):  # no weight is quoted
         if not np.isfinite(v):
@@ -254,12 +261,14 @@ def test_real_asymmetry_is_reported_as_more_than_rounding(kind):
             assert text not in msg
 
 
-def test_sparse_asymmetry_messages_name_the_class_too():
+def test_sparse_asymmetry_messages_do_not_classify_either():
     S = sp.csr_matrix(1234.5678 * corr_distance(10))
-    assert "float rounding" in _messages(S) and "symmetric='upper'" in _messages(S)
+    msg = _messages(S)
+    assert "symmetric='upper'" in msg and "W.maximum(W.T)" in msg
     D = S.tolil()
-    D[2, 5] = 1.5
-    assert "more than rounding" in _messages(D.tocsr())
+    k = re.search(r"weights\[(\d+), (\d+)\]", msg).groups()
+    D[int(k[0]), int(k[1])] = 1.5
+    assert _messages(D.tocsr()) == msg
     msg = _messages(sp.triu(S, 1).tocsr())  # the stored entries differ
     assert "stored entries" in msg and "symmetric='upper'" in msg and "W.maximum(W.T)" in msg
 

@@ -264,10 +264,28 @@ def test_pickle_and_copy_round_trip():
 
     tree = fp.chow_liu(np.random.default_rng(1).integers(0, 2, size=(200, 6)), rho=1.0, n_categories=2, rng=0)
     for again in (pickle.loads(pickle.dumps(tree)), copy.copy(tree), copy.deepcopy(tree)):
-        assert again == tree and again is not tree
+        assert again is not tree
+        assert np.array_equal(again.edges, tree.edges) and again.info == tree.info
+        assert (again.n_vertices, again.algorithm) == (tree.n_vertices, tree.algorithm)
         assert not again.edges.flags.writeable
         with pytest.raises(TypeError):
             again.info["rho"] = 2.0
+    # copies within the process keep the true weights
+    assert copy.copy(tree) == tree and copy.deepcopy(tree) == tree
+
+
+def test_pickle_holds_the_private_release_only():
+    # issue 25 item 5: pickle follows save(), never the true weights
+    import pickle
+
+    w = [0.123456789012345, 9.87654321098765]
+    tree = SpanningTree([[0, 1], [1, 2]], w, 3, "fast_pamst", {"rho": 1.0})
+    blob = pickle.dumps(tree)
+    for x in w:
+        assert np.float64(x).tobytes() not in blob
+    again = pickle.loads(blob)
+    assert not again.has_true_weights and np.isnan(again.edge_weights).all()
+    assert np.array_equal(again.edges, tree.edges) and again.info == tree.info
 
 
 def test_constructor_errors():
