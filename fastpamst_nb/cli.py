@@ -109,6 +109,9 @@ def _build_parser():
     run.add_argument("--weights-rho", type=float, metavar="R",
                      help="zCDP budget (a rho, also when the tree's budget is --epsilon/--delta) of "
                           "--weights private, spent on top of the tree's (total rho + R)")
+    run.add_argument("--timing", action="store_true",
+                     help="also print the release's wall time on stderr, labelled NOT private: "
+                          "it depends on the weights (never part of the summary)")
 
     bnch = sub.add_parser("bench", help="time every algorithm (rho = 0.1, sensitivity = 1e-5)",
                           description="Time every algorithm on Uniform(0, 1) complete graphs.")
@@ -409,8 +412,9 @@ def _check_run_args(args):
                              "destroy it; choose another --output")
 
 
-def _summary(args, tree, secs):
-    """The one-line stderr summary: public parameters only, never a weight."""
+def _summary(args, tree):
+    """The one-line stderr summary: public parameters only, never a weight nor a time
+    (a release's wall time depends on the weights; ``--timing`` prints it apart)."""
     head = f"fastpamst run: algorithm = {args.algorithm}"
     if args.algorithm in NOISE_ALGORITHMS:
         head += f", noise = {_noise(args.algorithm, args.noise)}"
@@ -438,7 +442,7 @@ def _summary(args, tree, secs):
         privacy_note += f", i.e. epsilon = {eps:.4g} at delta = {delta:g}"
         if args.weights == "true":
             privacy_note += " (edges only: the true weights written are NOT private)"
-    return f"{head}, {privacy_note}, seconds = {secs:.4f}"
+    return f"{head}, {privacy_note}"
 
 
 def cmd_run(args):
@@ -448,7 +452,7 @@ def cmd_run(args):
     Gaussian-noised weights (:func:`fastpamst_nb.private_edge_weights`, zCDP
     budget ``--weights-rho``), with ``--weights true`` the true weights (not
     private, with a warning). The stderr summary reports the privacy budget, no
-    weight. Order: flags and ``--output`` (no data), the matrix's header (shape,
+    weight and no time (``--timing`` adds the wall time, labelled not private). Order: flags and ``--output`` (no data), the matrix's header (shape,
     dtype, ``--start`` against n), the warm-up, the tree.
     """
     _check_run_args(args)
@@ -477,7 +481,10 @@ def cmd_run(args):
         print(f"{PROG}: WARNING: the third column holds the TRUE edge weights; they are NOT private "
               "(no privacy guarantee covers them): do not publish this output; use --weights private "
               "--weights-rho R for a private release of the weights", file=sys.stderr)
-    print(_summary(args, tree, secs), file=sys.stderr)
+    print(_summary(args, tree), file=sys.stderr)
+    if args.timing:
+        print(f"{PROG} run: wall time = {secs:.4f} s (NOT private: it depends on the weights; "
+              "do not publish it)", file=sys.stderr)
     return 0
 
 

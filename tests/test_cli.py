@@ -278,11 +278,30 @@ def test_default_release_is_edges_only(distinctive, algorithm):
     assert len(edges) == N_DIST - 1
     assert weight_digits(proc.stdout + proc.stderr) == []
     summary = proc.stderr.strip().splitlines()
-    assert len(summary) == 1 and "seconds" in summary[0] and f"n = {N_DIST}" in summary[0]
+    assert len(summary) == 1 and f"n = {N_DIST}" in summary[0]
+    assert "second" not in summary[0] and "time" not in summary[0]  # wall time is not private
     if algorithm == "exact":
         assert "NOT private" in summary[0]
     else:
         assert "rho = 0.1 zCDP" in summary[0] and "epsilon" in summary[0]
+
+
+def test_summary_is_the_same_for_neighbouring_matrices(tmp_path):
+    # issue 25 item 2: the summary holds no wall time, so neighbouring inputs (one entry
+    # moved by the sensitivity) print the same summary; --timing prints it apart
+    W = uniform(40, 3)
+    V = W.copy()
+    V[2, 7] = V[7, 2] = W[2, 7] + 0.01
+    np.save(tmp_path / "w.npy", W)
+    np.save(tmp_path / "v.npy", V)
+    args = ("--rho", 0.1, "--sensitivity", 0.01, "--seed", 0)
+    out = [cli(MODULE, "run", tmp_path / name, *args).stderr for name in ("w.npy", "v.npy")]
+    assert out[0] == out[1] and "second" not in out[0] and "time" not in out[0]
+    timed = cli(MODULE, "run", tmp_path / "w.npy", *args, "--timing")
+    assert timed.returncode == 0, timed.stderr
+    lines = timed.stderr.strip().splitlines()
+    assert lines[0] == out[0].strip() and len(lines) == 2
+    assert "wall time = " in lines[1] and "NOT private" in lines[1]
 
 
 def test_private_weights_column_and_total_budget(distinctive):
