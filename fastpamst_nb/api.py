@@ -29,7 +29,7 @@ from .chunks import run_in_chunks
 from .core import CACHE, as_generator, check_positive, require_memory
 from .graph import as_graph, vertex_count
 from .prim import prim_csr_exact, prim_csr_private, prim_dense_exact, prim_dense_private
-from .queue import gq_build, top_window
+from .queue import gq_build, queue_memory_bytes, top_window
 from .sampler import EXPONENTIAL, GUMBEL, N_STATS
 from .tree import SpanningTree
 
@@ -700,10 +700,10 @@ def _fast_pamst(weights, rho, sensitivity, *, rng=None, start=0, noise="exponent
     bar_class = _progress_class(progress, "fast_pamst")
     shape = getattr(weights, "shape", None)
     if topology is None and not sp.issparse(weights) and shape is not None and len(shape) == 2:
-        # the edge store (one int64 slot per edge), decided from the shape before the
-        # O(n^2) validation pass; gq_build checks the full need again
+        # the queue's need for this shape (never the weights': a release of a shape runs
+        # for every input or none), before the O(n^2) validation pass; gq_build checks it again
         n = int(shape[0])
-        require_memory(4 * n * (n - 1), f"fast_pamst on n = {n} (its edge store)")
+        require_memory(queue_memory_bytes(n, n * (n - 1) // 2, True), f"fast_pamst on n = {n} (its edge store)")
     windows = []
 
     def window_for(n, rho, sensitivity):

@@ -271,16 +271,26 @@ def available_memory_bytes():
 _SMALL = 64 * 2**20
 
 
+def memory_fits(n_bytes):
+    """Whether ``n_bytes`` more fit in the available memory (the test of :func:`require_memory`)."""
+    if n_bytes < _SMALL:
+        return True
+    avail = available_memory_bytes()
+    return avail is None or n_bytes <= 0.9 * avail
+
+
 def require_memory(n_bytes, what):
     """Raise a clear ValueError before allocating ``n_bytes`` that cannot fit.
 
     Numba allocations that exceed memory kill the process (the OOM killer) rather
-    than raising, so every large working set is checked here first.
+    than raising, so every large working set is checked here first. ``n_bytes``
+    must be computed from public quantities (shapes, dtypes, parameters), never
+    from the weights: a refusal is then the same for every input of that shape.
     """
-    if n_bytes < _SMALL:
+    if memory_fits(n_bytes):
         return
     avail = available_memory_bytes()
-    if avail is not None and n_bytes > 0.9 * avail:
+    if avail is not None:
         raise ValueError(
             f"{what} needs about {n_bytes / 2**30:.2f} GiB of working memory but only "
             f"{avail / 2**30:.2f} GiB is available (MemoryError avoided). Use a smaller "

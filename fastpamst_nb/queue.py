@@ -102,7 +102,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from .core import CACHE, jit_only, require_memory
+from .core import CACHE, jit_only, memory_fits, require_memory
 from .privacy import key_limit
 
 QueueLayout = namedtuple(
@@ -946,7 +946,10 @@ def _window_capacities(window, kmin, bshift, B, m):
         return None
     first_whole = -((-(kmin + b_lo * width)) >> fsh)  # the lowest bin inside the sized range
     surely = int(within[bins] - within[first_whole - bottom])
-    return b_lo, caps, total - len(caps) - surely
+    extra = total - len(caps) - surely
+    if extra > _extra_max(m):  # keeps the slot store within queue_memory_bytes
+        return None
+    return b_lo, caps, extra
 
 
 @jit_only
@@ -1284,6 +1287,63 @@ def _key_range(graph, sgn, s):
     return keys[0], keys[1]
 
 
+def _extra_max(m):
+    """The most slots past m + B that a window's capacities may add (``_window_capacities``
+    gives up beyond it: speed only), so that the slot store's size is public."""
+    return m // 64 + 4096
+
+
+def queue_memory_bytes(n, m, dense, stored=None):
+    """Bytes a grouped-queue release (``noise="exponential"``) may need on a graph of
+    this shape, WHATEVER its weights: what :func:`gq_build` checks, and all it may use.
+
+    Parameters
+    ----------
+    n, m : int
+        Vertices and (undirected) edges.
+    dense : bool
+        A dense matrix (m = n (n - 1) / 2) or a CSR graph.
+    stored : int, optional
+        Stored entries of the CSR graph (2 m by default).
+
+    Returns
+    -------
+    int
+        Dense: the slot store (one int64 per edge, a spare per bucket, the
+        window's extra slots), the arrays of the at most 2**14 buckets of the
+        direct and wide layouts, and the O(n) Prim state. Sparse: the radix-sorted
+        layout (slots, counts, ranks, keys and positions with their sort
+        buffers, distinct keys and histogram: 72 m + 4 stored + 48 max(m, stored)
+        bytes) or the direct one (at most 8 m + 56 (m / 4 + 2**18)), whichever
+        is larger.
+
+    Notes
+    -----
+    Public quantities only (n, m, dense, stored), never the key range: a release
+    of a given shape is then refused for every input or for none (issue 25). The
+    layouts that would need more (a dense range of many buckets that crowd: the
+    direct layout with up to m / 4 buckets, or the radix sort, ~21 n^2 bytes at
+    n = 4000) are used only when they fit in the memory available at that time,
+    and otherwise the wide layout (exact too, slower on such weights) is.
+    Measured peak RSS growth at n = 4000, 61 MiB of slot store (docs/design.rst,
+    What a release allocates): uniform weights 2 MiB, all-equal weights 55 MiB
+    (nearly every slot is written), so the slot store is the dense worst case.
+    """
+    n, m = int(n), int(m)
+    if dense:
+        return 8 * (m + _extra_max(m) + _WIDE_MIN_FINE) + 48 * _WIDE_MIN_FINE + 64 * n
+    stored = 2 * m if stored is None else int(stored)
+    return max(_radix_bytes(m, stored), 8 * m + 56 * (m // 4 + _DIRECT_SLACK)) + 64 * n
+
+
+def _radix_bytes(m, ranked):
+    """The radix-sorted layout's need: the slot store, per-group and per-bucket counts
+    (at most m groups), ranks of ``ranked`` entries, and keys and positions with their
+    sort buffers, distinct keys and histogram."""
+    rank_bytes = 4 if m < 2**31 else 8
+    return 8 * m + 64 * m + ranked * rank_bytes + 48 * max(m, ranked)
+
+
 def gq_build(graph, sgn, s, r, sigma, window=None):
     """Build an empty ``GroupQueue`` for every edge of ``graph`` (a ``Graph``).
 
@@ -1299,6 +1359,10 @@ def gq_build(graph, sgn, s, r, sigma, window=None):
     n, m = graph.n, graph.m
     if n > 1 << _END_BITS and graph.dense:
         raise ValueError(f"dense input with n = {n} > 2**20 vertices is not supported; use scipy.sparse")
+    # the need of every layout for this shape, whatever the weights: checked first, so
+    # that a refusal never depends on the weights (issue 25)
+    require_memory(queue_memory_bytes(n, m, graph.dense, None if graph.dense else graph.data.shape[0]),
+                   f"fast_pamst on n = {n}, m = {m}")
     inv = exact_inverse(s)
     kmin, kmax = _key_range(graph, sgn, s) if m > 0 else (0, 0)
     K = kmax - kmin + 1
@@ -1310,6 +1374,7 @@ def gq_build(graph, sgn, s, r, sigma, window=None):
     wide = False
     min_sized = _SIZE_MIN
     bucket_hist = None
+    rank_t = np.int32 if m < 2**31 else np.int64
     if graph.dense and sigma >= 0 and B > _WIDE_MIN_FINE:
         # many noise-wide buckets: try at most _WIDE_BUCKETS wide ones instead, whose
         # counters stay in cache; the sampler splits the few it reaches (docs/design.rst)
@@ -1322,7 +1387,13 @@ def gq_build(graph, sgn, s, r, sigma, window=None):
         stride = max(1, n // max(_CROWD_ROWS, _CROWD_SAMPLE // n))
         sample = _hist_dense_rows(graph.W, sgn, s, inv, kmin, wshift, B_wide, stride)
         fullest = sample.max() * m / sample.sum()  # its estimated number of edges
-        if fullest <= max(_WIDE_FILL_MIN, _WIDE_FILL_FACTOR * m // B_wide):
+        # the other layouts need more than the public figure (B up to m / 4 buckets, or
+        # the radix sort): only when that fits now, else wide buckets (exact, slower)
+        if B <= m // 4 + _DIRECT_SLACK:
+            other = 8 * (m + B) + 48 * B
+        else:
+            other = _radix_bytes(m, n * n)
+        if fullest <= max(_WIDE_FILL_MIN, _WIDE_FILL_FACTOR * m // B_wide) or not memory_fits(other):
             # sub-buckets of sigma noise units, or wider when a slot cannot number them
             # all (keys spanning over 2**(37 + bshift)): exact still, a few more draws
             sub_shift = max(bshift, wshift - _FINE_BITS)
@@ -1332,13 +1403,6 @@ def gq_build(graph, sgn, s, r, sigma, window=None):
             from_top = np.cumsum(sample[::-1])
             min_sized = max(min_sized, int(np.searchsorted(from_top, from_top[-1] / _WIDE_SIZE_SHARE)) + 1)
     direct = wide or B <= m // 4 + _DIRECT_SLACK
-    rank_t = np.int32 if m < 2**31 else np.int64
-    need = 8 * m + 48 * (B if direct else m)
-    if not direct:
-        rank_len = n * n if graph.dense else graph.data.shape[0]
-        # keys and positions, their sort buffers, the distinct keys and the histogram
-        need += rank_len * np.dtype(rank_t).itemsize + 48 * max(m, rank_len)
-    require_memory(need, f"fast_pamst on n = {n}, m = {m}")
 
     if direct:
         G = K

@@ -1,0 +1,79 @@
+"""Issue 25: nothing data-dependent in what a release shows.
+
+Neighbouring inputs (every entry moved by at most the sensitivity) must give the
+same visible outcome: both released, or both refused with the same message. And
+every noise parameter is a finite positive number, or the call is refused.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+import fastpamst_nb as fp
+from fastpamst_nb import core, privacy
+from fastpamst_nb.api import DEFAULT_SIGMA
+from fastpamst_nb.queue import _DIRECT_SLACK, _bucket_shift, queue_memory_bytes
+
+
+def uniform(n, seed):
+    rng = np.random.default_rng(seed)
+    W = np.triu(rng.random((n, n)), 1)
+    return W + W.T
+
+
+def outcome(call):
+    """("released", edges) or ("refused", message)."""
+    try:
+        return "released", call().edges.tolist()
+    except ValueError as exc:
+        return "refused", str(exc)
+
+
+# ----------------------------------------------------------------------------- memory
+
+
+def _layout_pair(n, rho, delta):
+    """Two neighbouring matrices on either side of the queue's direct/radix threshold:
+    Uniform(0, 1) weights (one of them 0) and one far edge, moved by ``delta``."""
+    s = privacy.default_discretization(delta)
+    r = privacy.fast_pamst_key_rate(rho, delta, n, s)
+    m = n * (n - 1) // 2
+    T = m // 4 + _DIRECT_SLACK  # the most buckets addressed directly
+    bshift = _bucket_shift(1 << 40, r, DEFAULT_SIGMA)
+    # the far edge's key spans (T << bshift) - 8 keys below 0: T buckets; + delta (16 keys) T + 1
+    x = s * ((T << bshift) - 8.5)
+    W = uniform(n, 0)
+    W[2, 3] = W[3, 2] = 0.0
+    W[0, 1] = W[1, 0] = x
+    V = W.copy()
+    V[0, 1] = V[1, 0] = x + delta
+    return W, V
+
+
+def test_memory_refusal_does_not_depend_on_the_weights(monkeypatch):
+    # issue 25 item 3: on main, with 80 MB available, the neighbour whose key range
+    # needs a radix sort (~80 MB) was refused and the other released
+    n, rho, delta = 1000, 1.0, 2.0 ** -4
+    W, V = _layout_pair(n, rho, delta)
+    monkeypatch.setattr(core, "available_memory_bytes", lambda: 80 * 2**20)
+    out = [outcome(lambda A=A: fp.fast_pamst(A, rho, delta, rng=0)) for A in (W, V)]
+    assert [o[0] for o in out] == ["released", "released"], out
+    # with too little memory for this shape, both are refused with the same message
+    monkeypatch.setattr(core, "available_memory_bytes", lambda: 2**20)
+    big = 5000  # a shape whose public need is above require_memory's 64 MiB floor
+    assert queue_memory_bytes(big, big * (big - 1) // 2, True) > 64 * 2**20
+    out = {outcome(lambda A=A: fp.fast_pamst(A, rho, delta, rng=0))
+           for A in (np.broadcast_to(1.0, (big, big)), np.broadcast_to(1e9, (big, big)))}
+    assert len(out) == 1 and next(iter(out))[0] == "refused"
+
+
+def test_queue_memory_is_a_function_of_the_shape_and_bounds_the_slot_store():
+    # dense: the slot store (8 bytes an edge) and O(n) more; the figure grows with m only
+    for n in (10, 1000, 80000):
+        m = n * (n - 1) // 2
+        need = queue_memory_bytes(n, m, True)
+        assert 8 * m < need < 8.2 * m + 2**21
+    # sparse: the radix layout bounds the direct one
+    m = 10**6
+    assert queue_memory_bytes(1000, m, False) >= 8 * m + 56 * (m // 4 + _DIRECT_SLACK)
