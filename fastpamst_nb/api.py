@@ -16,6 +16,7 @@ as ``rho`` or as ``epsilon`` and ``delta`` (converted with
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import TYPE_CHECKING, Literal
 
@@ -581,7 +582,7 @@ def fast_pamst(weights: Weights, rho: float | None = None, sensitivity: float | 
                discretization: float | None = None, maximum: bool = False,
                epsilon: float | None = None, delta: float | None = None,
                topology: Topology = None, symmetric: Symmetric = None,
-               progress: bool = False) -> SpanningTree:
+               progress: bool = False, bounds: tuple[float, float] | None = None) -> SpanningTree:
     """Fast-PAMST (Pagh & Retschmeier 2024): private Prim with a discretized, grouped RNM.
 
     Each of the n - 1 steps selects a cut edge with probability exactly that of
@@ -616,8 +617,8 @@ def fast_pamst(weights: Weights, rho: float | None = None, sensitivity: float | 
         ``sensitivity / 16`` (:func:`fastpamst_nb.privacy.default_discretization`),
         public since it depends on Delta only. ``discretization=sensitivity`` is
         the paper's setting (D_s = 2 Delta unless Delta is a power of two: about
-        twice the noise). Weights with ``|w / s| >= 2**62`` (s a power of two)
-        or ``2**52`` (any other s) are refused.
+        twice the noise). Without ``bounds``, weights with ``|w / s| >= 2**62``
+        (s a power of two) or ``2**52`` (any other s) are refused.
     maximum : bool, default False
         Private maximum spanning tree (scores s * floor(w / s)).
 %(epsilon)s
@@ -633,6 +634,18 @@ def fast_pamst(weights: Weights, rho: float | None = None, sensitivity: float | 
         ``M.filled(0)``.
 %(symmetric)s
 %(progress)s
+    bounds : (float, float), optional
+        Public clipping bounds ``(lo, hi)``, lo < hi, in the weights' units
+        (the convention of DP libraries: chosen without looking at the data).
+        Each weight is clipped to [lo, hi] before it is discretized; clipping
+        moves no weight further than its neighbour moves it, so the privacy
+        guarantee is unchanged, and the release is that of the clipped weights.
+        The key range is then checked on the bounds alone, so a refusal
+        depends on the bounds only, never on the data. The input is never
+        modified: when some weight lies outside the bounds the queue reads a
+        clipped copy (n^2 entries in the weights' dtype dense, checked against
+        the available memory for every input of the shape). ``edge_weights``
+        stay the true (unclipped) weights.
 
     Returns
     -------
@@ -643,8 +656,10 @@ def fast_pamst(weights: Weights, rho: float | None = None, sensitivity: float | 
     Raises
     ------
 %(raises_private)s
-        Also a ``discretization`` that is not finite and positive, or weights
-        too large for the discretized keys.
+        Also a ``discretization`` that is not finite and positive, ``bounds``
+        that are not two finite numbers lo < hi or too large for the
+        discretized keys, or (without ``bounds``) weights too large for them:
+        pass ``bounds=``, a public range, so that the refusal depends on it alone.
     ImportError
         ``progress=True`` without tqdm installed.
 
@@ -685,28 +700,80 @@ def fast_pamst(weights: Weights, rho: float | None = None, sensitivity: float | 
     return _fast_pamst(weights, rho, sensitivity, rng=rng, start=start, noise=noise,
                        discretization=discretization, maximum=maximum, epsilon=epsilon,
                        delta=delta, topology=topology, symmetric=symmetric,
-                       progress=progress)[0]
+                       progress=progress, bounds=bounds)[0]
+
+
+def _check_bounds(bounds, sensitivity, discretization):
+    """``bounds`` as (lo, hi) floats, refused (from them alone) when their keys do not fit."""
+    if bounds is None:
+        return None
+    try:
+        lo, hi = bounds
+    except (TypeError, ValueError):
+        raise TypeError(f"bounds must be a pair (lo, hi) of public clipping bounds, got {bounds!r}") from None
+    lo, hi = (float(_check_real("bounds", x)) for x in (lo, hi))
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise ValueError(f"bounds must be two finite numbers lo < hi, got ({lo!r}, {hi!r})")
+    s = privacy.default_discretization(sensitivity) if discretization is None else float(discretization)
+    limit = privacy.key_limit(s)
+    if max(abs(lo), abs(hi)) / s >= limit:
+        raise ValueError(f"bounds = ({lo!r}, {hi!r}) are too wide for the discretization step s = {s!r}: "
+                         f"|bound / s| must stay below 2**{int(math.log2(limit))}; use narrower bounds "
+                         "or a larger discretization")
+    return lo, hi
+
+
+def _check_real(name, x):
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
+        raise TypeError(f"{name} must hold real numbers, got {type(x).__name__}")
+    return x
+
+
+def _clipped(graph, bounds):
+    """The graph whose weights are clipped to ``bounds`` (None: ``graph`` itself). The
+    input is not modified: a clipped copy is made only when some weight lies outside."""
+    if bounds is None:
+        return graph
+    lo, hi = bounds
+    wmin, wmax = min(max(graph.wmin, lo), hi), max(min(graph.wmax, hi), lo)
+    if graph.m == 0 or (graph.wmin >= lo and graph.wmax <= hi):
+        return graph._replace(wmin=wmin, wmax=wmax)
+    if graph.dense:
+        # in the matrix's dtype, rounded inwards (a float32 bound stays within [lo, hi])
+        dt = graph.W.dtype.type
+        lo_t = dt(lo) if dt(lo) >= lo else np.nextafter(dt(lo), dt(np.inf))
+        hi_t = dt(hi) if dt(hi) <= hi else np.nextafter(dt(hi), dt(-np.inf))
+        W = np.clip(graph.W, lo_t, hi_t)
+        wmin, wmax = min(max(graph.wmin, lo_t), hi_t), max(min(graph.wmax, hi_t), lo_t)
+        return graph._replace(W=W, wmin=float(wmin), wmax=float(wmax))
+    return graph._replace(data=np.clip(graph.data, lo, hi), wmin=wmin, wmax=wmax)
 
 
 def _fast_pamst(weights, rho, sensitivity, *, rng=None, start=0, noise="exponential",
                 discretization=None, maximum=False, epsilon=None, delta=None, topology=None,
-                symmetric=None, progress=False, theta=DEFAULT_THETA, sigma=DEFAULT_SIGMA):
+                symmetric=None, progress=False, bounds=None, theta=DEFAULT_THETA, sigma=DEFAULT_SIGMA):
     """Validate, then run :func:`_fast_pamst_graph`."""
     if sensitivity is None:
         raise TypeError("fast_pamst() needs sensitivity=, the l_inf sensitivity of each weight")
     privacy.check_noise(noise)
     if discretization is not None:  # checked before the O(n^2) validation pass
         check_positive("discretization", discretization)
+    bounds = _check_bounds(bounds, check_positive("sensitivity", sensitivity), discretization)
     bar_class = _progress_class(progress, "fast_pamst")
     shape = getattr(weights, "shape", None)
     if topology is None and not sp.issparse(weights) and shape is not None and len(shape) == 2:
         # the queue's need for this shape (never the weights': a release of a shape runs
         # for every input or none), before the O(n^2) validation pass; gq_build checks it again
         n = int(shape[0])
-        require_memory(queue_memory_bytes(n, n * (n - 1) // 2, True), f"fast_pamst on n = {n} (its edge store)")
+        need = queue_memory_bytes(n, n * (n - 1) // 2, True)
+        if bounds is not None:  # a clipped copy, reserved whether or not it is made
+            need += n * n * max(np.dtype(getattr(weights, "dtype", np.float64)).itemsize, 4)
+        require_memory(need, f"fast_pamst on n = {n} (its edge store)")
     windows = []
 
     def window_for(n, rho, sensitivity):
+        if bounds is not None:  # the window would count unclipped keys (speed only)
+            return None
         # public inputs only: the queue's fine key bins, from n, rho, Delta and s
         s = privacy.default_discretization(sensitivity) if discretization is None else float(discretization)
         r = privacy.fast_pamst_key_rate(rho, sensitivity, n, s, noise)
@@ -718,18 +785,21 @@ def _fast_pamst(weights, rho, sensitivity, *, rng=None, start=0, noise="exponent
                                                          window_for)
     s = privacy.default_discretization(sensitivity) if discretization is None else float(discretization)
     return _fast_pamst_graph(graph, rho, sensitivity, s, start, gen, noise, maximum, theta, sigma,
-                             bar_class, windows[0] if windows else None)
+                             bar_class, windows[0] if windows else None, bounds)
 
 
 def _fast_pamst_graph(graph, rho, sensitivity, s, start, gen, noise, maximum, theta, sigma,
-                      bar_class=None, window=None):
+                      bar_class=None, window=None, bounds=None):
     """Fast-PAMST on a validated ``Graph``; returns the tree and the kernel's counters.
 
     Tests call it directly to run thousands of tiny releases without re-validating,
     and force the speed knobs theta/sigma to their extremes. ``bar_class``: a
     tqdm-like class for a progress bar over the steps, or None. ``window``: the
-    ``queue.TopWindow`` the validation filled, or None (speed only).
+    ``queue.TopWindow`` the validation filled, or None (speed only). ``bounds``:
+    checked (lo, hi) the weights are clipped to before they are discretized; the
+    tree keeps the true weights.
     """
+    keyed = _clipped(graph, bounds)
     # the weight-unit rate for the record, the key-unit rate r for the kernels (computed
     # without lam, which overflows for a subnormal D_s); none without a selection (n = 1)
     lam = privacy.fast_pamst_rate(rho, sensitivity, graph.n, s, noise) if graph.n >= 2 else None
@@ -739,20 +809,22 @@ def _fast_pamst_graph(graph, rho, sensitivity, s, start, gen, noise, maximum, th
     edges = np.empty((graph.n - 1, 2), dtype=np.int64)
     if graph.n >= 2:
         r = privacy.fast_pamst_key_rate(rho, sensitivity, graph.n, s, noise)
-        q = gq_build(graph, sgn, s, r, sigma, window)
+        q = gq_build(keyed, sgn, s, r, sigma, window)
         visited = np.zeros(graph.n, dtype=np.bool_)
         nxt = [start]  # the vertex that joins the tree at the next step
 
         if graph.dense:
             def advance(step0, k):
-                nxt[0] = prim_dense_private(q, graph.W, visited, edges, step0, k, nxt[0], kind, r,
+                nxt[0] = prim_dense_private(q, keyed.W, visited, edges, step0, k, nxt[0], kind, r,
                                             theta, sigma, gen, stats)
         else:
             def advance(step0, k):
-                nxt[0] = prim_csr_private(q, graph.indptr, graph.indices, graph.data, visited,
+                nxt[0] = prim_csr_private(q, keyed.indptr, keyed.indices, keyed.data, visited,
                                           edges, step0, k, nxt[0], kind, r, theta, sigma, gen, stats)
         _run_steps(advance, graph.n - 1, bar_class, "fast_pamst",
                    first=max(1, _FIRST_CHUNK_ENTRIES // graph.n))
     info = {"rho": rho, "sensitivity": sensitivity, "noise": noise, "rate": lam,
             "discretization": s, "maximum": bool(maximum)}
+    if bounds is not None:
+        info["bounds"] = tuple(bounds)
     return _tree(graph, edges, "fast_pamst", info), stats

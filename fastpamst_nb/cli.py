@@ -94,6 +94,10 @@ def _build_parser():
                      help="step of fast_pamst's discretized scores, in the weights' units "
                           "(default: the largest power of two <= sensitivity/16; the paper "
                           "used the sensitivity)")
+    run.add_argument("--bounds", type=float, nargs=2, metavar=("LO", "HI"),
+                     help="public clipping bounds of fast_pamst: every weight is clipped to "
+                          "[LO, HI] before it is discretized, so that the key-range check depends "
+                          "on the bounds only (choose them without looking at the data)")
     run.add_argument("--start", type=int, metavar="K",
                      help="vertex Prim's algorithm starts from, 0 <= K < n (fast_pamst, pamst, exact; default 0)")
     run.add_argument("--seed", type=int, default=None,
@@ -312,15 +316,16 @@ def _release(algorithm, W, args, rng=None):
           "symmetric": args.symmetric, **_budget(args)}
     if algorithm in FAST:
         return api.fast_pamst(W, noise=_noise(algorithm, args.noise), discretization=args.discretization,
-                              start=start, **kw)
+                              start=start, bounds=getattr(args, "bounds", None), **kw)
     if algorithm == "pamst":
         return api.pamst(W, noise=_noise(algorithm, args.noise), start=start, **kw)
     return api.post_processing(W, **kw)
 
 
 def _in_cli_words(message):
-    """The library's ``symmetric='upper' (or 'lower')`` advice as the ``--symmetric`` flag."""
-    return message.replace("symmetric='upper'", "--symmetric upper").replace("(or 'lower')", "(or lower)")
+    """The library's ``symmetric='upper' (or 'lower')`` and ``bounds=(lo, hi)`` advice as flags."""
+    return (message.replace("symmetric='upper'", "--symmetric upper").replace("(or 'lower')", "(or lower)")
+            .replace("bounds=(lo, hi)", "--bounds LO HI"))
 
 
 def _check_writable(path, flag):
@@ -387,6 +392,9 @@ def _check_run_args(args):
             raise UsageError(f"--discretization is the step of fast_pamst's discretized scores; --algorithm "
                              f"{algorithm} does not discretize: drop it or use --algorithm fast_pamst")
         check_positive("--discretization", args.discretization)
+    if args.bounds is not None and algorithm not in FAST:
+        raise UsageError(f"--bounds clips the weights fast_pamst discretizes; --algorithm {algorithm} "
+                         "does not discretize: drop it or use --algorithm fast_pamst")
     if args.start is not None:
         if algorithm not in START_ALGORITHMS:
             raise UsageError(f"--start is the first vertex of Prim's algorithm (fast_pamst, pamst, exact); "

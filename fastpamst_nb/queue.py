@@ -1279,7 +1279,10 @@ def _key_range(graph, sgn, s):
         raise ValueError(
             f"the discretization step s = {s!r} is too fine for these weights: some "
             f"|w / s| >= 2**{exponent} (the limit for a step that is {kind}, where the "
-            "privacy calibration is proven); use a larger discretization or rescale the weights"
+            "privacy calibration is proven). Whether weights pass this check depends on the "
+            "data, so the inputs must lie in a public range: pass bounds=(lo, hi), public "
+            "clipping bounds chosen without looking at the data, which clip every weight "
+            "and make this check depend on the bounds alone; or use a larger discretization"
         )
     # the kernels' own rounding (discretize is monotone in sgn * w)
     inv = exact_inverse(s)

@@ -77,3 +77,73 @@ def test_queue_memory_is_a_function_of_the_shape_and_bounds_the_slot_store():
     # sparse: the radix layout bounds the direct one
     m = 10**6
     assert queue_memory_bytes(1000, m, False) >= 8 * m + 56 * (m // 4 + _DIRECT_SLACK)
+
+
+# ----------------------------------------------------------------------------- key limit
+
+
+def _far_pair(delta):
+    """Neighbouring matrices whose largest weight sits just below 2**62 (in steps of 1)
+    and just at it, the discretization s = 1 (a power of two)."""
+    W = uniform(8, 1) * 1000.0
+    W[0, 5] = W[5, 0] = 2.0 ** 62 - delta
+    V = W.copy()
+    V[0, 5] = V[5, 0] = 2.0 ** 62
+    return W, V
+
+
+def test_key_limit_refusal_without_bounds_names_bounds():
+    delta = 512.0
+    W, V = _far_pair(delta)
+    call = lambda A: fp.fast_pamst(A, 1.0, delta, discretization=1.0, rng=0)  # noqa: E731
+    assert outcome(lambda: call(W))[0] == "released"
+    kind, msg = outcome(lambda: call(V))
+    assert kind == "refused"
+    assert "public range" in msg and "bounds=(lo, hi)" in msg
+    assert repr(2.0 ** 62) not in msg and "4611686018427387904" not in msg  # no weight quoted
+
+
+def test_key_limit_with_bounds_depends_on_the_bounds_only():
+    # issue 25 item 4: with public bounds, the neighbouring pair is released alike
+    delta = 512.0
+    W, V = _far_pair(delta)
+    W0, V0 = W.copy(), V.copy()
+    call = lambda A, b: fp.fast_pamst(A, 1.0, delta, discretization=1.0, rng=0, bounds=b)  # noqa: E731
+    for A in (W, V):
+        assert outcome(lambda A=A: call(A, (0.0, 2.0 ** 61)))[0] == "released"
+    # bounds whose keys do not fit are refused for every input, with one message
+    out = {outcome(lambda A=A: call(A, (0.0, 2.0 ** 62))) for A in (W, V, uniform(8, 2))}
+    assert len(out) == 1 and next(iter(out))[0] == "refused"
+    assert "bounds" in next(iter(out))[1]
+    assert np.array_equal(W, W0) and np.array_equal(V, V0)  # the input is never modified
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("noise", ["exponential", "gumbel"])
+def test_bounds_clip_before_discretizing(dtype, noise):
+    # the release of W with bounds is the release of the clipped W (same seed, same
+    # tree), and the tree keeps the true weights
+    W = (uniform(30, 3) * 10.0 - 2.0).astype(dtype)
+    b = (0.5, 6.0)
+    C = np.clip(W, dtype(b[0]), dtype(b[1]))
+    assert (W < b[0]).any() and (W > b[1]).any()
+    W0 = W.copy()
+    for maximum in (False, True):
+        kw = dict(rho=2.0, sensitivity=0.25, rng=5, noise=noise, bounds=b, maximum=maximum)
+        got, want = fp.fast_pamst(W, **kw), fp.fast_pamst(C, **kw)
+        assert np.array_equal(got.edges, want.edges)
+        assert got.info["bounds"] == b
+        assert np.array_equal(got.edge_weights, W[got.edges[:, 0], got.edges[:, 1]].astype(np.float64))
+    assert np.array_equal(W, W0)
+    import scipy.sparse as sp
+    S, SC = sp.csr_matrix(W.astype(np.float64)), sp.csr_matrix(C.astype(np.float64))
+    kw = dict(rho=2.0, sensitivity=0.25, rng=5, noise=noise, bounds=b)
+    assert np.array_equal(fp.fast_pamst(S, **kw).edges, fp.fast_pamst(SC, **kw).edges)
+
+
+@pytest.mark.parametrize("bad, err", [((1.0,), TypeError), (3.0, TypeError), ((2.0, 1.0), ValueError),
+                                      ((0.0, math.inf), ValueError), ((math.nan, 1.0), ValueError),
+                                      (("a", 1.0), TypeError), ((1.0, 1.0), ValueError)])
+def test_bad_bounds_are_refused_before_any_work(bad, err):
+    with pytest.raises(err, match="bounds"):
+        fp.fast_pamst(np.broadcast_to(1.0, (10**6, 10**6)), 1.0, 0.1, bounds=bad)
