@@ -147,3 +147,121 @@ def test_bounds_clip_before_discretizing(dtype, noise):
 def test_bad_bounds_are_refused_before_any_work(bad, err):
     with pytest.raises(err, match="bounds"):
         fp.fast_pamst(np.broadcast_to(1.0, (10**6, 10**6)), 1.0, 0.1, bounds=bad)
+
+
+# ----------------------------------------------------------------------------- extremes
+
+EXTREMES = [5e-324, 1e-310, 1e-300, 1e300, 1.7e308, math.inf, -math.inf, math.nan, 0.0, -1.0]
+RATE_RANGE = (2.0 ** -1000, 2.0 ** 1000)
+
+
+def _usable(x):
+    """A noise rate or scale a release may use: finite, positive, with a finite inverse."""
+    return isinstance(x, float) and RATE_RANGE[0] <= x <= RATE_RANGE[1]
+
+
+def _refused_clearly(exc):
+    """A ValueError whose message says something (names the parameter and the fix)."""
+    return isinstance(exc, ValueError) and len(str(exc)) > 30
+
+
+def _check(call):
+    """The call returns a usable value, or raises a clear ValueError; which one it was."""
+    try:
+        value = call()
+    except ValueError as exc:
+        assert _refused_clearly(exc), exc
+        return "refused"
+    return value
+
+
+def test_privacy_functions_at_the_extremes():
+    # issue 25 item 1: every noise parameter privacy.py returns is finite and positive
+    # (with a finite inverse), whatever the parameters, or it refuses with a ValueError
+    values = EXTREMES + [1.0, 0.1]
+    ns = [1, 2, 3, 10**6, 2**61, 0, -3]
+    seen = 0
+    for rho in values:
+        for d in values:
+            for n in ns:
+                for noise in ("exponential", "gumbel"):
+                    for f in (privacy.pamst_rate, privacy.fast_pamst_rate, privacy.fast_pamst_key_rate):
+                        out = _check(lambda: f(rho, d, n, noise=noise))
+                        assert out == "refused" or _usable(out), (f.__name__, rho, d, n, out)
+                        seen += out != "refused"
+                    for s in (None, 5e-324, 1e-300, 1.0, 1e300, math.inf, math.nan, 0.0, -1.0):
+                        out = _check(lambda: privacy.fast_pamst_key_rate(rho, d, n, s, noise))
+                        assert out == "refused" or _usable(out), (rho, d, n, s, out)
+                out = _check(lambda: privacy.gaussian_sigma(rho, d, n))
+                assert out == "refused" or _usable(out), ("sigma", rho, d, n, out)
+    assert seen > 100  # sane parameters do give rates
+    # the reviewer's case: Delta below ~1e-309 gave an inf rate (no noise)
+    for d in (5e-324, 1e-310):
+        with pytest.raises(ValueError, match="rescale"):
+            privacy.pamst_rate(1.0, d, 10)
+        assert _usable(privacy.fast_pamst_key_rate(1.0, d, 10))
+
+
+def test_budget_conversions_at_the_extremes():
+    for eps in EXTREMES + [1.0]:
+        for delta in EXTREMES + [1e-6, 0.5, 1.0]:
+            try:
+                rho = privacy.resolve_rho(epsilon=eps, delta=delta)
+            except ValueError as exc:
+                assert _refused_clearly(exc), exc
+                continue
+            assert math.isfinite(rho) and rho > 0.0, (eps, delta, rho)
+
+
+def _releases():
+    """(name, call(W, rho, sensitivity, discretization)) of every public private release."""
+    def private_weights(W, rho, d, s):
+        tree = fp.exact_mst(W)
+        w = fp.private_edge_weights(tree, rho, d, rng=0)
+        assert np.all(np.isfinite(w))
+        return {"sigma": privacy.gaussian_sigma(rho, d, W.shape[0] - 1)}
+
+    return [
+        ("fast_pamst", lambda W, rho, d, s: fp.fast_pamst(W, rho, d, discretization=s, rng=0).info),
+        ("fast_pamst_gumbel",
+         lambda W, rho, d, s: fp.fast_pamst(W, rho, d, discretization=s, noise="gumbel", rng=0).info),
+        ("pamst", lambda W, rho, d, s: fp.pamst(W, rho, d, rng=0).info),
+        ("post_processing", lambda W, rho, d, s: fp.post_processing(W, rho, d, rng=0).info),
+        ("private_edge_weights", private_weights),
+    ]
+
+
+@pytest.mark.parametrize("name, release", _releases(), ids=[r[0] for r in _releases()])
+def test_releases_at_the_extremes(name, release):
+    # every public release either uses a finite positive noise parameter (read back from
+    # its info) or refuses the parameters with a ValueError; never an inf/0 rate
+    W = uniform(5, 4)
+    released = 0
+    for rho in (5e-324, 1e-300, 1.0, 1e300, 1.7e308, math.inf, math.nan, 0.0, -1.0):
+        for d in (5e-324, 1e-310, 1e-300, 1.0, 1e300, 1.7e308, math.inf, math.nan, 0.0, -1.0):
+            for s in ((None, 5e-324, 1e300, math.inf, 0.0) if "fast" in name else (None,)):
+                A = W * d if 0.0 < d < 1.0 else W  # weights on the sensitivity's scale
+                info = _check(lambda: release(A, rho, d, s))
+                if info == "refused":
+                    continue
+                released += 1
+                key = "sigma" if name in ("post_processing", "private_edge_weights") else "rate"
+                assert _usable(info[key]), (name, rho, d, s, info[key])
+                assert not any("time" in k or "second" in k for k in info)  # no wall time
+    assert released > 0
+
+
+def test_no_noise_at_subnormal_sensitivity_is_impossible():
+    # the reviewer's reproducer: at Delta = 1e-310 the release was the exact tree
+    W = uniform(6, 0) * 1e-310
+    for call in (lambda: fp.fast_pamst(W, 1.0, 1e-310, rng=0), lambda: fp.pamst(W, 1.0, 1e-310, rng=0)):
+        with pytest.raises(ValueError, match="rescale the weights and the sensitivity"):
+            call()
+
+
+def test_chow_liu_at_the_extremes():
+    data = np.random.default_rng(0).integers(0, 2, size=(50, 4))
+    for rho in (5e-324, 1e300, 1.7e308, math.inf, 0.0):
+        for d in (None, 5e-324, 1e-310, 1e300, math.inf, 0.0):
+            out = _check(lambda: fp.chow_liu(data, rho, sensitivity=d, n_categories=2, rng=0).info)
+            assert out == "refused" or _usable(out["rate"]), (rho, d, out)
