@@ -1315,36 +1315,35 @@ def queue_memory_bytes(n, m, dense, stored=None):
         Dense: the slot store (one int64 per edge, a spare per bucket, the
         window's extra slots), the arrays of the at most 2**14 buckets of the
         direct and wide layouts, and the O(n) Prim state. Sparse: the radix-sorted
-        layout (slots, counts, ranks, keys and positions with their sort
-        buffers, distinct keys and histogram: 72 m + 4 stored + 48 max(m, stored)
-        bytes) or the direct one (at most 8 m + 56 (m / 4 + 2**18)), whichever
-        is larger.
+        layout (ranks, keys and positions with their sort buffers, distinct
+        keys and histogram, slots and counts: 8 m + 68 stored bytes) or the
+        direct one (at most 8 m + 56 (m / 4 + 2**18)), whichever is larger.
 
     Notes
     -----
     Public quantities only (n, m, dense, stored), never the key range: a release
     of a given shape is then refused for every input or for none (issue 25). The
     layouts that would need more (a dense range of many buckets that crowd: the
-    direct layout with up to m / 4 buckets, or the radix sort, ~21 n^2 bytes at
-    n = 4000) are used only when they fit in the memory available at that time,
-    and otherwise the wide layout (exact too, slower on such weights) is.
-    Measured peak RSS growth at n = 4000, 61 MiB of slot store (docs/design.rst,
-    What a release allocates): uniform weights 2 MiB, all-equal weights 55 MiB
-    (nearly every slot is written), so the slot store is the dense worst case.
+    direct layout with up to m / 4 buckets, or the radix sort) are used only
+    when they fit in the memory available at that time, and otherwise the wide
+    layout (exact too, slower on such weights) is. The slot store is allocated
+    lazily, but weights that the noise swamps write nearly every slot, so it is
+    counted whole (docs/design.rst, What a release allocates).
     """
     n, m = int(n), int(m)
     if dense:
         return 8 * (m + _extra_max(m) + _WIDE_MIN_FINE) + 48 * _WIDE_MIN_FINE + 64 * n
     stored = 2 * m if stored is None else int(stored)
-    return max(_radix_bytes(m, stored), 8 * m + 56 * (m // 4 + _DIRECT_SLACK)) + 64 * n
+    return max(_radix_bytes(m, stored, stored), 8 * m + 56 * (m // 4 + _DIRECT_SLACK)) + 64 * n
 
 
-def _radix_bytes(m, ranked):
-    """The radix-sorted layout's need: the slot store, per-group and per-bucket counts
-    (at most m groups), ranks of ``ranked`` entries, and keys and positions with their
-    sort buffers, distinct keys and histogram."""
+def _radix_bytes(m, keyed, ranked):
+    """The radix-sorted layout's need: ranks of ``ranked`` entries; for the ``keyed``
+    entries sorted, keys and positions and their sort buffers (32 bytes), then the
+    distinct keys and histogram (16, and their copies); the slot store; and at most
+    one group (counts, keys) and bucket (five counters) per sorted entry."""
     rank_bytes = 4 if m < 2**31 else 8
-    return 8 * m + 64 * m + ranked * rank_bytes + 48 * max(m, ranked)
+    return ranked * rank_bytes + 8 * m + 64 * keyed
 
 
 def gq_build(graph, sgn, s, r, sigma, window=None):
@@ -1395,7 +1394,7 @@ def gq_build(graph, sgn, s, r, sigma, window=None):
         if B <= m // 4 + _DIRECT_SLACK:
             other = 8 * (m + B) + 48 * B
         else:
-            other = _radix_bytes(m, n * n)
+            other = _radix_bytes(m, m, n * n)
         if fullest <= max(_WIDE_FILL_MIN, _WIDE_FILL_FACTOR * m // B_wide) or not memory_fits(other):
             # sub-buckets of sigma noise units, or wider when a slot cannot number them
             # all (keys spanning over 2**(37 + bshift)): exact still, a few more draws
