@@ -702,7 +702,7 @@ def test_symmetric_reads_one_triangle(tmp_path, capsys):
     np.save(path, W)
     code, _, err = main_run(capsys, "run", path, "--rho", 1, "--sensitivity", 0.01, "--seed", 0)
     assert code == 2 and err.count("\n") == 1
-    assert "pass --symmetric upper to use one triangle (or lower)" in err  # the flag, not the keyword
+    assert "pass --symmetric upper (or lower) to read one triangle" in err  # the flag, not the keyword
     for triangle in fp_cli.SYMMETRIC:
         code, out, err = main_run(capsys, "run", path, "--rho", 1, "--sensitivity", 0.01, "--seed", 0,
                                   "--symmetric", triangle)
@@ -782,3 +782,20 @@ def test_corrupt_npz_is_reported_as_such(tmp_path, capsys, no_computing):
              indptr=np.array([0, 1, 2]), shape=np.array([2, 2]), format=np.array("csr"))
     line = main_error(capsys, "run", path, *BUDGET)
     assert "holds Python objects" in line and "allow_pickle" not in line
+
+
+def test_bounds_clip_and_name_the_flag(tmp_path, capsys):
+    # issue 25 item 4: the key-limit refusal names --bounds; with it the release runs
+    W = uniform(10, 4)
+    W[0, 5] = W[5, 0] = 2.0 ** 62
+    path = tmp_path / "far.npy"
+    np.save(path, W)
+    args = ("run", path, "--rho", 1, "--sensitivity", 512, "--discretization", 1, "--seed", 0)
+    code, _, err = main_run(capsys, *args)
+    assert code == 2 and "--bounds LO HI" in err and "public range" in err
+    code, out, err = main_run(capsys, *args, "--bounds", 0, 2.0 ** 61)
+    assert code == 0, err
+    assert len(read_edges(out)) == 9
+    code, _, err = main_run(capsys, "run", path, "--rho", 1, "--sensitivity", 512, "--algorithm", "pamst",
+                            "--bounds", 0, 1)
+    assert code == 2 and "--bounds" in err
