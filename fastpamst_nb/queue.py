@@ -1332,7 +1332,10 @@ def queue_memory_bytes(n, m, dense, stored=None):
     """
     n, m = int(n), int(m)
     if dense:
-        return 8 * (m + _extra_max(m) + _WIDE_MIN_FINE) + 48 * _WIDE_MIN_FINE + 64 * n
+        # buckets: at most _WIDE_MIN_FINE direct ones (more are wide ones, or a layout
+        # used only when it fits), at most _WIDE_BUCKETS wide ones
+        B = max(min(_WIDE_MIN_FINE, m // 4 + _DIRECT_SLACK), _WIDE_BUCKETS)
+        return 8 * (m + _extra_max(m) + B) + 48 * B + 64 * n
     stored = 2 * m if stored is None else int(stored)
     return max(_radix_bytes(m, stored, stored), 8 * m + 56 * (m // 4 + _DIRECT_SLACK)) + 64 * n
 
