@@ -102,7 +102,9 @@ _DOCS = {
         float, str, ``numpy.random.RandomState``: use ``numpy.random.default_rng``);
         ``symmetric`` or ``progress`` of the wrong type.
     ValueError
-        A budget or sensitivity that is not finite and positive, both ``rho``
+        A budget or sensitivity that is not finite and positive, or whose noise
+        rate (scale) would lie outside [2**-1000, 2**1000] (e.g. a subnormal
+        sensitivity: see :mod:`fastpamst_nb.privacy`), both ``rho``
         and ``epsilon``/``delta`` or neither, ``weights`` not (n, n) (nor a
         condensed vector of length n(n-1)/2), not symmetric (with
         ``symmetric=None``), with a NaN/inf edge weight, a disconnected
@@ -743,7 +745,7 @@ def _clipped(graph, bounds):
         dt = graph.W.dtype.type
         lo_t = dt(lo) if dt(lo) >= lo else np.nextafter(dt(lo), dt(np.inf))
         hi_t = dt(hi) if dt(hi) <= hi else np.nextafter(dt(hi), dt(-np.inf))
-        W = np.clip(graph.W, lo_t, hi_t)
+        W = np.ascontiguousarray(np.clip(graph.W, lo_t, hi_t))  # a plain array, as the kernels read
         wmin, wmax = min(max(graph.wmin, lo_t), hi_t), max(min(graph.wmax, hi_t), lo_t)
         return graph._replace(W=W, wmin=float(wmin), wmax=float(wmax))
     return graph._replace(data=np.clip(graph.data, lo, hi), wmin=wmin, wmax=wmax)

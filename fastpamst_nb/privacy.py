@@ -22,6 +22,13 @@ Gumbel of scale 1 / lam is added for the exponential mechanism.
   is rho-zCDP (Bun & Steinke 2016, Prop. 1.6). The paper's experiments used
   sigma^2 = n^2 Delta / (2 rho) instead (:ref:`erratum-2`); see
   :func:`paper_gaussian_sigma`.
+
+Every rate and scale a release uses comes from this module, and each is checked
+to lie in [2**-1000, 2**1000] (finite, positive, with a finite inverse), or the
+call raises ValueError: an overflowed rate (a subnormal sensitivity) would add no
+noise, an underflowed one infinite noise. Products that could overflow on the way
+(2 rho, eps / (2 D_s)) are computed factor by factor, and the rate the kernels use
+is computed in key units directly (:func:`fast_pamst_key_rate`).
 """
 
 import functools
