@@ -103,8 +103,18 @@ def _checked(value, what, fix):
     return value
 
 
+def _positive(name, value):
+    """:func:`check_positive`, with a fast path for a plain float (the chi-square
+    suites compute rates ~10**6 times; the generic checks cost ~1.6 us)."""
+    if type(value) is float and 0.0 < value < math.inf:
+        return value
+    return check_positive(name, value)
+
+
 def _check_n(n, name="n"):
     """``n`` as an int >= 2 (a release with n - 1 >= 1 selections or m >= 1 edges)."""
+    if type(n) is int and (2 if name == "n" else 1) <= n < 2 ** 62:  # the common case, fast
+        return n
     if isinstance(n, (bool, np.bool_)) or not isinstance(n, numbers.Integral):
         raise TypeError(f"{name} must be an int, got {type(n).__name__}")
     n = int(n)
@@ -122,7 +132,7 @@ _RESCALE = ("rescale the weights and the sensitivity by the same power of two (t
 def _eps_step(rho, n, noise):
     # zCDP of one selection: rho_step = eps^2/2 (RNM, pure DP) or eps^2/8 (bounded range);
     # each factor under its own root, so that no product overflows or underflows
-    check_positive("rho", rho)
+    _positive("rho", rho)
     factor = 2.0 if noise == "exponential" else 8.0
     return math.sqrt(factor) * (math.sqrt(rho) / math.sqrt(_check_n(n) - 1))
 
@@ -155,7 +165,7 @@ def pamst_rate(rho, sensitivity, n, noise="exponential"):
     """
     check_noise(noise)
     eps = _eps_step(rho, n, noise)
-    lam = 0.5 * eps / check_positive("sensitivity", sensitivity)
+    lam = 0.5 * eps / _positive("sensitivity", sensitivity)
     return _checked(lam, "the noise rate eps / (2 sensitivity)", _RESCALE)
 
 
@@ -341,9 +351,9 @@ def fast_pamst_key_rate(rho, sensitivity, n, discretization=None, noise="exponen
 def _fast_args(rho, sensitivity, n, discretization, noise):
     """(s, D_s, eps) of a Fast-PAMST rate, each checked."""
     check_noise(noise)
-    check_positive("sensitivity", sensitivity)
+    _positive("sensitivity", sensitivity)
     s = default_discretization(sensitivity) if discretization is None else \
-        check_positive("discretization", discretization)
+        _positive("discretization", discretization)
     try:
         d_s = discretized_sensitivity(float(sensitivity), float(s))
     except OverflowError:  # float(D_s) beyond the float range
@@ -379,8 +389,8 @@ def gaussian_sigma(rho, sensitivity, m):
         m < 1, a rho or sensitivity that is not finite and positive, or a sigma
         outside [2**-1000, 2**1000] (a sigma that underflows to 0 adds no noise).
     """
-    check_positive("rho", rho)
-    check_positive("sensitivity", sensitivity)
+    _positive("rho", rho)
+    _positive("sensitivity", sensitivity)
     # each factor on its own, so that no intermediate overflows or underflows
     sigma = sensitivity * (math.sqrt(_check_n(m, "m")) / (math.sqrt(2.0) * math.sqrt(rho)))
     return _checked(sigma, "the noise scale sensitivity * sqrt(m / (2 rho))", _RESCALE)
