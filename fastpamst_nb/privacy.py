@@ -111,14 +111,13 @@ def _positive(name, value):
     return check_positive(name, value)
 
 
-def _check_n(n, name="n"):
-    """``n`` as an int >= 2 (a release with n - 1 >= 1 selections or m >= 1 edges)."""
-    if type(n) is int and (2 if name == "n" else 1) <= n < 2 ** 62:  # the common case, fast
+def _check_n(n, name="n", low=2):
+    """``n`` as an int, low <= n < 2**62 (n - 1 >= 1 selections, or m >= 1 edges)."""
+    if type(n) is int and low <= n < 2 ** 62:  # the common case, fast
         return n
     if isinstance(n, (bool, np.bool_)) or not isinstance(n, numbers.Integral):
         raise TypeError(f"{name} must be an int, got {type(n).__name__}")
     n = int(n)
-    low = 2 if name == "n" else 1
     if not low <= n < 2 ** 62:
         raise ValueError(f"{name} must be an int with {low} <= {name} < 2**62, got {n} (a noise "
                          f"parameter is needed only when something is selected)")
@@ -275,15 +274,24 @@ def discretized_sensitivity(sensitivity, discretization):
     ``|w / s| > 2**52``). Delta / s is evaluated exactly (as fractions), so a quotient
     that rounds onto an integer cannot lower the ceiling.
     """
+    check_positive("sensitivity", sensitivity)
+    check_positive("discretization", discretization)
     t = Fraction(sensitivity) / Fraction(discretization)
     if is_power_of_two(discretization):
         steps = math.ceil(t)
     else:
         steps = math.ceil(t + Fraction(1, 2))
     exact = Fraction(discretization) * steps
-    d = float(exact)
+    try:
+        d = float(exact)
+    except OverflowError:
+        raise ValueError(f"the discretized sensitivity of sensitivity = {sensitivity!r} and "
+                         f"discretization = {discretization!r} exceeds the float range; {_RESCALE}") from None
     if Fraction(d) < exact:  # round up: a smaller D_s would add too little noise
         d = math.nextafter(d, math.inf)
+    if not math.isfinite(d):
+        raise ValueError(f"the discretized sensitivity of sensitivity = {sensitivity!r} and "
+                         f"discretization = {discretization!r} exceeds the float range; {_RESCALE}")
     return d
 
 
@@ -354,13 +362,7 @@ def _fast_args(rho, sensitivity, n, discretization, noise):
     _positive("sensitivity", sensitivity)
     s = default_discretization(sensitivity) if discretization is None else \
         _positive("discretization", discretization)
-    try:
-        d_s = discretized_sensitivity(float(sensitivity), float(s))
-    except OverflowError:  # float(D_s) beyond the float range
-        d_s = math.inf
-    if not math.isfinite(d_s):
-        raise ValueError(f"the discretized sensitivity D_s of sensitivity = {sensitivity!r} and "
-                         f"discretization = {s!r} overflows; {_RESCALE}")
+    d_s = discretized_sensitivity(float(sensitivity), float(s))  # finite, or ValueError
     return s, d_s, _eps_step(rho, n, noise)
 
 
@@ -392,7 +394,7 @@ def gaussian_sigma(rho, sensitivity, m):
     _positive("rho", rho)
     _positive("sensitivity", sensitivity)
     # each factor on its own, so that no intermediate overflows or underflows
-    sigma = sensitivity * (math.sqrt(_check_n(m, "m")) / (math.sqrt(2.0) * math.sqrt(rho)))
+    sigma = sensitivity * (math.sqrt(_check_n(m, "m", 1)) / (math.sqrt(2.0) * math.sqrt(rho)))
     return _checked(sigma, "the noise scale sensitivity * sqrt(m / (2 rho))", _RESCALE)
 
 
@@ -414,9 +416,17 @@ def paper_gaussian_sigma(rho, sensitivity, n):
     Returns
     -------
     float
-        sqrt(n^2 Delta / (2 rho)).
+        sqrt(n^2 Delta / (2 rho)), computed as n sqrt(Delta) / sqrt(2 rho).
+
+    Raises
+    ------
+    ValueError
+        As :func:`gaussian_sigma`: a scale outside [2**-1000, 2**1000].
     """
-    return math.sqrt(n * n * sensitivity / (2.0 * rho))
+    _positive("rho", rho)
+    _positive("sensitivity", sensitivity)
+    sigma = _check_n(n, "n", 1) * (math.sqrt(sensitivity) / (math.sqrt(2.0) * math.sqrt(rho)))
+    return _checked(sigma, "the paper's noise scale sqrt(n^2 sensitivity / (2 rho))", _RESCALE)
 
 
 CONVERSIONS = ("cks", "bun-steinke")

@@ -192,8 +192,14 @@ def test_privacy_functions_at_the_extremes():
                     for s in (None, 5e-324, 1e-300, 1.0, 1e300, math.inf, math.nan, 0.0, -1.0):
                         out = _check(lambda: privacy.fast_pamst_key_rate(rho, d, n, s, noise))
                         assert out == "refused" or _usable(out), (rho, d, n, s, out)
-                out = _check(lambda: privacy.gaussian_sigma(rho, d, n))
-                assert out == "refused" or _usable(out), ("sigma", rho, d, n, out)
+                for f in (privacy.gaussian_sigma, privacy.paper_gaussian_sigma):
+                    out = _check(lambda: f(rho, d, n))
+                    assert out == "refused" or _usable(out), (f.__name__, rho, d, n, out)
+        for s in values:  # the step and the sensitivity of discretized scores: finite and positive
+            out = _check(lambda: privacy.discretized_sensitivity(rho, s))
+            assert out == "refused" or (math.isfinite(out) and out >= rho > 0), (rho, s, out)
+        out = _check(lambda: privacy.default_discretization(rho))
+        assert out == "refused" or (0 < out <= rho and privacy.is_power_of_two(out)), (rho, out)
     assert seen > 100  # sane parameters do give rates
     # the reviewer's case: Delta below ~1e-309 gave an inf rate (no noise)
     for d in (5e-324, 1e-310):
