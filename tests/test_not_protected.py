@@ -59,6 +59,15 @@ def test_memory_refusal_does_not_depend_on_the_weights(monkeypatch):
     monkeypatch.setattr(core, "available_memory_bytes", lambda: 80 * 2**20)
     out = [outcome(lambda A=A: fp.fast_pamst(A, rho, delta, rng=0)) for A in (W, V)]
     assert [o[0] for o in out] == ["released", "released"], out
+    # memory for the shape's figure but not for a radix sort: the far neighbour runs in
+    # the wide layout (exact, slower) instead of being refused
+    monkeypatch.setattr(core, "_SMALL", 0)
+    monkeypatch.setattr(core, "available_memory_bytes", lambda: 12 * 2**20)
+    assert queue_memory_bytes(n, n * (n - 1) // 2, True) < 0.9 * 12 * 2**20
+    for A in (W, V):
+        edges = np.array(fp.fast_pamst(A, rho, delta, rng=0).edges)
+        assert edges.shape == (n - 1, 2) and sorted(edges[:, 1]) == list(range(1, n))  # a spanning tree
+    monkeypatch.setattr(core, "_SMALL", 64 * 2**20)
     # with too little memory for this shape, both are refused with the same message
     monkeypatch.setattr(core, "available_memory_bytes", lambda: 2**20)
     big = 5000  # a shape whose public need is above require_memory's 64 MiB floor
