@@ -20,7 +20,7 @@ from fastpamst_nb import bench as fp_bench
 from fastpamst_nb import cli as fp_cli
 from fastpamst_nb.graph import _dense_scan
 
-NAMES = ("exact_mst", "fast_pamst", "fast_pamst_gumbel", "post_processing", "pamst")
+NAMES = ("exact_mst", "fast_pamst", "fast_pamst_exponential", "post_processing", "pamst")
 MODULE = [sys.executable, "-m", "fastpamst_nb.cli"]
 # prefer the script installed next to this interpreter over any other one on PATH
 _SCRIPT = shutil.which("fastpamst", path=os.pathsep.join([os.path.dirname(sys.executable),
@@ -463,7 +463,7 @@ def test_noise_gumbel_is_what_fast_pamst_gumbel_and_the_library_run(matrix, caps
     assert "algorithm = fast_pamst, noise = gumbel" in err
     assert "algorithm = fast_pamst_gumbel, noise = gumbel" in alias_err
     _, _, default_err = main_run(capsys, "run", path, *BUDGET, "--seed", 5)
-    assert "noise = exponential" in default_err
+    assert "noise = gumbel" in default_err
 
 
 def test_noise_reaches_pamst(matrix, capsys):
