@@ -13,6 +13,7 @@ from . import privacy
 from .api import exact_mst, excess_weight, fast_pamst, pamst, post_processing
 from .chow_liu import chow_liu, mi_sensitivity, mutual_information
 from .clustering import private_edge_weights, single_linkage
+from .plan import Plan, plan
 from .privacy import approx_dp_to_zcdp, zcdp_to_approx_dp
 from .tree import SpanningTree
 
@@ -21,11 +22,12 @@ __version__ = "0.1.0"
 # help() and tracebacks name the public home of the API, not its internal module
 for _obj in (exact_mst, excess_weight, fast_pamst, pamst, post_processing, chow_liu,
              mi_sensitivity, mutual_information, private_edge_weights, single_linkage,
-             approx_dp_to_zcdp, zcdp_to_approx_dp, SpanningTree):
+             approx_dp_to_zcdp, zcdp_to_approx_dp, SpanningTree, plan, Plan):
     _obj.__module__ = __name__
 del _obj
 
 __all__ = [
+    "Plan",
     "SpanningTree",
     "approx_dp_to_zcdp",
     "chow_liu",
@@ -35,6 +37,7 @@ __all__ = [
     "mi_sensitivity",
     "mutual_information",
     "pamst",
+    "plan",
     "post_processing",
     "privacy",
     "private_edge_weights",
