@@ -1,9 +1,11 @@
-"""The ``fastpamst`` command line: ``demo``, ``run`` and ``bench``.
+"""The ``fastpamst`` command line: ``demo``, ``run``, ``plan`` and ``bench``.
 
 ``fastpamst demo`` runs every algorithm on the paper's default problem (synthetic
 data), ``fastpamst run`` releases one private spanning tree of a weight matrix
 saved with numpy (.npy, dense) or scipy (.npz, sparse) as CSV, and ``fastpamst
-bench`` times the algorithms against each other. User errors print one line
+plan`` tells, before any budget is spent, the noise of a release and a bound
+on its excess weight (and, given a public stand-in matrix, a dry run against a
+random spanning tree); ``fastpamst bench`` times the algorithms against each other. User errors print one line
 ``fastpamst: error: ...`` and exit with status 2.
 
 A release publishes only what is private: ``fastpamst run`` writes the edges
@@ -59,7 +61,7 @@ def _build_parser():
 
     parser = _Parser(prog=PROG, description="Differentially private minimum spanning trees (Fast-PAMST).")
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{demo,run,bench}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{demo,run,plan,bench}")
 
     demo = sub.add_parser("demo", help="run every algorithm on a random complete graph",
                           description="Run every algorithm on a complete graph with Uniform(0, 1) weights.")
@@ -109,6 +111,26 @@ def _build_parser():
     run.add_argument("--weights-rho", type=float, metavar="R",
                      help="zCDP budget (a rho, also when the tree's budget is --epsilon/--delta) of "
                           "--weights private, spent on top of the tree's (total rho + R)")
+
+    pln = sub.add_parser(
+        "plan", help="before spending budget: the noise, a 95%% excess bound, a dry run on a public stand-in",
+        description="Plan a release from public parameters: the selection noise of one step and a bound "
+                    "on the excess weight holding with probability 0.95. Given a PUBLIC stand-in matrix "
+                    "(last year's data, a simulation; never the private weights: nothing here is "
+                    "private), also the median excess of releases on it and of uniformly random "
+                    "spanning trees (the learned-nothing line).")
+    pln.add_argument("stand_in", nargs="?", metavar="STAND_IN",
+                     help=".npy (dense) or .npz (scipy.sparse) public stand-in for the weights; or give --n")
+    pln.add_argument("--n", type=int, help="number of vertices (without a stand-in)")
+    pln.add_argument("--sensitivity", type=float, required=True, help="l_inf sensitivity of each weight")
+    pln.add_argument("--rho", type=float, nargs="+", help="zCDP budgets to plan (default 0.01 0.1 1 10)")
+    pln.add_argument("--epsilon", type=float, nargs="+", metavar="E", help="(epsilon, delta) budgets, with --delta")
+    pln.add_argument("--delta", type=float, metavar="D", help="delta of --epsilon")
+    pln.add_argument("--noise", choices=NOISES, default="gumbel", help="gumbel (default) or exponential")
+    pln.add_argument("--target", type=float, help="an excess weight to reach: prints the smallest rho meeting it")
+    pln.add_argument("--releases", type=int, default=5, help="releases per median on the stand-in (default 5)")
+    pln.add_argument("--seed", type=int, default=None, help="seed of the dry run's noise")
+    pln.add_argument("--maximum", action="store_true", help="maximum instead of minimum spanning tree")
 
     bnch = sub.add_parser("bench", help="time every algorithm (rho = 0.1, sensitivity = 1e-5)",
                           description="Time every algorithm on Uniform(0, 1) complete graphs.")
@@ -484,6 +506,27 @@ def cmd_run(args):
     return 0
 
 
+def cmd_plan(args):
+    """``fastpamst plan``: :func:`fastpamst_nb.plan` as a table on stdout."""
+    from .plan import plan
+
+    if (args.stand_in is None) == (args.n is None):
+        raise UsageError("give either --n N (public parameters only) or a STAND_IN matrix file, not "
+                         + ("both" if args.n is not None else "neither"))
+    if args.epsilon is not None and args.delta is None:
+        raise UsageError("--epsilon needs --delta D; or give --rho R")
+    if args.rho is not None and args.epsilon is not None:
+        raise UsageError("--rho and --epsilon/--delta both give the budget; give one of them")
+    what = args.n if args.stand_in is None else _load_weights(args.stand_in)
+    if args.stand_in is not None:
+        _warm_up(["fast_pamst"], like=what, noise=args.noise)
+    result = plan(what, sensitivity=args.sensitivity, rho=args.rho, epsilon=args.epsilon, delta=args.delta,
+                  noise=args.noise, target=args.target, rng=args.seed, n_releases=args.releases,
+                  maximum=args.maximum)
+    print(repr(result))
+    return 0
+
+
 def cmd_bench(args):
     """``fastpamst bench``: timings of every algorithm (the logic is in :mod:`fastpamst_nb.bench`)."""
     if args.json:
@@ -518,7 +561,7 @@ def main(argv=None):
     int
         Exit status: 0 on success, 2 on a user error (one line on stderr, no traceback).
     """
-    commands = {"demo": cmd_demo, "run": cmd_run, "bench": cmd_bench}
+    commands = {"demo": cmd_demo, "run": cmd_run, "plan": cmd_plan, "bench": cmd_bench}
     try:
         args = _build_parser().parse_args(argv)
         return commands[args.command](args)

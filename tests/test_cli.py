@@ -763,3 +763,34 @@ def test_corrupt_npz_is_reported_as_such(tmp_path, capsys, no_computing):
              indptr=np.array([0, 1, 2]), shape=np.array([2, 2]), format=np.array("csr"))
     line = main_error(capsys, "run", path, *BUDGET)
     assert "holds Python objects" in line and "allow_pickle" not in line
+
+
+# --- fastpamst plan
+
+def test_plan_from_n_prints_the_library_table(capsys):
+    code, out, err = main_run(capsys, "plan", "--n", 2000, "--sensitivity", 1e-5, "--rho", 0.01, 0.1, 1)
+    assert code == 0 and err == ""
+    assert out.strip() == repr(fp.plan(2000, sensitivity=1e-5, rho=[0.01, 0.1, 1]))
+
+
+def test_plan_on_a_stand_in(matrix, capsys):
+    path, W = matrix
+    code, out, _ = main_run(capsys, "plan", path, "--sensitivity", 1e-3, "--rho", 1, "--seed", 4,
+                            "--target", 1.0, "--noise", "exponential")
+    assert code == 0
+    lib = fp.plan(W, sensitivity=1e-3, rho=1.0, rng=4, target=1.0, noise="exponential")
+    assert out.strip() == repr(lib)
+    assert "random spanning tree" in out and "smallest rho" in out
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["--sensitivity", "1"], "give either --n N"),
+    (["--n", "10", "STAND_IN", "--sensitivity", "1"], "not both"),
+    (["--n", "10", "--sensitivity", "1", "--epsilon", "1"], "--epsilon needs --delta"),
+    (["--n", "10", "--sensitivity", "1", "--rho", "1", "--epsilon", "1", "--delta", "1e-6"], "give one of them"),
+    (["--n", "10", "--sensitivity", "0"], "sensitivity must be a finite positive number"),
+    (["--n", "10"], "--sensitivity"),
+])
+def test_plan_errors(matrix, capsys, args, expected):
+    args = [matrix[0] if a == "STAND_IN" else a for a in args]
+    assert expected in main_error(capsys, "plan", *args)
