@@ -15,6 +15,8 @@ from .chow_liu import chow_liu, mi_sensitivity, mutual_information
 from .clustering import private_edge_weights, single_linkage
 from .plan import Plan, plan
 from .privacy import approx_dp_to_zcdp, zcdp_to_approx_dp
+from .sensitivity import (centroid_distance_sensitivity, clipped_correlation, clipped_covariance,
+                          correlation_sensitivity, count_sensitivity, covariance_sensitivity)
 from .tree import SpanningTree
 
 __version__ = "0.1.0"
@@ -22,7 +24,9 @@ __version__ = "0.1.0"
 # help() and tracebacks name the public home of the API, not its internal module
 for _obj in (exact_mst, excess_weight, fast_pamst, pamst, post_processing, chow_liu,
              mi_sensitivity, mutual_information, private_edge_weights, single_linkage,
-             approx_dp_to_zcdp, zcdp_to_approx_dp, SpanningTree, plan, Plan):
+             approx_dp_to_zcdp, zcdp_to_approx_dp, SpanningTree, plan, Plan,
+             centroid_distance_sensitivity, clipped_correlation, clipped_covariance,
+             correlation_sensitivity, count_sensitivity, covariance_sensitivity):
     _obj.__module__ = __name__
 del _obj
 
@@ -30,7 +34,13 @@ __all__ = [
     "Plan",
     "SpanningTree",
     "approx_dp_to_zcdp",
+    "centroid_distance_sensitivity",
     "chow_liu",
+    "clipped_correlation",
+    "clipped_covariance",
+    "correlation_sensitivity",
+    "count_sensitivity",
+    "covariance_sensitivity",
     "exact_mst",
     "excess_weight",
     "fast_pamst",
