@@ -12,7 +12,7 @@ Real releases use ``rng=None`` (fresh entropy): one seed reused correlates relea
 from . import privacy
 from .api import exact_mst, excess_weight, fast_pamst, pamst, post_processing
 from .chow_liu import chow_liu, mi_sensitivity, mutual_information
-from .clustering import private_edge_weights, single_linkage
+from .clustering import adjusted_rand_index, private_edge_weights, single_linkage
 from .plan import Plan, plan
 from .privacy import approx_dp_to_zcdp, zcdp_to_approx_dp
 from .sensitivity import (centroid_distance_sensitivity, clipped_correlation, clipped_covariance,
@@ -24,7 +24,7 @@ __version__ = "0.1.0"
 # help() and tracebacks name the public home of the API, not its internal module
 for _obj in (exact_mst, excess_weight, fast_pamst, pamst, post_processing, chow_liu,
              mi_sensitivity, mutual_information, private_edge_weights, single_linkage,
-             approx_dp_to_zcdp, zcdp_to_approx_dp, SpanningTree, plan, Plan,
+             approx_dp_to_zcdp, zcdp_to_approx_dp, SpanningTree, plan, Plan, adjusted_rand_index,
              centroid_distance_sensitivity, clipped_correlation, clipped_covariance,
              correlation_sensitivity, count_sensitivity, covariance_sensitivity):
     _obj.__module__ = __name__
@@ -33,6 +33,7 @@ del _obj
 __all__ = [
     "Plan",
     "SpanningTree",
+    "adjusted_rand_index",
     "approx_dp_to_zcdp",
     "centroid_distance_sensitivity",
     "chow_liu",

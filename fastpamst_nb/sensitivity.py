@@ -125,11 +125,11 @@ def correlation_sensitivity(N, lower, upper, min_std, *, ddof=1):
     Notes
     -----
     O(d^2). Write r = c / (u_x u_y), u = max(s, sigma). Then
-    |r' - r| <= |c' - c| / (u_x' u_y') + |u_x u_y - u_x' u_y'| / (u_x' u_y')
-    (using |c| <= s_x s_y <= u_x u_y), |u^2 - u'^2| <= |s^2 - s'^2| <= C_xx and
-    u + u' >= 2 sigma give |u - u'| <= C_xx / (2 sigma), hence the bound
-    (docs/design.rst). Weights ``1 - r``, ``1 - |r|`` and ``-r`` have the same
-    sensitivity (|r| is 1-Lipschitz in r).
+    abs(r' - r) <= abs(c' - c) / (u_x' u_y') + abs(u_x u_y - u_x' u_y') / (u_x' u_y')
+    (using abs(c) <= s_x s_y <= u_x u_y), abs(u^2 - u'^2) <= abs(s^2 - s'^2) <= C_xx and
+    u + u' >= 2 sigma give abs(u - u') <= C_xx / (2 sigma), hence the bound
+    (docs/design.rst). Weights ``1 - r``, ``1 - abs(r)`` and ``-r`` have the same
+    sensitivity (abs(r) is 1-Lipschitz in r).
     """
     N = _check_rows(N, ddof)
     _, _, w = _widths(lower, upper)
@@ -268,7 +268,7 @@ def centroid_distance_sensitivity(N, lower, upper, metric="euclidean", *, d=None
     Returns
     -------
     float
-        ||w|| / N with w = upper - lower in the metric's norm (l2, l1, l_inf):
+        norm(w) / N with w = upper - lower in the metric's norm (l2, l1, l_inf):
         the centroid moves by w / n_g coordinatewise, and a distance to any other
         centroid moves by at most that much (triangle inequality). Attained by a
         group of exactly N members with one member moved across the box's diagonal.
