@@ -244,7 +244,7 @@ class Plan:
             if self.simulated_excess is not None:
                 rt = self.random_tree_excess
                 ratio = self.simulated_excess[i] / rt if rt else math.nan
-                row += [f"{self.simulated_excess[i]:.4g}", f"{100 * ratio:.2g}%"]
+                row += [f"{self.simulated_excess[i]:.4g}", f"{100 * ratio:.3g}%"]
             rows.append(row)
         return rows
 
