@@ -518,8 +518,6 @@ def cmd_plan(args):
     if args.rho is not None and args.epsilon is not None:
         raise UsageError("--rho and --epsilon/--delta both give the budget; give one of them")
     what = args.n if args.stand_in is None else _load_weights(args.stand_in)
-    if args.stand_in is not None:
-        _warm_up(["fast_pamst"], like=what, noise=args.noise)
     result = plan(what, sensitivity=args.sensitivity, rho=args.rho, epsilon=args.epsilon, delta=args.delta,
                   noise=args.noise, target=args.target, rng=args.seed, n_releases=args.releases,
                   maximum=args.maximum)
