@@ -6,7 +6,7 @@ that holds with probability at least 0.95; given a public stand-in matrix (last
 year's data, a simulation, public data of the same kind) it also runs a few
 releases on it and compares them with a uniformly random spanning tree, the
 "learned nothing" line. The bounds and their derivation are in the docstrings
-of :func:`excess_bound` and in docs/design.rst (:ref:`design-plan`).
+of ``excess_bound`` and in docs/design.rst (:ref:`design-plan`).
 """
 
 import math
@@ -410,10 +410,11 @@ def plan(n_or_weights, *, sensitivity, rho=None, epsilon=None, delta=None, noise
 
     Notes
     -----
-    The bound is :func:`excess_bound` (derivation there and in the design
-    notes): from n, m, rho and Delta only. A stand-in costs ``n_releases``
-    releases per rho plus one exact MST, and with a target up to 14 more
-    rounds of releases (a bisection on log rho with common random numbers).
+    The bound is ``excess_bound`` of this module (its derivation is there and in
+    the design notes): from n, m, rho and Delta only. A stand-in costs
+    ``n_releases`` releases per rho, as many random trees and one exact MST,
+    and with a target 16 to 24 more rounds of releases (a bisection on log rho
+    with common random numbers).
 
     Examples
     --------
