@@ -34,7 +34,7 @@ def _fast_pamst(W, noise="exponential", seed=SEED):
 
 
 def _pamst(W, seed=SEED):
-    return api.pamst(W, rho=RHO, sensitivity=SENSITIVITY, rng=seed)
+    return api.pamst(W, rho=RHO, sensitivity=SENSITIVITY, rng=seed, noise="exponential")
 
 
 def _post_processing(W, seed=SEED):

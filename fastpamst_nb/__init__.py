@@ -12,8 +12,11 @@ Real releases use ``rng=None`` (fresh entropy): one seed reused correlates relea
 from . import privacy
 from .api import exact_mst, excess_weight, fast_pamst, pamst, post_processing
 from .chow_liu import chow_liu, mi_sensitivity, mutual_information
-from .clustering import private_edge_weights, single_linkage
+from .clustering import adjusted_rand_index, private_edge_weights, single_linkage
+from .plan import Plan, plan
 from .privacy import approx_dp_to_zcdp, zcdp_to_approx_dp
+from .sensitivity import (centroid_distance_sensitivity, clipped_correlation, clipped_covariance,
+                          correlation_sensitivity, count_sensitivity, covariance_sensitivity)
 from .tree import SpanningTree
 
 __version__ = "0.1.0"
@@ -21,20 +24,31 @@ __version__ = "0.1.0"
 # help() and tracebacks name the public home of the API, not its internal module
 for _obj in (exact_mst, excess_weight, fast_pamst, pamst, post_processing, chow_liu,
              mi_sensitivity, mutual_information, private_edge_weights, single_linkage,
-             approx_dp_to_zcdp, zcdp_to_approx_dp, SpanningTree):
+             approx_dp_to_zcdp, zcdp_to_approx_dp, SpanningTree, plan, Plan, adjusted_rand_index,
+             centroid_distance_sensitivity, clipped_correlation, clipped_covariance,
+             correlation_sensitivity, count_sensitivity, covariance_sensitivity):
     _obj.__module__ = __name__
 del _obj
 
 __all__ = [
+    "Plan",
     "SpanningTree",
+    "adjusted_rand_index",
     "approx_dp_to_zcdp",
+    "centroid_distance_sensitivity",
     "chow_liu",
+    "clipped_correlation",
+    "clipped_covariance",
+    "correlation_sensitivity",
+    "count_sensitivity",
+    "covariance_sensitivity",
     "exact_mst",
     "excess_weight",
     "fast_pamst",
     "mi_sensitivity",
     "mutual_information",
     "pamst",
+    "plan",
     "post_processing",
     "privacy",
     "private_edge_weights",

@@ -413,7 +413,7 @@ def excess_weight(weights: Weights, tree: SpanningTree, *, maximum: bool | None 
 
 @_shared_doc
 def pamst(weights: Weights, rho: float | None = None, sensitivity: float | None = None, *,
-          rng: Seed = None, start: int = 0, noise: Literal["exponential", "gumbel"] = "exponential",
+          rng: Seed = None, start: int = 0, noise: Literal["exponential", "gumbel"] = "gumbel",
           maximum: bool = False, epsilon: float | None = None, delta: float | None = None,
           topology: Topology = None, symmetric: Symmetric = None,
           progress: bool = False) -> SpanningTree:
@@ -430,9 +430,10 @@ def pamst(weights: Weights, rho: float | None = None, sensitivity: float | None 
 %(sensitivity)s
 %(rng)s
 %(start)s
-    noise : {"exponential", "gumbel"}
-        Exponential noise of rate sqrt(2 rho/(n-1)) / (2 Delta) (report-noisy-max), or
-        the exponential mechanism with rate sqrt(8 rho/(n-1)) / (2 Delta).
+    noise : {"gumbel", "exponential"}, default "gumbel"
+        The exponential mechanism with rate sqrt(8 rho/(n-1)) / (2 Delta) (the
+        default: lower error at the same rho), or exponential noise of rate
+        sqrt(2 rho/(n-1)) / (2 Delta) (report-noisy-max, Pinot's PAMST).
     maximum : bool, default False
         Private maximum spanning tree (scores +w instead of -w).
 %(epsilon)s
@@ -580,7 +581,7 @@ def post_processing(weights: Weights, rho: float | None = None, sensitivity: flo
 @_shared_doc
 def fast_pamst(weights: Weights, rho: float | None = None, sensitivity: float | None = None, *,
                rng: Seed = None, start: int = 0,
-               noise: Literal["exponential", "gumbel"] = "exponential",
+               noise: Literal["exponential", "gumbel"] = "gumbel",
                discretization: float | None = None, maximum: bool = False,
                epsilon: float | None = None, delta: float | None = None,
                topology: Topology = None, symmetric: Symmetric = None,
@@ -606,7 +607,8 @@ def fast_pamst(weights: Weights, rho: float | None = None, sensitivity: float | 
         tree; None (the default) draws fresh OS entropy, which is what real
         releases should use. See the Notes on seeds.
 %(start)s
-    noise : {"exponential", "gumbel"}
+    noise : {"gumbel", "exponential"}, default "gumbel"
+        "gumbel" (the default) or "exponential" (the paper's Fast-PAMST).
         "exponential": report-noisy-max, rate sqrt(2 rho/(n-1)) / (2 D_s)
         (the paper). "gumbel": the exponential mechanism, rate
         sqrt(8 rho/(n-1)) / (2 D_s) by its bounded-range zCDP accounting;
@@ -751,7 +753,7 @@ def _clipped(graph, bounds):
     return graph._replace(data=np.clip(graph.data, lo, hi), wmin=wmin, wmax=wmax)
 
 
-def _fast_pamst(weights, rho, sensitivity, *, rng=None, start=0, noise="exponential",
+def _fast_pamst(weights, rho, sensitivity, *, rng=None, start=0, noise="gumbel",
                 discretization=None, maximum=False, epsilon=None, delta=None, topology=None,
                 symmetric=None, progress=False, bounds=None, theta=DEFAULT_THETA, sigma=DEFAULT_SIGMA):
     """Validate, then run :func:`_fast_pamst_graph`."""

@@ -169,7 +169,7 @@ def _runners():
         "fast_pamst s=D/16": (fast("exponential", fine), 1.0),
         "fast_pamst_gumbel s=D/16": (fast("gumbel", fine), 1.0),
         "post_processing": (lambda W, seed: api.post_processing(W, rng=seed, **kw).weight, 1.0),
-        "pamst": (lambda W, seed: api.pamst(W, rng=seed, **kw).weight, 1.0),
+        "pamst": (lambda W, seed: api.pamst(W, rng=seed, noise="exponential", **kw).weight, 1.0),
         "numpy+scipy": (lambda W, seed: numpy_scipy_mst(W, RHO, SENSITIVITY, seed), 1.0),
     }
 
@@ -289,7 +289,7 @@ def run_sparse_bench(n, repeat=3, degree=SPARSE_DEGREE):
     """
     A = sparse_topology(n, degree, seed=n)
     runs = {
-        "fast_pamst": lambda: api.fast_pamst(A, rho=RHO, sensitivity=SENSITIVITY, rng=0),
+        "fast_pamst": lambda: api.fast_pamst(A, rho=RHO, sensitivity=SENSITIVITY, rng=0, noise="exponential"),
         "scipy_mst": lambda: minimum_spanning_tree(A),
     }
     out = {"n": int(n), "m": int(A.nnz // 2)}

@@ -1,9 +1,11 @@
-"""The ``fastpamst`` command line: ``demo``, ``run`` and ``bench``.
+"""The ``fastpamst`` command line: ``demo``, ``run``, ``plan`` and ``bench``.
 
 ``fastpamst demo`` runs every algorithm on the paper's default problem (synthetic
 data), ``fastpamst run`` releases one private spanning tree of a weight matrix
 saved with numpy (.npy, dense) or scipy (.npz, sparse) as CSV, and ``fastpamst
-bench`` times the algorithms against each other. User errors print one line
+plan`` tells, before any budget is spent, the noise of a release and a bound
+on its excess weight (and, given a public stand-in matrix, a dry run against a
+random spanning tree); ``fastpamst bench`` times the algorithms against each other. User errors print one line
 ``fastpamst: error: ...`` and exit with status 2.
 
 A release publishes only what is private: ``fastpamst run`` writes the edges
@@ -59,7 +61,7 @@ def _build_parser():
 
     parser = _Parser(prog=PROG, description="Differentially private minimum spanning trees (Fast-PAMST).")
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{demo,run,bench}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{demo,run,plan,bench}")
 
     demo = sub.add_parser("demo", help="run every algorithm on a random complete graph",
                           description="Run every algorithm on a complete graph with Uniform(0, 1) weights.")
@@ -86,10 +88,10 @@ def _build_parser():
     run.add_argument("--sensitivity", type=float,
                      help="l_inf sensitivity of each weight (required unless --algorithm exact)")
     run.add_argument("--algorithm", choices=ALGORITHMS, default="fast_pamst",
-                     help="default fast_pamst; fast_pamst_gumbel is fast_pamst --noise gumbel")
+                     help="default fast_pamst; fast_pamst_gumbel is fast_pamst --noise gumbel (its default)")
     run.add_argument("--noise", choices=NOISES,
-                     help="noise of fast_pamst and pamst: exponential (report-noisy-max, the default) "
-                          "or gumbel (the exponential mechanism: same rho, lower error)")
+                     help="noise of fast_pamst and pamst: gumbel (the exponential mechanism, the default: "
+                          "lower error at the same rho) or exponential (report-noisy-max, the paper's)")
     run.add_argument("--discretization", type=float, metavar="S",
                      help="step of fast_pamst's discretized scores, in the weights' units "
                           "(default: the largest power of two <= sensitivity/16; the paper "
@@ -116,6 +118,26 @@ def _build_parser():
     run.add_argument("--timing", action="store_true",
                      help="also print the release's wall time on stderr, labelled NOT private: "
                           "it depends on the weights (never part of the summary)")
+
+    pln = sub.add_parser(
+        "plan", help="before spending budget: the noise, a 95%% excess bound, a dry run on a public stand-in",
+        description="Plan a release from public parameters: the selection noise of one step and a bound "
+                    "on the excess weight holding with probability 0.95. Given a PUBLIC stand-in matrix "
+                    "(last year's data, a simulation; never the private weights: nothing here is "
+                    "private), also the median excess of releases on it and of uniformly random "
+                    "spanning trees (the learned-nothing line).")
+    pln.add_argument("stand_in", nargs="?", metavar="STAND_IN",
+                     help=".npy (dense) or .npz (scipy.sparse) public stand-in for the weights; or give --n")
+    pln.add_argument("--n", type=int, help="number of vertices (without a stand-in)")
+    pln.add_argument("--sensitivity", type=float, required=True, help="l_inf sensitivity of each weight")
+    pln.add_argument("--rho", type=float, nargs="+", help="zCDP budgets to plan (default 0.01 0.1 1 10)")
+    pln.add_argument("--epsilon", type=float, nargs="+", metavar="E", help="(epsilon, delta) budgets, with --delta")
+    pln.add_argument("--delta", type=float, metavar="D", help="delta of --epsilon")
+    pln.add_argument("--noise", choices=NOISES, default="gumbel", help="gumbel (default) or exponential")
+    pln.add_argument("--target", type=float, help="an excess weight to reach: prints the smallest rho meeting it")
+    pln.add_argument("--releases", type=int, default=5, help="releases per median on the stand-in (default 5)")
+    pln.add_argument("--seed", type=int, default=None, help="seed of the dry run's noise")
+    pln.add_argument("--maximum", action="store_true", help="maximum instead of minimum spanning tree")
 
     bnch = sub.add_parser("bench", help="time every algorithm (rho = 0.1, sensitivity = 1e-5)",
                           description="Time every algorithm on Uniform(0, 1) complete graphs.")
@@ -153,7 +175,7 @@ def _small_like(like):
     return W
 
 
-def _warm_up(algorithms=ALGORITHMS, like=None, noise="exponential", symmetric=None):
+def _warm_up(algorithms=ALGORITHMS, like=None, noise="gumbel", symmetric=None):
     """Compile (or load from the numba cache) the kernels on a tiny graph, so timings exclude it.
 
     ``like``: the matrix of the real run; the tiny graph is of the same kind (a
@@ -196,21 +218,24 @@ def cmd_demo(args):
     check_positive("sensitivity", args.sensitivity)
     W = bench.uniform_weights(args.n, seed=args.seed)
     _warm_up()
+    _warm_up(["fast_pamst"], noise="exponential")  # the demo's exponential row
     kw = {"rho": args.rho, "sensitivity": args.sensitivity, "rng": args.seed}
     runs = [
         ("exact_mst", lambda: api.exact_mst(W)),
-        ("fast_pamst", lambda: api.fast_pamst(W, noise="exponential", **kw)),
-        ("fast_pamst_gumbel", lambda: api.fast_pamst(W, noise="gumbel", **kw)),
+        ("fast_pamst", lambda: api.fast_pamst(W, noise="gumbel", **kw)),
+        ("fast_pamst_exponential", lambda: api.fast_pamst(W, noise="exponential", **kw)),
         ("post_processing", lambda: api.post_processing(W, **kw)),
     ]
     if args.n <= bench.PAMST_MAX_N:
-        runs.append(("pamst", lambda: api.pamst(W, **kw)))
+        runs.append(("pamst", lambda: api.pamst(W, noise="gumbel", **kw)))
 
     print(f"fastpamst demo: complete graph, n = {args.n}, weights Uniform(0, 1), seed = {args.seed}")
     print("the weights are synthetic (made up, public), so the table shows the trees' true weights "
           "to evaluate them; a real release (fastpamst run) never prints them")
     print(f"privacy: rho = {args.rho:g} zCDP, sensitivity = {args.sensitivity:g} "
           f"(equivalent to epsilon = {eps:.4g}, delta = {DEMO_DELTA:g})")
+    print("noise: gumbel (the exponential mechanism, the default) unless the name says exponential "
+          "(report-noisy-max, the paper's Fast-PAMST)")
     print("timings exclude JIT compilation (every kernel was warmed up on an 8-vertex graph first)")
     print()
     results = [(name, *_timed(fn)) for name, fn in runs]
@@ -304,7 +329,7 @@ def _budget(args):
 
 def _noise(algorithm, noise):
     """The noise an algorithm runs with (fast_pamst_gumbel is the alias of fast_pamst --noise gumbel)."""
-    return "gumbel" if algorithm == "fast_pamst_gumbel" else (noise or "exponential")
+    return "gumbel" if algorithm == "fast_pamst_gumbel" else (noise or "gumbel")
 
 
 def _release(algorithm, W, args, rng=None):
@@ -496,6 +521,25 @@ def cmd_run(args):
     return 0
 
 
+def cmd_plan(args):
+    """``fastpamst plan``: :func:`fastpamst_nb.plan` as a table on stdout."""
+    from .plan import plan
+
+    if (args.stand_in is None) == (args.n is None):
+        raise UsageError("give either --n N (public parameters only) or a STAND_IN matrix file, not "
+                         + ("both" if args.n is not None else "neither"))
+    if args.epsilon is not None and args.delta is None:
+        raise UsageError("--epsilon needs --delta D; or give --rho R")
+    if args.rho is not None and args.epsilon is not None:
+        raise UsageError("--rho and --epsilon/--delta both give the budget; give one of them")
+    what = args.n if args.stand_in is None else _load_weights(args.stand_in)
+    result = plan(what, sensitivity=args.sensitivity, rho=args.rho, epsilon=args.epsilon, delta=args.delta,
+                  noise=args.noise, target=args.target, rng=args.seed, n_releases=args.releases,
+                  maximum=args.maximum)
+    print(repr(result))
+    return 0
+
+
 def cmd_bench(args):
     """``fastpamst bench``: timings of every algorithm (the logic is in :mod:`fastpamst_nb.bench`)."""
     if args.json:
@@ -530,7 +574,7 @@ def main(argv=None):
     int
         Exit status: 0 on success, 2 on a user error (one line on stderr, no traceback).
     """
-    commands = {"demo": cmd_demo, "run": cmd_run, "bench": cmd_bench}
+    commands = {"demo": cmd_demo, "run": cmd_run, "plan": cmd_plan, "bench": cmd_bench}
     try:
         args = _build_parser().parse_args(argv)
         return commands[args.command](args)

@@ -17,7 +17,7 @@ from scipy.sparse.csgraph import connected_components
 from . import privacy
 from .core import as_generator, check_positive
 
-__all__ = ["private_edge_weights", "single_linkage"]
+__all__ = ["adjusted_rand_index", "private_edge_weights", "single_linkage"]
 
 
 def _check_tree(tree):
@@ -180,3 +180,46 @@ def private_edge_weights(tree, rho=None, sensitivity=None, *, epsilon=None, delt
         return w.copy()
     sigma = privacy.gaussian_sigma(rho, sensitivity, n - 1)
     return w + gen.normal(0.0, sigma, size=w.shape)
+
+
+def adjusted_rand_index(labels_a, labels_b):
+    """Adjusted Rand index of two clusterings of the same n items (Hubert & Arabie 1985).
+
+    Parameters
+    ----------
+    labels_a, labels_b : array_like (n,)
+        Cluster labels (any hashable values), e.g. from :func:`single_linkage`.
+
+    Returns
+    -------
+    float
+        1.0 for identical partitions (up to relabelling), about 0 for independent
+        ones, negative when they agree less than chance. 1.0 when both put every
+        item in one cluster (or every item alone). O(n log n).
+
+    Examples
+    --------
+    >>> import fastpamst_nb as fp
+    >>> fp.adjusted_rand_index([0, 0, 1, 1], [5, 5, 7, 7])
+    1.0
+    """
+    a = np.asarray(labels_a).ravel()
+    b = np.asarray(labels_b).ravel()
+    if a.shape != b.shape:
+        raise ValueError(f"labels_a and labels_b must label the same items, got {a.size} and {b.size} labels")
+    _, ia = np.unique(a, return_inverse=True)
+    _, ib = np.unique(b, return_inverse=True)
+    table = sp.coo_matrix((np.ones(a.size), (ia.ravel(), ib.ravel()))).tocsr()
+    table.sum_duplicates()
+
+    def pairs(x):
+        x = np.asarray(x, dtype=np.float64)
+        return float((x * (x - 1) / 2).sum())
+
+    both = pairs(table.data)
+    rows = pairs(np.asarray(table.sum(axis=1)).ravel())
+    cols = pairs(np.asarray(table.sum(axis=0)).ravel())
+    total = a.size * (a.size - 1) / 2
+    expected = rows * cols / total if total else 0.0
+    top = (rows + cols) / 2 - expected
+    return 1.0 if top == 0 else (both - expected) / top

@@ -227,7 +227,7 @@ def _call(algorithm, W, rho, sensitivity, rng):
         return api.fast_pamst(W, rho=rho, sensitivity=sensitivity, rng=rng, noise=noise,
                               discretization=step)
     if algorithm == "pamst":
-        return api.pamst(W, rho=rho, sensitivity=sensitivity, rng=rng)
+        return api.pamst(W, rho=rho, sensitivity=sensitivity, rng=rng, noise="exponential")
     if algorithm == "post_processing":
         return api.post_processing(W, rho=rho, sensitivity=sensitivity, rng=rng)
     if algorithm == "post_processing_paper":

@@ -36,6 +36,7 @@ NOJIT_LANE = {
     "test_naive.py": (),
     "test_clustering.py": (),
     "test_chow_liu.py": (),
+    "test_sensitivity.py": (),
     "test_inputs.py": ("test_integer_conversion_is_exact_and_checked_in_blocks",),
     "test_queue.py": ("[layered]",),
     "test_sampler.py": ("test_one_selection_matches_brute_force_rnm[1.0-inf-",

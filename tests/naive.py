@@ -523,3 +523,33 @@ def gaussian_sigma(rho, sensitivity, m):
     is rho-zCDP.
     """
     return sensitivity * math.sqrt(m / (2.0 * rho))
+
+
+def spanning_trees(n, edges):
+    """Every spanning tree of the graph (n vertices, ``edges`` a list of pairs), by brute force.
+
+    Returns a list of frozensets of sorted pairs: all (n - 1)-subsets of the edges
+    that connect the n vertices (a union-find over each subset).
+    """
+    from itertools import combinations
+
+    pairs = [tuple(sorted(e)) for e in edges]
+    out = []
+    for subset in combinations(pairs, n - 1):
+        parent = list(range(n))
+
+        def find(a):
+            while parent[a] != a:
+                a = parent[a]
+            return a
+
+        ok = True
+        for a, b in subset:
+            ra, rb = find(a), find(b)
+            if ra == rb:
+                ok = False
+                break
+            parent[ra] = rb
+        if ok:
+            out.append(frozenset(subset))
+    return out

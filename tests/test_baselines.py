@@ -64,7 +64,7 @@ def test_pamst_rate(noise, n, rho, delta_w, sparse):
 
 def test_gumbel_rate_is_twice_the_exponential_rate():
     W = random_symmetric(np.random.default_rng(0), 12)
-    exp = fp.pamst(W, 0.5, 0.1, rng=0).info["rate"]
+    exp = fp.pamst(W, 0.5, 0.1, rng=0, noise="exponential").info["rate"]
     gum = fp.pamst(W, 0.5, 0.1, rng=0, noise="gumbel").info["rate"]
     assert gum == pytest.approx(2 * exp, rel=1e-15)
 

@@ -20,7 +20,7 @@ from fastpamst_nb import bench as fp_bench
 from fastpamst_nb import cli as fp_cli
 from fastpamst_nb.graph import _dense_scan
 
-NAMES = ("exact_mst", "fast_pamst", "fast_pamst_gumbel", "post_processing", "pamst")
+NAMES = ("exact_mst", "fast_pamst", "fast_pamst_exponential", "post_processing", "pamst")
 MODULE = [sys.executable, "-m", "fastpamst_nb.cli"]
 # prefer the script installed next to this interpreter over any other one on PATH
 _SCRIPT = shutil.which("fastpamst", path=os.pathsep.join([os.path.dirname(sys.executable),
@@ -482,7 +482,7 @@ def test_noise_gumbel_is_what_fast_pamst_gumbel_and_the_library_run(matrix, caps
     assert "algorithm = fast_pamst, noise = gumbel" in err
     assert "algorithm = fast_pamst_gumbel, noise = gumbel" in alias_err
     _, _, default_err = main_run(capsys, "run", path, *BUDGET, "--seed", 5)
-    assert "noise = exponential" in default_err
+    assert "noise = gumbel" in default_err
 
 
 def test_noise_reaches_pamst(matrix, capsys):
@@ -799,3 +799,34 @@ def test_bounds_clip_and_name_the_flag(tmp_path, capsys):
     code, _, err = main_run(capsys, "run", path, "--rho", 1, "--sensitivity", 512, "--algorithm", "pamst",
                             "--bounds", 0, 1)
     assert code == 2 and "--bounds" in err
+
+
+# --- fastpamst plan
+
+def test_plan_from_n_prints_the_library_table(capsys):
+    code, out, err = main_run(capsys, "plan", "--n", 2000, "--sensitivity", 1e-5, "--rho", 0.01, 0.1, 1)
+    assert code == 0 and err == ""
+    assert out.strip() == repr(fp.plan(2000, sensitivity=1e-5, rho=[0.01, 0.1, 1]))
+
+
+def test_plan_on_a_stand_in(matrix, capsys):
+    path, W = matrix
+    code, out, _ = main_run(capsys, "plan", path, "--sensitivity", 1e-3, "--rho", 1, "--seed", 4,
+                            "--target", 1.0, "--noise", "exponential")
+    assert code == 0
+    lib = fp.plan(W, sensitivity=1e-3, rho=1.0, rng=4, target=1.0, noise="exponential")
+    assert out.strip() == repr(lib)
+    assert "random spanning tree" in out and "smallest rho" in out
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["--sensitivity", "1"], "give either --n N"),
+    (["--n", "10", "STAND_IN", "--sensitivity", "1"], "not both"),
+    (["--n", "10", "--sensitivity", "1", "--epsilon", "1"], "--epsilon needs --delta"),
+    (["--n", "10", "--sensitivity", "1", "--rho", "1", "--epsilon", "1", "--delta", "1e-6"], "give one of them"),
+    (["--n", "10", "--sensitivity", "0"], "sensitivity must be a finite positive number"),
+    (["--n", "10"], "--sensitivity"),
+])
+def test_plan_errors(matrix, capsys, args, expected):
+    args = [matrix[0] if a == "STAND_IN" else a for a in args]
+    assert expected in main_error(capsys, "plan", *args)

@@ -184,3 +184,28 @@ def test_private_edge_weights_docstring_sections():
     doc = private_edge_weights.__doc__
     for section in ("Parameters", "Returns", "Raises", "Examples", "epsilon, delta"):
         assert section in doc
+
+
+def _ari_by_pairs(a, b):
+    """The adjusted Rand index from its definition: agreements over all pairs of items."""
+    from itertools import combinations
+
+    n = len(a)
+    same_a = np.array([a[i] == a[j] for i, j in combinations(range(n), 2)])
+    same_b = np.array([b[i] == b[j] for i, j in combinations(range(n), 2)])
+    index = np.sum(same_a & same_b)
+    expected = same_a.sum() * same_b.sum() / len(same_a)
+    top = (same_a.sum() + same_b.sum()) / 2
+    return 1.0 if top == expected else (index - expected) / (top - expected)
+
+
+def test_adjusted_rand_index_against_its_definition():
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        a = rng.integers(0, 4, 25)
+        b = rng.integers(0, 3, 25)
+        assert fp.adjusted_rand_index(a, b) == pytest.approx(_ari_by_pairs(a, b), abs=1e-12)
+    assert fp.adjusted_rand_index([0, 0, 1, 1, 2], ["x", "x", "y", "y", "z"]) == 1.0
+    assert fp.adjusted_rand_index([0, 0, 0], [1, 1, 1]) == 1.0
+    with pytest.raises(ValueError, match="same items"):
+        fp.adjusted_rand_index([0, 1], [0, 1, 2])

@@ -484,7 +484,7 @@ def test_neighbouring_inputs_release_laws_within_their_privacy_bound():
         def release_many(weights=weights, gen=gen):
             c = {}
             for _ in range(RUNS):
-                tree = fp.fast_pamst(weights, rho, delta, rng=gen)
+                tree = fp.fast_pamst(weights, rho, delta, rng=gen, noise="exponential")
                 key = tuple(map(tuple, tree.edges.tolist()))
                 c[key] = c.get(key, 0) + 1
             return c, tree.info["rate"]

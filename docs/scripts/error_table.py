@@ -18,12 +18,13 @@ from fastpamst_nb.experiments import post_processing_paper
 RHO, DELTA = 0.1, 1e-5
 
 METHODS = {
-    "pamst": lambda W, g: fp.pamst(W, RHO, DELTA, rng=g),
+    "pamst": lambda W, g: fp.pamst(W, RHO, DELTA, rng=g, noise="exponential"),
     "pamst, gumbel": lambda W, g: fp.pamst(W, RHO, DELTA, rng=g, noise="gumbel"),
-    "fast_pamst, s = Delta": lambda W, g: fp.fast_pamst(W, RHO, DELTA, rng=g, discretization=DELTA),
+    "fast_pamst, s = Delta": lambda W, g: fp.fast_pamst(W, RHO, DELTA, rng=g, noise="exponential",
+                                                         discretization=DELTA),
     "fast_pamst, gumbel, s = Delta": lambda W, g: fp.fast_pamst(W, RHO, DELTA, rng=g, noise="gumbel",
                                                                discretization=DELTA),
-    "fast_pamst (default s)": lambda W, g: fp.fast_pamst(W, RHO, DELTA, rng=g),
+    "fast_pamst (default s)": lambda W, g: fp.fast_pamst(W, RHO, DELTA, rng=g, noise="exponential"),
     "fast_pamst, gumbel (default s)": lambda W, g: fp.fast_pamst(W, RHO, DELTA, rng=g, noise="gumbel"),
     "post_processing": lambda W, g: fp.post_processing(W, RHO, DELTA, rng=g),
     "paper's post-processing": lambda W, g: post_processing_paper(W, RHO, DELTA, rng=g),
