@@ -27,7 +27,7 @@ from . import privacy
 from .baselines import noisy_csr, noisy_dense, pamst_csr, pamst_dense, pamst_state
 from .chunks import run_in_chunks
 from .core import CACHE, as_generator, check_positive, require_memory
-from .graph import as_graph, vertex_count
+from .graph import as_graph, kernel_view, vertex_count
 from .prim import prim_csr_exact, prim_csr_private, prim_dense_exact, prim_dense_private
 from .queue import gq_build, top_window
 from .sampler import EXPONENTIAL, GUMBEL, N_STATS
@@ -564,7 +564,7 @@ def post_processing(weights: Weights, rho: float | None = None, sensitivity: flo
     elif graph.dense:
         require_memory(8 * graph.n * graph.n, f"post_processing on n = {graph.n}")
         noisy = noisy_dense(graph.W, ref, sigma, gen)
-        edges = prim_dense_exact(noisy, 0, sgn)
+        edges = prim_dense_exact(kernel_view(noisy), 0, sgn)  # the exact tree's compiled Prim
         del noisy
     else:
         noisy = noisy_csr(graph.indptr, graph.indices, graph.data, ref, sigma, gen)

@@ -427,12 +427,14 @@ def as_graph(weights, name="weights", topology=None, symmetric=None, window=None
             require_memory(W.size * W.itemsize, f"a contiguous copy of the non-contiguous {name} "
                            f"of shape {W.shape} and dtype {W.dtype}")
             W = np.ascontiguousarray(W)
+    dtype = W.dtype  # the input's: it decides what the not-symmetric message calls rounding
+    W = kernel_view(W)
     status, i, j, wmin, wmax = _scan_dense(W, NO_WINDOW if window is None else window,
                                            alongside=alongside)
     if status == 1:
         _raise_not_finite(name, i, j)
     if status == 2:
-        _raise_asymmetric(name, i, j, _rounding_only_dense(W), _rounding_level(W.dtype))
+        _raise_asymmetric(name, i, j, _rounding_only_dense(W, dtype), _rounding_level(dtype))
     n = W.shape[0]
     return Graph(n, n * (n - 1) // 2, True, W, _EMPTY_I, _EMPTY_I, _EMPTY_F, wmin, wmax)
 
@@ -474,10 +476,38 @@ def _triangle_graph(weights, name, lower):
         require_memory(n * n * W.itemsize, f"{what}: the symmetric ({n}, {n}) {W.dtype} copy "
                        f"of one triangle of {name}")
         S = np.empty((n, n), dtype=W.dtype)
-    status, r, c, wmin, wmax = _dense_mirror(W, S, lower)
+    status, r, c, wmin, wmax = _dense_mirror(kernel_view(W, widen=False), S, lower)
     if status == 1:
         _raise_not_finite(name, *((c, r) if transposed else (r, c)))
-    return Graph(n, n * (n - 1) // 2, True, S, _EMPTY_I, _EMPTY_I, _EMPTY_F, wmin, wmax)
+    return Graph(n, n * (n - 1) // 2, True, kernel_view(S), _EMPTY_I, _EMPTY_I, _EMPTY_F, wmin, wmax)
+
+
+# float32 matrices up to this many entries (n = 2048) are widened to float64, an exact
+# 8 n^2-byte copy (32 MiB at most), so that they run float64's compiled kernels
+_WIDEN_FLOAT32_MAX_ENTRIES = 1 << 22
+
+
+def kernel_view(W, widen=True):
+    """A dense matrix as the kernels read it: a read-only view of the same memory.
+
+    numba compiles one machine-code version of a kernel per argument type, and it
+    types a read-only array (a memmap opened ``'r'``, ``np.asarray`` of a pandas
+    DataFrame, ``writeable=False``) apart from a writable one: without this view
+    each kind would compile Fast-PAMST's kernels again. Every dense matrix reaches
+    the kernels read-only, so one compiled version serves them all, and numba
+    refuses at compile time to write through a read-only array: the kernels
+    provably never modify the user's matrix. With ``widen``, a float32 matrix of
+    at most ``_WIDEN_FLOAT32_MAX_ENTRIES`` entries becomes a float64 copy (exact)
+    for the same reason; larger ones are read in place (their kernels compile
+    once, then load from numba's cache).
+    """
+    if widen and W.dtype == np.float32 and W.size <= _WIDEN_FLOAT32_MAX_ENTRIES:
+        W = W.astype(np.float64)
+    if not W.flags.writeable:
+        return W
+    view = W.view(np.ndarray)
+    view.setflags(write=False)
+    return view
 
 
 # relative asymmetry max |W - W.T| / max |W| below which it is called float rounding: the
@@ -486,8 +516,9 @@ _ROUNDING = {np.dtype(np.float64): 1e-12, np.dtype(np.float32): 1e-5}
 _ASYM_TILE = 512  # tile side of the error path's asymmetry measure
 
 
-def _rounding_only_dense(W):
-    """True when max |W - W.T| / max |W| (off the diagonal) is below the rounding level.
+def _rounding_only_dense(W, dtype=None):
+    """True when max |W - W.T| / max |W| (off the diagonal) is below the rounding level
+    of ``dtype`` (default W's: the input's when W was widened).
 
     Runs only on the error path, over square tiles (no (n, n) temporary, the
     transposed reads stay in cache). Any NaN/inf met counts as more than rounding.
@@ -509,7 +540,7 @@ def _rounding_only_dense(W):
                 return False
             diff = max(diff, float(d.max()))
             big = max(big, float(np.abs(a).max()), float(np.abs(b).max()))
-    return diff < _rounding_level(W.dtype) * big
+    return diff < _rounding_level(W.dtype if dtype is None else dtype) * big
 
 
 def vertex_count(weights, topology=None):

@@ -485,3 +485,68 @@ def test_fast_pamst_memory_is_checked_from_the_shape_before_validation(monkeypat
     W = np.broadcast_to(np.float32(1.0), (40000, 40000))  # 6 GB of edge store, no data
     with pytest.raises(ValueError, match="memory"):
         fp.fast_pamst(W, 1.0, 1.0)
+
+
+# ---------------------------------------------------------------------------
+# cold start (issue 24, item 5): one compiled kernel serves every kind of dense input
+# ---------------------------------------------------------------------------
+
+def _input_kinds(W, tmp_path):
+    """Dense inputs numba would type apart: writable, read-only, memmap 'r', F order, float32."""
+    ro = W.copy()
+    ro.setflags(write=False)  # what np.asarray(DataFrame) gives under pandas' copy-on-write
+    np.save(tmp_path / "w.npy", W)
+    return {"writable": W.copy(), "read-only": ro, "memmap-r": np.load(tmp_path / "w.npy", mmap_mode="r"),
+            "fortran": np.asfortranarray(W), "float32": W.astype(np.float32),
+            "float32-read-only": ro.astype(np.float32)}
+
+
+def test_every_dense_input_kind_reaches_the_kernels_as_one_type(tmp_path):
+    from numba import typeof
+
+    W = squareform(pdist(points(12)))
+    W32 = W.astype(np.float32).astype(np.float64)  # what float32 inputs are widened to
+    types = set()
+    for kind, X in _input_kinds(W, tmp_path).items():
+        before, writeable = np.array(X, copy=True), X.flags.writeable
+        g = as_graph(X)
+        assert not g.W.flags.writeable and g.W.flags.c_contiguous and g.W.dtype == np.float64, kind
+        np.testing.assert_array_equal(g.W, W32 if "float32" in kind else W, err_msg=kind)
+        if "float32" not in kind:
+            assert np.shares_memory(g.W, X), f"{kind} was copied"
+        assert X.flags.writeable == writeable, kind  # the caller's flag is untouched
+        np.testing.assert_array_equal(X, before, err_msg=kind)
+        types.add(str(typeof(g.W)))
+    assert types == {"readonly array(float64, 2d, C)"}
+    # the caller's writable array stays writable: only the kernels' view is read-only
+    A = W.copy()
+    as_graph(A)
+    assert A.flags.writeable
+
+
+@pytest.mark.skipif(not hasattr(fp.exact_mst.__globals__["prim_dense_exact"], "signatures"),
+                    reason="NUMBA_DISABLE_JIT=1: nothing is compiled")
+def test_input_kinds_compile_no_new_version_of_the_release(tmp_path):
+    from fastpamst_nb.prim import prim_dense_exact, prim_dense_private
+
+    W = squareform(pdist(points(12)))
+    fp.fast_pamst(W, rho=1.0, sensitivity=0.1, rng=0, noise="exponential")
+    fp.exact_mst(W)
+    counts = len(prim_dense_private.signatures), len(prim_dense_exact.signatures)
+    trees = {kind: fp.fast_pamst(X, rho=1.0, sensitivity=0.1, rng=0, noise="exponential").edges
+             for kind, X in _input_kinds(W, tmp_path).items()}
+    for X in _input_kinds(W, tmp_path).values():
+        fp.exact_mst(X)
+    assert (len(prim_dense_private.signatures), len(prim_dense_exact.signatures)) == counts
+    for kind, edges in trees.items():
+        np.testing.assert_array_equal(edges, trees["writable"], err_msg=kind)
+
+
+def test_a_large_float32_matrix_is_read_in_place(monkeypatch):
+    from fastpamst_nb import graph
+
+    monkeypatch.setattr(graph, "_WIDEN_FLOAT32_MAX_ENTRIES", 100)  # 12 x 12 counts as large
+    X = squareform(pdist(points(12))).astype(np.float32)
+    g = as_graph(X)
+    assert g.W.dtype == np.float32 and np.shares_memory(g.W, X) and not g.W.flags.writeable
+    assert X.flags.writeable
