@@ -333,7 +333,8 @@ def as_graph(weights, name="weights", topology=None, symmetric=None, window=None
         length must be n(n-1)/2 for some n >= 2; it is expanded with
         ``scipy.spatial.distance.squareform`` into the complete graph on n
         vertices (an (n, n) matrix is allocated, 8 n^2 bytes as float64).
-        networkx.Graph: its nodes must be the integers 0..n-1, its edges (all
+        networkx.Graph: nodes 0..n-1 are the vertices, any other nodes are
+        numbered in the graph's node order (see :func:`vertex_labels`); its edges (all
         of them, weight 0 included) are the topology and every edge needs a
         real ``"weight"`` attribute; self-loops are ignored like the diagonal.
         A numpy masked array is refused (numpy would drop its mask): express
@@ -398,7 +399,7 @@ def as_graph(weights, name="weights", topology=None, symmetric=None, window=None
         weight (in the triangle read), not symmetric (only checked with
         ``symmetric=None``; the message tells whether the asymmetry is at the
         level of float rounding), a disconnected sparse topology,
-        networkx nodes that are not 0..n-1 or an edge without a weight, or an
+        a networkx edge without a weight, or an
         input whose conversion or copy would not fit in the available memory
         (decided from its shape, before allocating).
     """
@@ -639,6 +640,40 @@ def _is_networkx_graph(obj):
     return isinstance(obj, nx.Graph)
 
 
+def _integer_nodes(G):
+    """Whether the nodes of the networkx graph G are exactly the integers 0..n-1."""
+    n = G.number_of_nodes()
+    return all(not isinstance(u, (bool, np.bool_)) and isinstance(u, numbers.Integral) and 0 <= u < n
+               for u in G)
+
+
+def _is_dataframe(obj):
+    """True for a pandas DataFrame; never imports pandas."""
+    return any(c.__module__.partition(".")[0] == "pandas" and c.__name__ == "DataFrame"
+               for c in type(obj).__mro__)
+
+
+def vertex_labels(weights, name="weights"):
+    """The public vertex names an input carries, or None: a pandas DataFrame's
+    columns, or a networkx graph's nodes when they are not the integers 0..n-1.
+
+    O(n), from the labels alone (no weight is read). Raises ValueError for a
+    DataFrame whose index names other vertices than its columns.
+    """
+    if _is_networkx_graph(weights):
+        return None if _integer_nodes(weights) else tuple(weights)
+    if not _is_dataframe(weights):
+        return None
+    cols, rows = list(weights.columns), list(weights.index)
+    default = type(weights.index).__name__ == "RangeIndex" and rows == list(range(len(rows)))
+    if rows != cols and not default:
+        raise ValueError(
+            f"{name} is a DataFrame whose index and columns differ, so it names each vertex "
+            "twice; put the rows in the order of the columns (df.loc[df.columns, df.columns]) "
+            "or drop the row names (df.reset_index(drop=True))")
+    return tuple(cols)
+
+
 def _networkx_topology(G, name):
     """A networkx graph as (sparse weights, sparse topology) for :func:`_topology_graph`.
 
@@ -659,14 +694,9 @@ def _networkx_topology(G, name):
         )
     n = G.number_of_nodes()
     _check_shape((n, n), name)
-    for u in G:
-        if isinstance(u, (bool, np.bool_)) or not isinstance(u, numbers.Integral) or not 0 <= u < n:
-            label = repr(u) if len(repr(u)) <= 40 else repr(u)[:37] + "..."
-            raise ValueError(
-                f"the nodes of the networkx graph {name} must be the integers 0..{n - 1} "
-                f"(n = {n}), found node {label}; relabel it with "
-                "networkx.convert_node_labels_to_integers(G, label_attribute='label')"
-            )
+    # nodes 0..n-1 are the vertices themselves; any other nodes are numbered in G's
+    # node order, and the tree carries them as its labels (vertex_labels)
+    index = None if _integer_nodes(G) else {u: k for k, u in enumerate(G)}
     rows, cols, vals = [], [], []
     for a, b, w in G.edges(data="weight"):
         if a == b:
@@ -676,8 +706,8 @@ def _networkx_topology(G, name):
                 f"edge ({a}, {b}) of the networkx graph {name} has no 'weight' attribute; "
                 "give every edge one, e.g. G.add_edge(u, v, weight=w)"
             )
-        rows.append(int(a))
-        cols.append(int(b))
+        rows.append(int(a) if index is None else index[a])
+        cols.append(int(b) if index is None else index[b])
         vals.append(w)
     try:
         data = np.asarray(vals) if vals else np.zeros(0)

@@ -207,15 +207,12 @@ def test_networkx_graph_in_excess_weight_and_integer_weights():
 
 @requires_nx
 @pytest.mark.parametrize("edges, match", [
-    ([("a", "b", {"weight": 1.0})], r"integers 0\.\.1 .*found node 'a'.*convert_node_labels_to_integers"),
-    ([(1, 2, {"weight": 1.0})], r"integers 0\.\.1 .*found node 2.*convert_node_labels_to_integers"),
-    ([(0.0, 1.0, {"weight": 1.0})], r"convert_node_labels_to_integers"),
-    ([(True, 2, {"weight": 1.0})], r"convert_node_labels_to_integers"),
     ([(0, 1, {"weight": 1.0}), (1, 2, {"w": 2.0})], r"edge \(1, 2\).*no 'weight' attribute"),
     ([(0, 1, {"weight": 1.0}), (2, 3, {"weight": 1.0})], r"disconnected"),
     ([], r"empty \(n = 0\)"),
 ])
 def test_bad_networkx_graphs_raise_value_error(edges, match):
+    # (nodes other than 0..n-1 are no longer an error: they become tree.labels)
     G = nx.Graph(edges)
     for algo in ("exact_mst", "fast_pamst"):
         with pytest.raises(ValueError, match=match):
@@ -550,3 +547,15 @@ def test_a_large_float32_matrix_is_read_in_place(monkeypatch):
     g = as_graph(X)
     assert g.W.dtype == np.float32 and np.shares_memory(g.W, X) and not g.W.flags.writeable
     assert X.flags.writeable
+
+
+@requires_nx
+@pytest.mark.parametrize("nodes", [("a", "b", "c"), (1, 2, 3), (0.0, 1.0, 2.0), (True, 2, "x")])
+def test_networkx_nodes_other_than_0_to_n_minus_1_are_numbered_in_node_order(nodes):
+    a, b, c = nodes
+    G = nx.Graph([(a, b, {"weight": 1.0}), (b, c, {"weight": 2.0}), (a, c, {"weight": 5.0})])
+    tree = fp.exact_mst(G)
+    assert tree.labels == tuple(G.nodes) == nodes
+    assert sorted(map(frozenset, tree.edge_labels()), key=str) == sorted(
+        [frozenset((a, b)), frozenset((b, c))], key=str)
+    assert fp.excess_weight(G, tree) == 0.0
