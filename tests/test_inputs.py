@@ -559,3 +559,42 @@ def test_networkx_nodes_other_than_0_to_n_minus_1_are_numbered_in_node_order(nod
     assert sorted(map(frozenset, tree.edge_labels()), key=str) == sorted(
         [frozenset((a, b)), frozenset((b, c))], key=str)
     assert fp.excess_weight(G, tree) == 0.0
+
+
+# ---------------------------------------------------------------------------
+# help() shows no raw Sphinx roles; the Sphinx build gets them back (issue 24, item 6)
+# ---------------------------------------------------------------------------
+
+def test_help_shows_no_raw_sphinx_roles():
+    import pydoc
+    import re
+
+    role = re.compile(r":(?:py:)?[a-z]+:`")
+    public = [getattr(fp, name) for name in fp.__all__]
+    for obj in public + [fp.SpanningTree.save, fp.SpanningTree.to_scipy, fp.privacy.discretized_sensitivity]:
+        text = pydoc.render_doc(obj, renderer=pydoc.plaintext)
+        assert not role.search(text), (obj, role.search(text))
+    # the sources keep them, for the HTML docs' links (docs/conf.py)
+    from fastpamst_nb._docstrings import sphinx_doc
+
+    assert ":ref:`design-sampler`" in sphinx_doc(fp.fast_pamst)
+    assert 'the "design-sampler" section of the docs' in fp.fast_pamst.__doc__
+    assert sphinx_doc(fp.SpanningTree.true_weight) is not None  # a property
+    assert sphinx_doc(fp.privacy.discretized_sensitivity) is not None  # an lru_cache wrapper
+
+
+@pytest.mark.parametrize("written, shown", [
+    (":func:`fast_pamst`", "fast_pamst()"),
+    (":func:`~fastpamst_nb.privacy.resolve_rho`", "resolve_rho()"),
+    (":meth:`SpanningTree.save`", "SpanningTree.save()"),
+    (":class:`fastpamst_nb.SpanningTree`", "fastpamst_nb.SpanningTree"),
+    (":py:attr:`edge_weights`", "edge_weights"),
+    (":ref:`the calibration <design-calibration>`", "the calibration"),
+    (":ref:`erratum-2`", 'the "erratum-2" section of the docs'),
+    (":math:`\\hat p`", "\\hat p"),
+    ("``literal`` and `code` stay", "``literal`` and `code` stay"),
+])
+def test_plain_roles(written, shown):
+    from fastpamst_nb._docstrings import plain_roles
+
+    assert plain_roles(written) == shown
