@@ -707,7 +707,7 @@ def fast_pamst(weights: Weights, rho: float | None = None, sensitivity: float | 
     >>> fp.fast_pamst(G, rho=1.0, sensitivity=0.1, rng=0).edges.tolist()  # doctest: +SKIP
     [[0, 1], [1, 2]]
     """
-    labels = vertex_labels(weights) if sensitivity is not None else None
+    labels = vertex_labels(weights)
     tree = _fast_pamst(weights, rho, sensitivity, rng=rng, start=start, noise=noise,
                        discretization=discretization, maximum=maximum, epsilon=epsilon,
                        delta=delta, topology=topology, symmetric=symmetric,
