@@ -73,8 +73,8 @@ def plain_docstrings(modules):
     """Rewrite the docstrings of ``modules`` and of what they define (see the module docstring).
 
     Only objects defined in one of the package's modules are touched: functions
-    (``functools.lru_cache`` wrappers too), classes, and the functions, properties, classmethods and staticmethods of
-    those classes. Compiled numba kernels are left alone (their docstrings are
+    (``functools.lru_cache`` wrappers too), classes, and the functions,
+    properties, classmethods and staticmethods of those classes. Compiled numba kernels are left alone (their docstrings are
     for developers, read in the sources). Idempotent.
     """
     package = modules[0].__name__.partition(".")[0]
@@ -86,7 +86,8 @@ def plain_docstrings(modules):
         for obj in vars(module).values():
             # functools wrappers (lru_cache) carry the docstring of the function they wrap
             wrapper = callable(obj) and inspect.isfunction(getattr(obj, "__wrapped__", None))
-            if id(obj) in seen or not (inspect.isfunction(obj) or inspect.isclass(obj) or wrapper):
+            kind = inspect.isfunction(obj) or inspect.isclass(obj) or wrapper
+            if id(obj) in seen or not kind:
                 continue
             if getattr(obj, "__module__", "").partition(".")[0] != package:
                 continue

@@ -3,8 +3,9 @@
 Every function takes ``weights`` as a dense (n, n) array (the complete graph), a
 scipy.sparse (n, n) matrix (its stored entries are the public edges), a
 condensed distance vector of length n(n-1)/2 (``scipy.spatial.distance.pdist``
-output, read as its ``squareform``) or a ``networkx.Graph`` (nodes 0..n-1, or any nodes, kept as ``tree.labels``; its
-edges are the public edges, ``"weight"`` attributes the weights); a matrix must
+output, read as its ``squareform``) or a ``networkx.Graph`` (any nodes; other
+than 0..n-1 they are kept as ``tree.labels``; its edges are the public edges,
+``"weight"`` attributes the weights); a matrix must
 be symmetric (or ``symmetric="upper"``/``"lower"`` names the one triangle to
 read), the diagonal is ignored and the input is never modified (see
 :func:`fastpamst_nb.graph.as_graph`). Private algorithms are rho-zCDP under the
@@ -447,8 +448,8 @@ def pamst(weights: Weights, rho: float | None = None, sensitivity: float | None 
     weights : array_like (n, n), scipy.sparse (n, n), array_like (n(n-1)/2,) or networkx.Graph
         Symmetric weights, in any units; dense means the complete graph, a
         condensed distance vector (``pdist`` output) its ``squareform``, a
-        networkx.Graph its edges (other nodes than 0..n-1 become ``tree.labels``) with their ``"weight"``
-        attributes. Never modified.
+        networkx.Graph its edges with their ``"weight"`` attributes (nodes
+        other than 0..n-1 become ``tree.labels``). Never modified.
 %(rho)s
 %(sensitivity)s
 %(rng)s
@@ -537,8 +538,8 @@ def post_processing(weights: Weights, rho: float | None = None, sensitivity: flo
     weights : array_like (n, n), scipy.sparse (n, n), array_like (n(n-1)/2,) or networkx.Graph
         Symmetric weights, in any units; dense means the complete graph, a
         condensed distance vector (``pdist`` output) its ``squareform``, a
-        networkx.Graph its edges (other nodes than 0..n-1 become ``tree.labels``) with their ``"weight"``
-        attributes. Never modified.
+        networkx.Graph its edges with their ``"weight"`` attributes (nodes
+        other than 0..n-1 become ``tree.labels``). Never modified.
 %(rho)s
 %(sensitivity)s
 %(rng)s
@@ -618,9 +619,12 @@ def fast_pamst(weights: Weights, rho: float | None = None, sensitivity: float | 
     weights : array_like (n, n), scipy.sparse (n, n), array_like (n(n-1)/2,) or networkx.Graph
         Symmetric weights, in any units; dense means the complete graph, a
         condensed distance vector (``pdist`` output) its ``squareform``, a
-        networkx.Graph its edges (other nodes than 0..n-1 become ``tree.labels``) with their ``"weight"``
-        attributes. Never modified. float32 and float64 C/F-ordered arrays
-        (memmaps included) are read in place.
+        networkx.Graph its edges with their ``"weight"`` attributes (nodes
+        other than 0..n-1 become ``tree.labels``, as do a pandas DataFrame's
+        columns). Never modified. float64 C/F-ordered arrays (memmaps
+        included) and float32 ones above 2048 vertices are read in place; a
+        smaller float32 matrix is widened to float64 (one compiled release
+        serves both).
 %(rho)s
 %(sensitivity)s
     rng : None, int, numpy.random.SeedSequence, numpy.random.BitGenerator or numpy.random.Generator

@@ -370,7 +370,8 @@ def chow_liu(data, rho=None, *, rng=None, noise="gumbel", epsilon=None, delta=No
     SpanningTree
         Over the d attributes (vertices 0 .. d-1, the columns of ``data``;
         a DataFrame's column names are ``tree.labels``, see
-        :meth:`~fastpamst_nb.SpanningTree.edge_labels`). The edges are the private release. ``info`` records only public
+        :meth:`~fastpamst_nb.SpanningTree.edge_labels`). The edges are the
+        private release. ``info`` records only public
         values: ``rho``, ``sensitivity`` (the value used), the noise
         parameters, ``maximum=True``, ``n_rows`` (N, public under replace-one)
         and ``n_categories`` (the domain sizes given). ``edge_weights`` and

@@ -45,7 +45,8 @@ Graph.__doc__ = """A validated weighted graph.
 n : int, number of vertices.
 m : int, number of undirected edges (n(n-1)/2 when dense).
 dense : bool, True for the complete graph stored in ``W``.
-W : (n, n) C-contiguous float32/float64 array (dense) or an empty (0, 0) array.
+W : (n, n) C-contiguous read-only float32/float64 array (dense; see ``kernel_view``) or an
+    empty (0, 0) array.
 indptr, indices, data : symmetric CSR without diagonal (sparse) or empty arrays.
 wmin, wmax : smallest and largest edge weight (0.0 when there is no edge).
 """
@@ -327,9 +328,9 @@ def as_graph(weights, name="weights", topology=None, symmetric=None, window=None
     ----------
     weights : array_like (n, n), array_like (n(n-1)/2,), scipy.sparse (n, n) or networkx.Graph
         Dense (n, n): the complete graph; any real dtype, C or F order, read-only
-        and np.memmap allowed (not copied when it is float32/float64 and C or F
-        contiguous). Sparse: stored entries are the edges. 1-D: a condensed
-        distance vector, the output of ``scipy.spatial.distance.pdist``, whose
+        and np.memmap allowed (not copied when it is float64, or float32 above
+        2**22 entries, and C or F contiguous; see :func:`kernel_view`). Sparse:
+        stored entries are the edges. 1-D: a condensed distance vector, the output of ``scipy.spatial.distance.pdist``, whose
         length must be n(n-1)/2 for some n >= 2; it is expanded with
         ``scipy.spatial.distance.squareform`` into the complete graph on n
         vertices (an (n, n) matrix is allocated, 8 n^2 bytes as float64).
@@ -480,7 +481,8 @@ def _triangle_graph(weights, name, lower):
     status, r, c, wmin, wmax = _dense_mirror(kernel_view(W, widen=False), S, lower)
     if status == 1:
         _raise_not_finite(name, *((c, r) if transposed else (r, c)))
-    return Graph(n, n * (n - 1) // 2, True, kernel_view(S), _EMPTY_I, _EMPTY_I, _EMPTY_F, wmin, wmax)
+    S = kernel_view(S)
+    return Graph(n, n * (n - 1) // 2, True, S, _EMPTY_I, _EMPTY_I, _EMPTY_F, wmin, wmax)
 
 
 # float32 matrices up to this many entries (n = 2048) are widened to float64, an exact
