@@ -857,3 +857,19 @@ def test_bad_condensed_and_csv_inputs_are_one_line(tmp_path, capsys, no_computin
     assert "must be square" in line
     (tmp_path / "e.csv").write_text("")
     assert "empty" in main_error(capsys, "run", tmp_path / "e.csv", *BUDGET)
+
+
+def test_a_float32_matrix_too_large_to_widen_is_not_warmed_up(tmp_path, capsys, monkeypatch):
+    from fastpamst_nb import graph
+
+    # a 12 x 12 float32 matrix counts as large here: its release runs float32 kernels,
+    # which a widened tiny matrix would not compile, so the warm-up skips it
+    monkeypatch.setattr(graph, "_WIDEN_FLOAT32_MAX_ENTRIES", 100)
+    W = uniform(12, 3).astype(np.float32)
+    np.save(tmp_path / "w.npy", W)
+    released = []
+    release = fp_cli._release
+    monkeypatch.setattr(fp_cli, "_release", lambda *a, **k: released.append(a[1].shape) or release(*a, **k))
+    code, out, err = main_run(capsys, "run", tmp_path / "w.npy", *BUDGET, "--seed", 0, "--timing")
+    assert code == 0 and released == [(12, 12)], err  # the real release only
+    assert len(read_edges(out)) == 11 and "seconds = " in err
