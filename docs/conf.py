@@ -81,3 +81,22 @@ html_theme_options = {
 # single pages: no left sidebar (the right one holds the page's contents);
 # the API reference keeps it for its sub-pages
 html_sidebars = {page: [] for page in ("index", "user_guide", "cli", "design", "errata", "changelog")}
+
+
+# -- docstrings: the Sphinx roles that help() shows as plain text -------------
+
+def _docstring_as_written(app, what, name, obj, options, lines):
+    """Give autodoc the docstring as written in the sources, roles included: the
+    package's import renders them as plain text for help() (fastpamst_nb/_docstrings.py)."""
+    from sphinx.util.docstrings import prepare_docstring
+
+    from fastpamst_nb._docstrings import sphinx_doc
+
+    doc = sphinx_doc(obj)
+    if doc is not None:
+        lines[:] = prepare_docstring(doc)
+
+
+def setup(app):
+    # before numpydoc's handler (priority 500), which parses the sections of these lines
+    app.connect("autodoc-process-docstring", _docstring_as_written, priority=100)

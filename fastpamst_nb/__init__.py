@@ -30,6 +30,16 @@ for _obj in (exact_mst, excess_weight, fast_pamst, pamst, post_processing, chow_
     _obj.__module__ = __name__
 del _obj
 
+# help() shows the docstrings with their Sphinx roles as plain text (the HTML docs keep
+# the links: docs/conf.py hands autodoc the originals); see _docstrings.py
+import sys as _sys  # noqa: E402
+
+from ._docstrings import plain_docstrings as _plain_docstrings  # noqa: E402
+
+_plain_docstrings([_m for _name, _m in list(_sys.modules.items())
+                   if _name == __name__ or _name.startswith(__name__ + ".")])
+del _sys, _plain_docstrings
+
 __all__ = [
     "Plan",
     "SpanningTree",

@@ -3,8 +3,9 @@
 Every function takes ``weights`` as a dense (n, n) array (the complete graph), a
 scipy.sparse (n, n) matrix (its stored entries are the public edges), a
 condensed distance vector of length n(n-1)/2 (``scipy.spatial.distance.pdist``
-output, read as its ``squareform``) or a ``networkx.Graph`` (nodes 0..n-1, its
-edges are the public edges, ``"weight"`` attributes the weights); a matrix must
+output, read as its ``squareform``) or a ``networkx.Graph`` (any nodes; other
+than 0..n-1 they are kept as ``tree.labels``; its edges are the public edges,
+``"weight"`` attributes the weights); a matrix must
 be symmetric (or ``symmetric="upper"``/``"lower"`` names the one triangle to
 read), the diagonal is ignored and the input is never modified (see
 :func:`fastpamst_nb.graph.as_graph`). Private algorithms are rho-zCDP under the
@@ -28,7 +29,7 @@ from . import privacy
 from .baselines import noisy_csr, noisy_dense, pamst_csr, pamst_dense, pamst_state
 from .chunks import run_in_chunks
 from .core import CACHE, as_generator, check_positive, require_memory
-from .graph import as_graph, vertex_count
+from .graph import as_graph, kernel_view, vertex_count, vertex_labels
 from .prim import prim_csr_exact, prim_csr_private, prim_dense_exact, prim_dense_private
 from .queue import gq_build, queue_memory_bytes, top_window
 from .sampler import EXPONENTIAL, GUMBEL, N_STATS
@@ -169,6 +170,28 @@ def _tree(graph, edges, algorithm, info):
     return SpanningTree(edges, _edge_weights(graph, edges), graph.n, algorithm, info)
 
 
+def _released(tree, labels, epsilon=None, delta=None):
+    """``tree`` with what the user gave beside the weights: the vertices' ``labels`` and
+    the budget as given (``epsilon``, ``delta``) beside the converted ``rho``."""
+    if labels is None and epsilon is None:
+        return tree
+    info = dict(tree.info)
+    if epsilon is not None:
+        info["epsilon"], info["delta"] = float(epsilon), float(delta)
+    return SpanningTree(tree.edges, tree.edge_weights, tree.n_vertices, tree.algorithm, info, labels)
+
+
+def _require_inputs(func, rho, epsilon, delta, sensitivity):
+    """TypeError when the sensitivity is missing, naming the budget too when it is missing as well."""
+    if sensitivity is not None:
+        return
+    if rho is None and epsilon is None and delta is None:
+        raise TypeError(f"{func}() needs a privacy budget and a sensitivity: give rho= (zCDP; or "
+                        "epsilon= and delta=) and sensitivity=, the l_inf sensitivity of each weight "
+                        "(how far one person can move any weight, in the weights' units)")
+    raise TypeError(f"{func}() needs sensitivity=, the l_inf sensitivity of each weight")
+
+
 def _validate(weights, topology, start, symmetric, window_for=None, alongside=None):
     """The validated graph; ``start`` is checked against n read off the shapes first.
 
@@ -285,7 +308,9 @@ def exact_mst(weights: Weights, *, maximum: bool = False, start: int = 0,
         Symmetric weights; dense means the complete graph, sparse its stored
         entries. A 1-D condensed distance vector (``scipy.spatial.distance.pdist``
         output) is the complete graph of its ``squareform``; a networkx.Graph
-        (nodes 0..n-1) has its own edges and ``"weight"`` attributes. Never modified.
+        has its own edges and ``"weight"`` attributes (nodes other than 0..n-1
+        are numbered in node order and kept in ``tree.labels``, as are a pandas
+        DataFrame's columns). Never modified.
     maximum : bool, default False
         Return a maximum spanning tree instead.
     start : int, default 0
@@ -332,9 +357,11 @@ def exact_mst(weights: Weights, *, maximum: bool = False, start: int = 0,
     >>> fp.exact_mst(pdist(X)).edges.tolist()
     [[0, 1], [1, 2]]
     """
+    labels = vertex_labels(weights)
     beside, exact_edges = _exact_beside(_sign(maximum))
     graph, start = _validate(weights, topology, start, symmetric, alongside=beside)
-    return _tree(graph, exact_edges(graph, start), "exact", {"maximum": bool(maximum)})
+    return _released(_tree(graph, exact_edges(graph, start), "exact", {"maximum": bool(maximum)}),
+                     labels)
 
 
 @_shared_doc
@@ -424,8 +451,8 @@ def pamst(weights: Weights, rho: float | None = None, sensitivity: float | None 
     weights : array_like (n, n), scipy.sparse (n, n), array_like (n(n-1)/2,) or networkx.Graph
         Symmetric weights, in any units; dense means the complete graph, a
         condensed distance vector (``pdist`` output) its ``squareform``, a
-        networkx.Graph (nodes 0..n-1) its edges with their ``"weight"``
-        attributes. Never modified.
+        networkx.Graph its edges with their ``"weight"`` attributes (nodes
+        other than 0..n-1 become ``tree.labels``). Never modified.
 %(rho)s
 %(sensitivity)s
 %(rng)s
@@ -474,8 +501,8 @@ def pamst(weights: Weights, rho: float | None = None, sensitivity: float | None 
     Real releases use ``rng=None`` (fresh entropy); a fixed seed reused across
     releases reuses their noise.
     """
-    if sensitivity is None:
-        raise TypeError("pamst() needs sensitivity=, the l_inf sensitivity of each weight")
+    _require_inputs("pamst", rho, epsilon, delta, sensitivity)
+    labels = vertex_labels(weights)
     privacy.check_noise(noise)
     bar_class = _progress_class(progress, "pamst")
     graph, rho, sensitivity, start, gen = _private_setup(weights, topology, rho, epsilon, delta,
@@ -496,7 +523,7 @@ def pamst(weights: Weights, rho: float | None = None, sensitivity: float | None 
     _run_steps(advance, graph.n - 1, bar_class, "pamst")
     edges = st.edges
     info = {"rho": rho, "sensitivity": sensitivity, "noise": noise, "rate": lam, "maximum": bool(maximum)}
-    return _tree(graph, edges, "pamst", info)
+    return _released(_tree(graph, edges, "pamst", info), labels, epsilon, delta)
 
 
 @_shared_doc
@@ -516,8 +543,8 @@ def post_processing(weights: Weights, rho: float | None = None, sensitivity: flo
     weights : array_like (n, n), scipy.sparse (n, n), array_like (n(n-1)/2,) or networkx.Graph
         Symmetric weights, in any units; dense means the complete graph, a
         condensed distance vector (``pdist`` output) its ``squareform``, a
-        networkx.Graph (nodes 0..n-1) its edges with their ``"weight"``
-        attributes. Never modified.
+        networkx.Graph its edges with their ``"weight"`` attributes (nodes
+        other than 0..n-1 become ``tree.labels``). Never modified.
 %(rho)s
 %(sensitivity)s
 %(rng)s
@@ -556,8 +583,8 @@ def post_processing(weights: Weights, rho: float | None = None, sensitivity: flo
     Real releases use ``rng=None`` (fresh entropy); a fixed seed reused across
     releases reuses their noise.
     """
-    if sensitivity is None:
-        raise TypeError("post_processing() needs sensitivity=, the l_inf sensitivity of each weight")
+    _require_inputs("post_processing", rho, epsilon, delta, sensitivity)
+    labels = vertex_labels(weights)
     graph, rho, sensitivity, _, gen = _private_setup(weights, topology, rho, epsilon, delta,
                                                      sensitivity, 0, rng, symmetric)
     sigma = privacy.gaussian_sigma(rho, sensitivity, graph.m) if graph.m >= 1 else None
@@ -569,13 +596,13 @@ def post_processing(weights: Weights, rho: float | None = None, sensitivity: flo
     elif graph.dense:
         require_memory(8 * graph.n * graph.n, f"post_processing on n = {graph.n}")
         noisy = noisy_dense(graph.W, ref, sigma, gen)
-        edges = prim_dense_exact(noisy, 0, sgn)
+        edges = prim_dense_exact(kernel_view(noisy), 0, sgn)  # the exact tree's compiled Prim
         del noisy
     else:
         noisy = noisy_csr(graph.indptr, graph.indices, graph.data, ref, sigma, gen)
         edges, _ = prim_csr_exact(graph.indptr, graph.indices, noisy, 0, sgn)
     info = {"rho": rho, "sensitivity": sensitivity, "sigma": sigma, "maximum": bool(maximum)}
-    return _tree(graph, edges, "post_processing", info)
+    return _released(_tree(graph, edges, "post_processing", info), labels, epsilon, delta)
 
 
 @_shared_doc
@@ -597,9 +624,12 @@ def fast_pamst(weights: Weights, rho: float | None = None, sensitivity: float | 
     weights : array_like (n, n), scipy.sparse (n, n), array_like (n(n-1)/2,) or networkx.Graph
         Symmetric weights, in any units; dense means the complete graph, a
         condensed distance vector (``pdist`` output) its ``squareform``, a
-        networkx.Graph (nodes 0..n-1) its edges with their ``"weight"``
-        attributes. Never modified. float32 and float64 C/F-ordered arrays
-        (memmaps included) are read in place.
+        networkx.Graph its edges with their ``"weight"`` attributes (nodes
+        other than 0..n-1 become ``tree.labels``, as do a pandas DataFrame's
+        columns). Never modified. float64 C/F-ordered arrays (memmaps
+        included) and float32 ones above 2048 vertices are read in place; a
+        smaller float32 matrix is widened to float64 (one compiled release
+        serves both).
 %(rho)s
 %(sensitivity)s
     rng : None, int, numpy.random.SeedSequence, numpy.random.BitGenerator or numpy.random.Generator
@@ -701,10 +731,12 @@ def fast_pamst(weights: Weights, rho: float | None = None, sensitivity: float | 
     >>> fp.fast_pamst(G, rho=1.0, sensitivity=0.1, rng=0).edges.tolist()  # doctest: +SKIP
     [[0, 1], [1, 2]]
     """
-    return _fast_pamst(weights, rho, sensitivity, rng=rng, start=start, noise=noise,
+    labels = vertex_labels(weights)
+    tree = _fast_pamst(weights, rho, sensitivity, rng=rng, start=start, noise=noise,
                        discretization=discretization, maximum=maximum, epsilon=epsilon,
                        delta=delta, topology=topology, symmetric=symmetric,
                        progress=progress, bounds=bounds)[0]
+    return _released(tree, labels, epsilon, delta)
 
 
 def _check_bounds(bounds, sensitivity, discretization):
@@ -757,8 +789,7 @@ def _fast_pamst(weights, rho, sensitivity, *, rng=None, start=0, noise="gumbel",
                 discretization=None, maximum=False, epsilon=None, delta=None, topology=None,
                 symmetric=None, progress=False, bounds=None, theta=DEFAULT_THETA, sigma=DEFAULT_SIGMA):
     """Validate, then run :func:`_fast_pamst_graph`."""
-    if sensitivity is None:
-        raise TypeError("fast_pamst() needs sensitivity=, the l_inf sensitivity of each weight")
+    _require_inputs("fast_pamst", rho, epsilon, delta, sensitivity)
     privacy.check_noise(noise)
     if discretization is not None:  # checked before the O(n^2) validation pass
         check_positive("discretization", discretization)

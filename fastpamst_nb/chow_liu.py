@@ -22,6 +22,7 @@ from numba import njit
 
 from .api import fast_pamst
 from .core import CACHE, check_positive, require_memory
+from .graph import _is_dataframe
 
 __all__ = ["chow_liu", "mi_sensitivity", "mutual_information"]
 
@@ -367,8 +368,10 @@ def chow_liu(data, rho=None, *, rng=None, noise="gumbel", epsilon=None, delta=No
     Returns
     -------
     SpanningTree
-        Over the d attributes (vertices 0 .. d-1, the columns of ``data``).
-        The edges are the private release. ``info`` records only public
+        Over the d attributes (vertices 0 .. d-1, the columns of ``data``;
+        a DataFrame's column names are ``tree.labels``, see
+        :meth:`~fastpamst_nb.SpanningTree.edge_labels`). The edges are the
+        private release. ``info`` records only public
         values: ``rho``, ``sensitivity`` (the value used), the noise
         parameters, ``maximum=True``, ``n_rows`` (N, public under replace-one)
         and ``n_categories`` (the domain sizes given). ``edge_weights`` and
@@ -392,6 +395,8 @@ def chow_liu(data, rho=None, *, rng=None, noise="gumbel", epsilon=None, delta=No
     >>> tree.n_vertices, len(tree.edges)
     (5, 4)
     """
+    # a DataFrame's column names ride along as the tree's labels (public: the schema)
+    labels = tuple(data.columns) if _is_dataframe(data) else None
     codes = _check_data(data)
     k = _check_n_categories(n_categories, codes, infer=False)
     N = codes.shape[0]
@@ -407,4 +412,4 @@ def chow_liu(data, rho=None, *, rng=None, noise="gumbel", epsilon=None, delta=No
     from .tree import SpanningTree  # trees are immutable: build the full info, then the tree
 
     info = {**tree.info, "n_rows": int(N), "n_categories": tuple(int(x) for x in k)}
-    return SpanningTree(tree.edges, tree.edge_weights, tree.n_vertices, tree.algorithm, info)
+    return SpanningTree(tree.edges, tree.edge_weights, tree.n_vertices, tree.algorithm, info, labels)

@@ -2,7 +2,8 @@
 
 ``fastpamst demo`` runs every algorithm on the paper's default problem (synthetic
 data), ``fastpamst run`` releases one private spanning tree of a weight matrix
-saved with numpy (.npy, dense) or scipy (.npz, sparse) as CSV, and ``fastpamst
+saved with numpy (.npy, dense, or a condensed ``pdist`` vector), scipy (.npz,
+sparse) or as a CSV matrix, writing its edges as CSV, and ``fastpamst
 plan`` tells, before any budget is spent, the noise of a release and a bound
 on its excess weight (and, given a public stand-in matrix, a dry run against a
 random spanning tree); ``fastpamst bench`` times the algorithms against each other. User errors print one line
@@ -29,9 +30,10 @@ import zipfile
 
 import numpy as np
 
-from . import api, bench, privacy
+from . import api, bench, graph, privacy
 from .clustering import private_edge_weights
-from .core import check_positive
+from .core import CompileWatch, check_positive
+from .graph import _condensed_n
 
 PROG = "fastpamst"
 DEMO_DELTA = 1e-6
@@ -77,7 +79,10 @@ def _build_parser():
                     "Weights are added only on request: --weights private adds Gaussian-noised weights "
                     "(zCDP budget --weights-rho, on top of the tree's); --weights true adds the true "
                     "weights, which are NOT private.")
-    run.add_argument("matrix", metavar="WEIGHTS", help=".npy (dense matrix) or .npz (scipy.sparse matrix)")
+    run.add_argument("matrix", metavar="WEIGHTS",
+                     help=".npy (dense matrix, or condensed distance vector as scipy's pdist returns), "
+                          ".npz (scipy.sparse matrix) or .csv (dense matrix; a header row and a first "
+                          "column of names are skipped)")
     budget = run.add_argument_group(
         "privacy budget", "give --rho, or --epsilon with --delta (required unless --algorithm exact)")
     budget.add_argument("--rho", type=float, help="zCDP budget of the tree")
@@ -116,8 +121,8 @@ def _build_parser():
                      help="zCDP budget (a rho, also when the tree's budget is --epsilon/--delta) of "
                           "--weights private, spent on top of the tree's (total rho + R)")
     run.add_argument("--timing", action="store_true",
-                     help="also print the release's wall time on stderr, labelled NOT private: "
-                          "it depends on the weights (never part of the summary)")
+                     help="also print the release's time and the wall time including numba's "
+                          "compilation (NOT private: timings depend on the data; do not publish them)")
 
     pln = sub.add_parser(
         "plan", help="before spending budget: the noise, a 95%% excess bound, a dry run on a public stand-in",
@@ -165,6 +170,8 @@ def _small_like(like):
     with ``setflags(write=False)`` has exactly the memmap's type, so warming up
     on it compiles (or loads from the cache) what the real run will call; a
     dtype the API converts (integers, big-endian floats) is converted alike.
+    (The API now views every matrix read-only and widens small float32 ones,
+    ``graph.kernel_view``, so most kinds share one compiled version anyway.)
     """
     W = _warm_up_weights()
     W = W.astype(like.dtype)
@@ -183,9 +190,16 @@ def _warm_up(algorithms=ALGORITHMS, like=None, noise="gumbel", symmetric=None):
     int64/float64 CSR arrays; see :func:`_small_like` for a dense one). None: an
     ordinary float64 array. ``symmetric``: as the run's (one triangle is read
     by kernels of its own).
+
+    A float32 matrix too large to be widened (``graph.kernel_view``) runs kernels
+    that no tiny matrix reaches (a tiny float32 one is widened to float64): it is
+    not warmed up, and ``cmd_run`` subtracts the compilation its release measures.
     """
     if like is None:
         W = _warm_up_weights()
+    elif isinstance(like, np.ndarray) and like.dtype == np.float32 \
+            and like.size > graph._WIDEN_FLOAT32_MAX_ENTRIES:
+        return
     elif isinstance(like, np.ndarray):
         W = _small_like(like)
     else:
@@ -204,6 +218,12 @@ def _warm_up(algorithms=ALGORITHMS, like=None, noise="gumbel", symmetric=None):
             _release(algorithm, W, fine)
 
 
+def _compile_watch():
+    """A :class:`~fastpamst_nb.core.CompileWatch` that says so on stderr when numba compiles."""
+    return CompileWatch(lambda: print(f"{PROG}: compiling (first run only: numba caches the "
+                                      "kernels for later runs) ...", file=sys.stderr, flush=True))
+
+
 def _timed(fn):
     t0 = time.perf_counter()
     out = fn()
@@ -217,8 +237,9 @@ def cmd_demo(args):
     eps = privacy.zcdp_to_approx_dp(args.rho, DEMO_DELTA)  # also validates rho
     check_positive("sensitivity", args.sensitivity)
     W = bench.uniform_weights(args.n, seed=args.seed)
-    _warm_up()
-    _warm_up(["fast_pamst"], noise="exponential")  # the demo's exponential row
+    with _compile_watch():
+        _warm_up()
+        _warm_up(["fast_pamst"], noise="exponential")  # the demo's exponential row
     kw = {"rho": args.rho, "sensitivity": args.sensitivity, "rng": args.seed}
     runs = [
         ("exact_mst", lambda: api.exact_mst(W)),
@@ -257,7 +278,13 @@ def _check_matrix(path, shape, dtype):
     if dtype.hasobject:
         raise UsageError(f"{path}: holds Python objects (dtype {dtype}), not numbers; save a numeric "
                          "array with np.save, e.g. np.save(path, np.asarray(W, dtype=np.float64))")
-    if len(shape) != 2 or shape[0] != shape[1]:
+    if len(shape) == 1 and _condensed_n(shape[0]) is None:
+        raise UsageError(f"{path}: a 1-D array of length {shape[0]} is not a condensed distance vector "
+                         "(scipy.spatial.distance.pdist output has length n(n-1)/2: 1, 3, 6, 10, ...); "
+                         "save the (n, n) matrix or pdist's vector")
+    if len(shape) == 1:
+        pass  # a condensed distance vector: the library expands it (an (n, n) float64 matrix)
+    elif len(shape) != 2 or shape[0] != shape[1]:
         raise UsageError(f"{path}: the weight matrix must be square (n, n), got shape {tuple(shape)}")
     if shape[0] == 0:
         raise UsageError(f"{path}: the weight matrix is empty (n = 0); a spanning tree needs a vertex")
@@ -292,14 +319,49 @@ def _check_npy(path):
                              f"{dtype}, {need} bytes of data, but the file holds {have}")
 
 
+def _is_number(text):
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _load_csv(path):
+    """A dense matrix written as CSV: n rows of n comma-separated numbers, optionally with a
+    header row of column names and a first column of row names (as pandas writes them)."""
+    import csv
+
+    with open(path, newline="", encoding="utf-8-sig") as f:
+        head = [row for _, row in zip(range(2), csv.reader(f))]
+    if not head or not head[0]:
+        raise UsageError(f"{path}: the CSV file is empty; write the (n, n) matrix as n rows of n numbers")
+    header = not all(_is_number(x) for x in head[0][1:]) or (len(head) > 1 and head[0][0] == "")
+    first = head[1] if header and len(head) > 1 else head[0]
+    index = bool(first) and not _is_number(first[0])
+    try:
+        W = np.loadtxt(path, delimiter=",", skiprows=int(header), ndmin=2, dtype=np.float64,
+                       usecols=range(1, len(first)) if index else None, encoding="utf-8-sig")
+    except ValueError as exc:
+        raise UsageError(f"{path}: cannot read it as a CSV matrix of numbers ({' '.join(str(exc).split())}); "
+                         "write n rows of n comma-separated numbers (a header row of names and a first "
+                         "column of names are allowed)") from None
+    return W
+
+
 def _load_weights(path):
-    """Dense .npy as a read-only memmap (never read whole into memory) or sparse .npz."""
+    """Dense .npy as a read-only memmap (never read whole into memory), sparse .npz, or a CSV matrix."""
     ext = os.path.splitext(path)[1].lower()
-    if ext not in (".npy", ".npz"):
-        raise UsageError(f"{path}: unsupported file type {ext or '(none)'!r}; "
-                         "give a .npy dense matrix (np.save) or a .npz scipy.sparse matrix (scipy.sparse.save_npz)")
+    if ext not in (".npy", ".npz", ".csv"):
+        raise UsageError(f"{path}: unsupported file type {ext or '(none)'!r}; give a .npy dense matrix "
+                         "or condensed distance vector (np.save), a .npz scipy.sparse matrix "
+                         "(scipy.sparse.save_npz) or a .csv matrix")
     if not os.path.isfile(path):
         raise UsageError(f"{path}: no such file")
+    if ext == ".csv":
+        W = _load_csv(path)
+        _check_matrix(path, W.shape, W.dtype)
+        return W
     if ext == ".npy":
         _check_npy(path)
     elif not zipfile.is_zipfile(path):  # else np.load would take it for a pickle
@@ -488,20 +550,27 @@ def cmd_run(args):
     weight and no time (``--timing`` adds the wall time, labelled not private). Order: flags and ``--output`` (no data), the matrix's header (shape,
     dtype, ``--start`` against n), the warm-up, the tree.
     """
+    wall0 = time.perf_counter()
     _check_run_args(args)
     W = _load_weights(args.matrix)  # a memmap: shape and dtype known, no data read
-    n = W.shape[0]
+    n = W.shape[0] if W.ndim == 2 else _condensed_n(W.shape[0])
     if args.start is not None and args.start >= n:
         raise UsageError(f"--start {args.start} is out of range: {args.matrix} has n = {n} vertices; "
                          f"use 0 <= K < {n}")
-    _warm_up([args.algorithm], like=W, noise=_noise(args.algorithm, args.noise), symmetric=args.symmetric)
     # one generator for the tree, then the weights: same --seed, same CSV; the weights'
     # noise continues the stream, so it is independent of the tree's
     gen = np.random.default_rng(args.seed)
-    try:
-        tree, secs = _timed(lambda: _release(args.algorithm, W, args, rng=gen))
-    except ValueError as exc:  # the library's advice, in this command's words
-        raise UsageError(_in_cli_words(str(exc))) from None
+    with _compile_watch() as watch:
+        _warm_up([args.algorithm], like=W, noise=_noise(args.algorithm, args.noise),
+                 symmetric=args.symmetric)
+        before = watch.seconds
+        try:
+            tree, secs = _timed(lambda: _release(args.algorithm, W, args, rng=gen))
+        except ValueError as exc:  # the library's advice, in this command's words
+            raise UsageError(_in_cli_words(str(exc))) from None
+        # a float32 matrix above graph.kernel_view's widening size compiles kernels of its
+        # own, which the float64 warm-up could not: the release's time excludes them
+        secs = max(secs - (watch.seconds - before), 0.0)
     weights = None
     if args.weights == "private":
         weights = private_edge_weights(tree, args.weights_rho, args.sensitivity, rng=gen)
@@ -516,8 +585,9 @@ def cmd_run(args):
               "--weights-rho R for a private release of the weights", file=sys.stderr)
     print(_summary(args, tree), file=sys.stderr)
     if args.timing:
-        print(f"{PROG} run: wall time = {secs:.4f} s (NOT private: it depends on the weights; "
-              "do not publish it)", file=sys.stderr)
+        print(f"{PROG}: timing (NOT private: it depends on the data; do not publish it): release "
+              f"{secs:.4f} s; wall time {time.perf_counter() - wall0:.2f} s, of which numba "
+              f"compilation {watch.seconds:.2f} s", file=sys.stderr)
     return 0
 
 

@@ -15,6 +15,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from . import privacy
+from .api import _require_inputs
 from .core import as_generator, check_positive
 
 __all__ = ["adjusted_rand_index", "private_edge_weights", "single_linkage"]
@@ -167,8 +168,7 @@ def private_edge_weights(tree, rho=None, sensitivity=None, *, epsilon=None, delt
     >>> w = fp.private_edge_weights(tree, epsilon=1.0, delta=1e-6, sensitivity=0.01, rng=1)
     """
     n, _ = _check_tree(tree)
-    if sensitivity is None:
-        raise TypeError("private_edge_weights() needs sensitivity=, the l_inf sensitivity of each weight")
+    _require_inputs("private_edge_weights", rho, epsilon, delta, sensitivity)
     rho = privacy.resolve_rho(rho, epsilon, delta)
     sensitivity = check_positive("sensitivity", sensitivity)
     gen = as_generator(rng)

@@ -296,3 +296,76 @@ def require_memory(n_bytes, what):
             f"{avail / 2**30:.2f} GiB is available (MemoryError avoided). Use a smaller "
             "graph, a scipy.sparse topology, float32 weights, or a machine with more memory."
         )
+
+
+class CompileWatch:
+    """Notices numba compiling this package's kernels (a cache miss, not a cache load).
+
+    Use it as a context manager: inside it, the first compilation of a kernel of
+    ``fastpamst_nb`` calls ``on_compile()`` (once), and ``seconds`` adds up the
+    wall time of the outermost compilations. numba signals a compilation with its
+    ``"numba:compile"`` event only when neither the process nor the on-disk cache
+    holds the kernel for these argument types, so the CLI says "compiling (first
+    run only)" exactly when it compiles, and reports the time it took apart.
+
+    Attributes
+    ----------
+    compiled : bool
+        Whether any kernel of the package compiled inside the block.
+    seconds : float
+        Wall time spent compiling them (nested compilations counted once).
+    """
+
+    def __init__(self, on_compile=None):
+        self.on_compile = on_compile
+        self.compiled = False
+        self.seconds = 0.0
+        self._depth = 0
+        self._t0 = 0.0
+        self._scope = None
+
+    def __enter__(self):
+        from numba.core import event
+
+        watch = self
+
+        class _Listener(event.Listener):
+            def on_start(self, ev):
+                watch._start(ev)
+
+            def on_end(self, ev):
+                watch._end(ev)
+
+        self._scope = event.install_listener("numba:compile", _Listener())
+        self._scope.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self._scope.__exit__(*exc)
+
+    @staticmethod
+    def _ours(ev):
+        func = getattr(ev.data.get("dispatcher"), "py_func", None)
+        return getattr(func, "__module__", "").partition(".")[0] == __name__.partition(".")[0]
+
+    def _start(self, ev):
+        import time
+
+        if not self._ours(ev):
+            return
+        if self._depth == 0:
+            self._t0 = time.perf_counter()
+        self._depth += 1
+        if not self.compiled:
+            self.compiled = True
+            if self.on_compile is not None:
+                self.on_compile()
+
+    def _end(self, ev):
+        import time
+
+        if not self._ours(ev) or self._depth == 0:
+            return
+        self._depth -= 1
+        if self._depth == 0:
+            self.seconds += time.perf_counter() - self._t0

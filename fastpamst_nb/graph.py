@@ -45,7 +45,8 @@ Graph.__doc__ = """A validated weighted graph.
 n : int, number of vertices.
 m : int, number of undirected edges (n(n-1)/2 when dense).
 dense : bool, True for the complete graph stored in ``W``.
-W : (n, n) C-contiguous float32/float64 array (dense) or an empty (0, 0) array.
+W : (n, n) C-contiguous read-only float32/float64 array (dense; see ``kernel_view``) or an
+    empty (0, 0) array.
 indptr, indices, data : symmetric CSR without diagonal (sparse) or empty arrays.
 wmin, wmax : smallest and largest edge weight (0.0 when there is no edge).
 """
@@ -327,13 +328,14 @@ def as_graph(weights, name="weights", topology=None, symmetric=None, window=None
     ----------
     weights : array_like (n, n), array_like (n(n-1)/2,), scipy.sparse (n, n) or networkx.Graph
         Dense (n, n): the complete graph; any real dtype, C or F order, read-only
-        and np.memmap allowed (not copied when it is float32/float64 and C or F
-        contiguous). Sparse: stored entries are the edges. 1-D: a condensed
-        distance vector, the output of ``scipy.spatial.distance.pdist``, whose
+        and np.memmap allowed (not copied when it is float64, or float32 above
+        2**22 entries, and C or F contiguous; see :func:`kernel_view`). Sparse:
+        stored entries are the edges. 1-D: a condensed distance vector, the output of ``scipy.spatial.distance.pdist``, whose
         length must be n(n-1)/2 for some n >= 2; it is expanded with
         ``scipy.spatial.distance.squareform`` into the complete graph on n
         vertices (an (n, n) matrix is allocated, 8 n^2 bytes as float64).
-        networkx.Graph: its nodes must be the integers 0..n-1, its edges (all
+        networkx.Graph: nodes 0..n-1 are the vertices, any other nodes are
+        numbered in the graph's node order (see :func:`vertex_labels`); its edges (all
         of them, weight 0 included) are the topology and every edge needs a
         real ``"weight"`` attribute; self-loops are ignored like the diagonal.
         A numpy masked array is refused (numpy would drop its mask): express
@@ -398,7 +400,7 @@ def as_graph(weights, name="weights", topology=None, symmetric=None, window=None
         weight (in the triangle read), not symmetric (only checked with
         ``symmetric=None``; the message gives both fixes without saying how
         large the asymmetry is), a disconnected sparse topology,
-        networkx nodes that are not 0..n-1 or an edge without a weight, or an
+        a networkx edge without a weight, or an
         input whose conversion or copy would not fit in the available memory
         (decided from its shape, before allocating).
     """
@@ -427,6 +429,8 @@ def as_graph(weights, name="weights", topology=None, symmetric=None, window=None
             require_memory(W.size * W.itemsize, f"a contiguous copy of the non-contiguous {name} "
                            f"of shape {W.shape} and dtype {W.dtype}")
             W = np.ascontiguousarray(W)
+    dtype = W.dtype  # the input's: it decides what the not-symmetric message calls rounding
+    W = kernel_view(W)
     status, i, j, wmin, wmax = _scan_dense(W, NO_WINDOW if window is None else window,
                                            alongside=alongside)
     if status == 1:
@@ -474,10 +478,39 @@ def _triangle_graph(weights, name, lower):
         require_memory(n * n * W.itemsize, f"{what}: the symmetric ({n}, {n}) {W.dtype} copy "
                        f"of one triangle of {name}")
         S = np.empty((n, n), dtype=W.dtype)
-    status, r, c, wmin, wmax = _dense_mirror(W, S, lower)
+    status, r, c, wmin, wmax = _dense_mirror(kernel_view(W, widen=False), S, lower)
     if status == 1:
         _raise_not_finite(name, *((c, r) if transposed else (r, c)))
+    S = kernel_view(S)
     return Graph(n, n * (n - 1) // 2, True, S, _EMPTY_I, _EMPTY_I, _EMPTY_F, wmin, wmax)
+
+
+# float32 matrices up to this many entries (n = 2048) are widened to float64, an exact
+# 8 n^2-byte copy (32 MiB at most), so that they run float64's compiled kernels
+_WIDEN_FLOAT32_MAX_ENTRIES = 1 << 22
+
+
+def kernel_view(W, widen=True):
+    """A dense matrix as the kernels read it: a read-only view of the same memory.
+
+    numba compiles one machine-code version of a kernel per argument type, and it
+    types a read-only array (a memmap opened ``'r'``, ``np.asarray`` of a pandas
+    DataFrame, ``writeable=False``) apart from a writable one: without this view
+    each kind would compile Fast-PAMST's kernels again. Every dense matrix reaches
+    the kernels read-only, so one compiled version serves them all, and numba
+    refuses at compile time to write through a read-only array: the kernels
+    provably never modify the user's matrix. With ``widen``, a float32 matrix of
+    at most ``_WIDEN_FLOAT32_MAX_ENTRIES`` entries becomes a float64 copy (exact)
+    for the same reason; larger ones are read in place (their kernels compile
+    once, then load from numba's cache).
+    """
+    if widen and W.dtype == np.float32 and W.size <= _WIDEN_FLOAT32_MAX_ENTRIES:
+        W = W.astype(np.float64)
+    if not W.flags.writeable:
+        return W
+    view = W.view(np.ndarray)
+    view.setflags(write=False)
+    return view
 
 
 def vertex_count(weights, topology=None):
@@ -576,6 +609,40 @@ def _is_networkx_graph(obj):
     return isinstance(obj, nx.Graph)
 
 
+def _integer_nodes(G):
+    """Whether the nodes of the networkx graph G are exactly the integers 0..n-1."""
+    n = G.number_of_nodes()
+    return all(not isinstance(u, (bool, np.bool_)) and isinstance(u, numbers.Integral) and 0 <= u < n
+               for u in G)
+
+
+def _is_dataframe(obj):
+    """True for a pandas DataFrame; never imports pandas."""
+    return any(c.__module__.partition(".")[0] == "pandas" and c.__name__ == "DataFrame"
+               for c in type(obj).__mro__)
+
+
+def vertex_labels(weights, name="weights"):
+    """The public vertex names an input carries, or None: a pandas DataFrame's
+    columns, or a networkx graph's nodes when they are not the integers 0..n-1.
+
+    O(n), from the labels alone (no weight is read). Raises ValueError for a
+    DataFrame whose index names other vertices than its columns.
+    """
+    if _is_networkx_graph(weights):
+        return None if _integer_nodes(weights) else tuple(weights)
+    if not _is_dataframe(weights):
+        return None
+    cols, rows = list(weights.columns), list(weights.index)
+    default = type(weights.index).__name__ == "RangeIndex" and rows == list(range(len(rows)))
+    if rows != cols and not default:
+        raise ValueError(
+            f"{name} is a DataFrame whose index and columns differ, so it names each vertex "
+            "twice; put the rows in the order of the columns (df.loc[df.columns, df.columns]) "
+            "or drop the row names (df.reset_index(drop=True))")
+    return tuple(cols)
+
+
 def _networkx_topology(G, name):
     """A networkx graph as (sparse weights, sparse topology) for :func:`_topology_graph`.
 
@@ -596,14 +663,9 @@ def _networkx_topology(G, name):
         )
     n = G.number_of_nodes()
     _check_shape((n, n), name)
-    for u in G:
-        if isinstance(u, (bool, np.bool_)) or not isinstance(u, numbers.Integral) or not 0 <= u < n:
-            label = repr(u) if len(repr(u)) <= 40 else repr(u)[:37] + "..."
-            raise ValueError(
-                f"the nodes of the networkx graph {name} must be the integers 0..{n - 1} "
-                f"(n = {n}), found node {label}; relabel it with "
-                "networkx.convert_node_labels_to_integers(G, label_attribute='label')"
-            )
+    # nodes 0..n-1 are the vertices themselves; any other nodes are numbered in G's
+    # node order, and the tree carries them as its labels (vertex_labels)
+    index = None if _integer_nodes(G) else {u: k for k, u in enumerate(G)}
     rows, cols, vals = [], [], []
     for a, b, w in G.edges(data="weight"):
         if a == b:
@@ -613,8 +675,8 @@ def _networkx_topology(G, name):
                 f"edge ({a}, {b}) of the networkx graph {name} has no 'weight' attribute; "
                 "give every edge one, e.g. G.add_edge(u, v, weight=w)"
             )
-        rows.append(int(a))
-        cols.append(int(b))
+        rows.append(int(a) if index is None else index[a])
+        cols.append(int(b) if index is None else index[b])
         vals.append(w)
     try:
         data = np.asarray(vals) if vals else np.zeros(0)

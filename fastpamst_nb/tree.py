@@ -74,6 +74,24 @@ def _as_edges(edges, n_vertices):
     return out
 
 
+def _as_labels(labels, n_vertices):
+    """``labels`` as a tuple of n_vertices public names (numpy scalars as Python ones), or None."""
+    if labels is None:
+        return None
+    if isinstance(labels, (str, bytes)) or not hasattr(labels, "__len__"):
+        raise TypeError(f"labels must be a sequence of one name per vertex (e.g. a list of str), "
+                        f"got {type(labels).__name__}")
+    out = tuple(_freeze(x) for x in (labels.tolist() if isinstance(labels, np.ndarray) else labels))
+    if len(out) != n_vertices:
+        raise ValueError(f"labels must name each of the n_vertices = {n_vertices} vertices once, "
+                         f"got {len(out)} labels")
+    try:
+        hash(out)
+    except TypeError:
+        raise TypeError("labels must be hashable names (str, int, tuples of them, ...)") from None
+    return out
+
+
 def _read_only(owned):
     """A read-only view of ``owned`` (which is made read-only too).
 
@@ -114,6 +132,10 @@ class SpanningTree:
         Public parameters of the release. Copied; nested mappings become
         read-only mappings, lists and arrays become tuples, numpy scalars
         become Python scalars.
+    labels : sequence of length n_vertices, optional
+        A public name for each vertex (a DataFrame's columns, a networkx
+        graph's nodes, chow_liu's attribute names), kept as a tuple; None
+        (the default) when the vertices are just 0 .. n - 1.
 
     Attributes
     ----------
@@ -131,8 +153,13 @@ class SpanningTree:
         Public parameters of the release (rho, sensitivity, noise rate,
         discretization, ...: functions of the budget, the sensitivity and the
         graph size only), for the record. ``info["rho"]`` is the zCDP budget
-        the edges cost; it is absent for the non-private exact tree.
+        the edges cost; it is absent for the non-private exact tree. A budget
+        given as ``epsilon`` and ``delta`` is kept as given too
+        (``info["epsilon"]``, ``info["delta"]``), beside the rho it converts to.
         ``dict(tree.info)`` gives a mutable copy.
+    labels : tuple or None
+        The vertices' names: vertex ``i`` is ``labels[i]``. See
+        :meth:`edge_labels` for the edges as pairs of names.
 
     Notes
     -----
@@ -151,10 +178,12 @@ class SpanningTree:
     weights on disk for your own records, use
     ``save(path, include_true_weights=True)``.
 
-    *Equality.* ``a == b`` when the edges (same rows, same order),
-    ``n_vertices``, ``algorithm``, ``info`` and the true edge weights are equal
-    (unknown, NaN weights compare equal to each other). Equal trees hash
-    equally, so trees can be set members and dict keys.
+    *Equality.* ``a == b`` compares what was released: the edges (same
+    rows, same order), ``n_vertices``, ``algorithm``, the public ``info`` and
+    ``labels``. The true edge weights are not part of a release and are not
+    compared, so a tree saved without them and loaded again equals the tree
+    it came from. Equal trees hash equally, so trees can be set members and
+    dict keys.
 
     Examples
     --------
@@ -168,9 +197,9 @@ class SpanningTree:
     True
     """
 
-    __slots__ = ("edges", "weight", "n_vertices", "algorithm", "info", "_weights")
+    __slots__ = ("edges", "weight", "n_vertices", "algorithm", "info", "labels", "_weights")
 
-    def __init__(self, edges, edge_weights, n_vertices, algorithm, info=None):
+    def __init__(self, edges, edge_weights, n_vertices, algorithm, info=None, labels=None):
         if isinstance(n_vertices, (bool, np.bool_)) or not isinstance(n_vertices, numbers.Integral):
             raise TypeError(f"n_vertices must be an int, got {type(n_vertices).__name__}")
         n_vertices = int(n_vertices)
@@ -190,6 +219,7 @@ class SpanningTree:
             if w.shape != (e.shape[0],):
                 raise ValueError(f"edge_weights must have one entry per edge, shape ({e.shape[0]},), "
                                  f"got shape {w.shape}")
+        labels = _as_labels(labels, n_vertices)
         e, w = _read_only(e), _read_only(w)
         setattr_ = object.__setattr__
         setattr_(self, "edges", e)
@@ -198,6 +228,7 @@ class SpanningTree:
         setattr_(self, "n_vertices", n_vertices)
         setattr_(self, "algorithm", algorithm)
         setattr_(self, "info", _freeze(info))
+        setattr_(self, "labels", labels)
 
     def __setattr__(self, name, value):
         raise AttributeError(f"SpanningTree is immutable: cannot set {name!r}; build a new SpanningTree instead")
@@ -207,25 +238,27 @@ class SpanningTree:
 
     def __reduce__(self):
         # pickle follows save(): the private release only (edges, n_vertices, algorithm,
-        # info), never the true weights, which come back NaN. Through the constructor:
+        # info, labels), never the true weights, which come back NaN. Through the constructor:
         # read-only mappings cannot be pickled as such
-        return (SpanningTree, (self.edges, None, self.n_vertices, self.algorithm, _unfrozen(self.info)))
+        return (SpanningTree, (self.edges, None, self.n_vertices, self.algorithm, _unfrozen(self.info), self.labels))
 
     def __copy__(self):
         # a copy within the process is not a release: it keeps the true weights
-        return SpanningTree(self.edges, self._weights, self.n_vertices, self.algorithm, _unfrozen(self.info))
+        return SpanningTree(self.edges, self._weights, self.n_vertices, self.algorithm, _unfrozen(self.info),
+                            self.labels)
 
     def __deepcopy__(self, memo):
         return self.__copy__()
 
     def __eq__(self, other):
+        # what was released; the true weights are for evaluation, not part of a release
         if not isinstance(other, SpanningTree):
             return NotImplemented
         return (self.n_vertices == other.n_vertices
                 and self.algorithm == other.algorithm
                 and np.array_equal(self.edges, other.edges)
-                and np.array_equal(self._weights, other._weights, equal_nan=True)
-                and self.info == other.info)
+                and self.info == other.info
+                and self.labels == other.labels)
 
     def __hash__(self):
         # consistent with __eq__: equal trees have equal algorithm, n_vertices and edges
@@ -259,6 +292,34 @@ class SpanningTree:
 
     def __len__(self):
         return len(self.edges)
+
+    def edge_labels(self):
+        """The edges as pairs of vertex labels, in the order of :attr:`edges`.
+
+        Returns
+        -------
+        list of tuple
+            ``(labels[u], labels[v])`` for each row ``(u, v)`` of ``edges``.
+
+        Raises
+        ------
+        ValueError
+            The tree has no labels (its input had none: a plain array or a
+            networkx graph on the nodes 0 .. n - 1).
+
+        Examples
+        --------
+        >>> import fastpamst_nb as fp
+        >>> tree = fp.SpanningTree([[0, 1], [1, 2]], None, 3, "manual", labels=["a", "b", "c"])
+        >>> tree.edge_labels()
+        [('a', 'b'), ('b', 'c')]
+        """
+        if self.labels is None:
+            raise ValueError("this tree has no vertex labels (its input was a plain array); its "
+                             "edges are tree.edges. Labels come from a pandas DataFrame's columns, a "
+                             "networkx graph's nodes or chow_liu's columns, or SpanningTree(..., labels=)")
+        names = self.labels
+        return [(names[u], names[v]) for u, v in self.edges.tolist()]
 
     def __repr__(self):
         # only public quantities: never the (true, non-private) weights
@@ -332,6 +393,11 @@ class SpanningTree:
             "algorithm": np.array(self.algorithm),
             "info": np.array(info_json),
         }
+        if self.labels is not None:
+            try:
+                arrays["labels"] = np.array(json.dumps(_thaw(self.labels, "labels")))
+            except ValueError as exc:  # pragma: no cover - labels are frozen: no cycles
+                raise TypeError(f"labels cannot be saved as JSON: {exc}") from None
         if include_true_weights:
             arrays["edge_weights"] = self._weights
         if not hasattr(path, "write"):
@@ -350,10 +416,10 @@ class SpanningTree:
         Returns
         -------
         SpanningTree
-            Equal to the saved tree if it was saved with
-            ``include_true_weights=True``; otherwise the same edges,
-            ``n_vertices``, ``algorithm`` and ``info``, with NaN
-            ``edge_weights`` and ``weight`` (``has_true_weights`` False).
+            Equal to the saved tree (same edges, ``n_vertices``, ``algorithm``,
+            ``info`` and ``labels``); its ``edge_weights`` and ``weight`` are
+            NaN (``has_true_weights`` False) unless it was saved with
+            ``include_true_weights=True``.
 
         Raises
         ------
@@ -383,7 +449,8 @@ class SpanningTree:
             n_vertices = int(data["n_vertices"])
             algorithm = str(data["algorithm"])
             info = json.loads(str(data["info"]))
-        return cls(edges, weights, n_vertices, algorithm, info)
+            labels = json.loads(str(data["labels"])) if "labels" in keys else None
+        return cls(edges, weights, n_vertices, algorithm, info, labels)
 
     def to_csv(self, path_or_file, weights=None, *, column="weight"):
         """Write the edges as CSV: header ``u,v`` (plus a weight column if asked), one row per edge.
@@ -454,32 +521,60 @@ class SpanningTree:
     # conversions
     # ------------------------------------------------------------------
 
-    def to_scipy(self):
-        """The tree as a symmetric ``scipy.sparse.csr_array`` (n, n) of its TRUE input weights.
+    def to_scipy(self, symmetric=False):
+        """The tree as a ``scipy.sparse.csr_array`` (n, n) of its TRUE input weights.
 
-        Edges whose weight is 0 are kept as explicit zeros. The stored values
-        are the true weights (NOT private, see :attr:`edge_weights`; NaN if
-        unknown); only the sparsity pattern is the private release.
+        Parameters
+        ----------
+        symmetric : bool, default False
+            False: each edge is stored once, at ``(min(u, v), max(u, v))`` (the
+            upper triangle), as ``scipy.sparse.csgraph.minimum_spanning_tree``
+            returns a tree. True: both triangles, a symmetric matrix.
+
+        Returns
+        -------
+        scipy.sparse.csr_array
+            n - 1 stored entries (2 (n - 1) with ``symmetric=True``). Edges
+            whose weight is 0 are kept as explicit zeros. The stored values
+            are the true weights (NOT private, see :attr:`edge_weights`; NaN
+            if unknown); only the sparsity pattern is the private release.
+
+        Notes
+        -----
+        It used to return both triangles (see the changelog); pass
+        ``symmetric=True`` for that matrix. scipy's graph routines read one
+        triangle as an undirected graph with ``directed=False``.
         """
-        u, v = self.edges[:, 0], self.edges[:, 1]
-        rows = np.concatenate([u, v])
-        cols = np.concatenate([v, u])
-        data = np.concatenate([self._weights, self._weights])
-        return sp.csr_array((data, (rows, cols)), shape=(self.n_vertices, self.n_vertices))
+        if not isinstance(symmetric, (bool, np.bool_)):
+            raise TypeError(f"symmetric must be True or False, got {type(symmetric).__name__}")
+        lo = np.minimum(self.edges[:, 0], self.edges[:, 1])
+        hi = np.maximum(self.edges[:, 0], self.edges[:, 1])
+        if symmetric:
+            lo, hi = np.concatenate([lo, hi]), np.concatenate([hi, lo])
+            data = np.concatenate([self._weights, self._weights])
+        else:
+            data = self._weights.copy()
+        return sp.csr_array((data, (lo, hi)), shape=(self.n_vertices, self.n_vertices))
 
     def to_networkx(self):
         """The tree as a ``networkx.Graph`` with a ``weight`` attribute per edge (needs networkx).
 
         The ``weight`` attributes are the TRUE input weights (NOT private, see
         :attr:`edge_weights`; NaN if unknown); only the edge set is the
-        private release.
+        private release. The nodes are :attr:`labels` when the tree has them
+        (e.g. the nodes of the networkx graph it was released from), else
+        0 .. n - 1.
         """
         try:
             import networkx as nx
         except ImportError:  # pragma: no cover - depends on the environment
             raise ImportError("to_networkx() needs networkx: python -m pip install networkx") from None
+        names = range(self.n_vertices) if self.labels is None else self.labels
+        if len(set(names)) != self.n_vertices:
+            raise ValueError("the tree's labels are not distinct, so they cannot name networkx nodes; "
+                             "use tree.edges (vertex indices) instead")
         g = nx.Graph()
-        g.add_nodes_from(range(self.n_vertices))
+        g.add_nodes_from(names)
         for (a, b), w in zip(self.edges.tolist(), self._weights.tolist()):
-            g.add_edge(a, b, weight=w)
+            g.add_edge(names[a], names[b], weight=w)
         return g

@@ -18,7 +18,7 @@ from numba.core.registry import CPUDispatcher
 import fastpamst_nb as fp
 from fastpamst_nb import bench as fp_bench
 from fastpamst_nb import cli as fp_cli
-from fastpamst_nb.graph import _dense_scan
+from fastpamst_nb.graph import _dense_scan, kernel_view
 
 NAMES = ("exact_mst", "fast_pamst", "fast_pamst_exponential", "post_processing", "pamst")
 MODULE = [sys.executable, "-m", "fastpamst_nb.cli"]
@@ -88,9 +88,15 @@ def assert_spanning_tree(edges, weight_of, n):
         parent[ru] = rv
 
 
+def stderr_lines(text):
+    """The lines of stderr, without the progress note a run prints while numba compiles
+    (a fresh environment, or kernels of a kind not compiled yet)."""
+    return [x for x in text.strip().splitlines() if not x.startswith("fastpamst: compiling")]
+
+
 def assert_user_error(proc):
     assert proc.returncode == 2, proc.stderr
-    lines = proc.stderr.strip().splitlines()
+    lines = stderr_lines(proc.stderr)
     assert len(lines) == 1 and lines[0].startswith("fastpamst: error:"), proc.stderr
     assert "Traceback" not in proc.stderr
 
@@ -277,7 +283,7 @@ def test_default_release_is_edges_only(distinctive, algorithm):
     edges = read_edges(proc.stdout)  # exactly two columns, header u,v
     assert len(edges) == N_DIST - 1
     assert weight_digits(proc.stdout + proc.stderr) == []
-    summary = proc.stderr.strip().splitlines()
+    summary = stderr_lines(proc.stderr)
     assert len(summary) == 1 and f"n = {N_DIST}" in summary[0]
     assert "second" not in summary[0] and "time" not in summary[0]  # wall time is not private
     if algorithm == "exact":
@@ -684,7 +690,8 @@ def test_warm_up_compiles_what_the_run_calls(tmp_path, kind):
         fp_cli._warm_up([algorithm], like=M, symmetric=symmetric)
         before = _signatures()
         if kind != "sparse":
-            assert any(sig[0] == numba.typeof(view) for sig in _dense_scan.signatures)
+            # what the kernels read: a read-only view, small float32 widened (graph.kernel_view)
+            assert any(sig[0] == numba.typeof(kernel_view(view)) for sig in _dense_scan.signatures)
         for call in calls[algorithm]:
             assert len(call().edges) == n - 1
         assert _signatures() == before, (algorithm, _signatures() - before)
@@ -830,3 +837,106 @@ def test_plan_on_a_stand_in(matrix, capsys):
 def test_plan_errors(matrix, capsys, args, expected):
     args = [matrix[0] if a == "STAND_IN" else a for a in args]
     assert expected in main_error(capsys, "plan", *args)
+
+
+# --- cold start: "compiling (first run only)" and --timing (issue 24, item 5)
+
+def _fresh_kernel():
+    """A tiny kernel that numba has never compiled, counted as the package's own."""
+    from numba import njit
+
+    scope = {"__name__": "fastpamst_nb._probe"}
+    exec("def probe(x):\n    return x + 1\n", scope)
+    return njit(scope["probe"])  # no cache: compiled on every first call in a process
+
+
+def test_compile_watch_sees_only_real_compilations():
+    from fastpamst_nb.core import CompileWatch
+
+    probe, said = _fresh_kernel(), []
+    with CompileWatch(lambda: said.append(1)) as watch:
+        probe(1.0)
+        probe(2.0)  # same types: no second compilation
+    assert watch.compiled and said == [1] and watch.seconds > 0
+    with CompileWatch(lambda: said.append(2)) as watch:
+        probe(3.0)
+        fp.exact_mst(uniform(5, 0))  # compiled (or loaded from the cache) earlier
+    assert not watch.compiled and said == [1] and watch.seconds == 0.0
+
+
+def test_run_says_compiling_only_when_it_compiles(matrix, capsys, monkeypatch):
+    path, _ = matrix
+    warm_up = fp_cli._warm_up
+    probe = _fresh_kernel()
+
+    def compiling_warm_up(*args, **kwargs):
+        probe(1.0)
+        return warm_up(*args, **kwargs)
+
+    code, out, err = main_run(capsys, "run", path, *BUDGET, "--seed", 0)
+    assert code == 0 and "compiling" not in err  # everything is compiled or cached by now
+    monkeypatch.setattr(fp_cli, "_warm_up", compiling_warm_up)
+    code, out2, err = main_run(capsys, "run", path, *BUDGET, "--seed", 0)
+    assert code == 0 and out2 == out
+    assert err.startswith("fastpamst: compiling (first run only"), err
+    assert "timing" not in err  # times only with --timing
+
+
+def test_timing_is_asked_for_and_labelled_not_private(matrix, capsys):
+    path, _ = matrix
+    code, out, err = main_run(capsys, "run", path, *BUDGET, "--seed", 0, "--timing")
+    assert code == 0
+    line = [x for x in err.splitlines() if "timing" in x]
+    assert len(line) == 1 and "NOT private" in line[0], err
+    assert "wall time" in line[0] and "numba compilation" in line[0], err
+
+
+# --- inputs: a condensed .npy and a CSV matrix (issue 24, item 6)
+
+def test_run_reads_a_condensed_npy_and_a_csv_matrix(matrix, tmp_path, capsys):
+    from scipy.spatial.distance import squareform
+
+    path, W = matrix
+    code, ref, _ = main_run(capsys, "run", path, *BUDGET, "--seed", 0)
+    assert code == 0
+    np.save(tmp_path / "c.npy", squareform(W, checks=False))
+    names = [f"v{i}" for i in range(N_IN)]
+    plain = "\n".join(",".join(repr(x) for x in row) for row in W.tolist())
+    with_names = ",".join(["", *names]) + "\n" + "\n".join(
+        ",".join([name, *map(repr, row)]) for name, row in zip(names, W.tolist()))
+    header_only = ",".join(names) + "\n" + plain
+    for i, text in enumerate([plain, with_names, header_only]):
+        (tmp_path / f"m{i}.csv").write_text(text + "\n")
+    for f in ["c.npy", "m0.csv", "m1.csv", "m2.csv"]:
+        code, out, err = main_run(capsys, "run", tmp_path / f, *BUDGET, "--seed", 0)
+        assert code == 0 and out == ref, (f, err)
+
+
+def test_bad_condensed_and_csv_inputs_are_one_line(tmp_path, capsys, no_computing):
+    np.save(tmp_path / "v.npy", np.zeros(4))
+    line = main_error(capsys, "run", tmp_path / "v.npy", *BUDGET)
+    assert "not a condensed distance vector" in line and "pdist" in line
+    (tmp_path / "r.csv").write_text("0,1\n1,0,2\n")
+    line = main_error(capsys, "run", tmp_path / "r.csv", *BUDGET)
+    assert "cannot read it as a CSV matrix" in line
+    (tmp_path / "s.csv").write_text("0,1,2\n1,0,2\n")
+    line = main_error(capsys, "run", tmp_path / "s.csv", *BUDGET)
+    assert "must be square" in line
+    (tmp_path / "e.csv").write_text("")
+    assert "empty" in main_error(capsys, "run", tmp_path / "e.csv", *BUDGET)
+
+
+def test_a_float32_matrix_too_large_to_widen_is_not_warmed_up(tmp_path, capsys, monkeypatch):
+    from fastpamst_nb import graph
+
+    # a 12 x 12 float32 matrix counts as large here: its release runs float32 kernels,
+    # which a widened tiny matrix would not compile, so the warm-up skips it
+    monkeypatch.setattr(graph, "_WIDEN_FLOAT32_MAX_ENTRIES", 100)
+    W = uniform(12, 3).astype(np.float32)
+    np.save(tmp_path / "w.npy", W)
+    released = []
+    release = fp_cli._release
+    monkeypatch.setattr(fp_cli, "_release", lambda *a, **k: released.append(a[1].shape) or release(*a, **k))
+    code, out, err = main_run(capsys, "run", tmp_path / "w.npy", *BUDGET, "--seed", 0, "--timing")
+    assert code == 0 and released == [(12, 12)], err  # the real release only
+    assert len(read_edges(out)) == 11 and "seconds = " in err

@@ -157,6 +157,8 @@ def test_private_edge_weights_budget_errors():
         private_edge_weights(tree, epsilon=1.0, delta=1.5, sensitivity=1e-3)
     with pytest.raises(TypeError, match="needs sensitivity="):
         private_edge_weights(tree, rho=1.0)
+    with pytest.raises(TypeError, match="needs a privacy budget and a sensitivity"):
+        private_edge_weights(tree)
     with pytest.raises(ValueError, match="sensitivity"):
         private_edge_weights(tree, rho=1.0, sensitivity=-1.0)
     # rho and sensitivity stay positional, as in the algorithms

@@ -207,15 +207,12 @@ def test_networkx_graph_in_excess_weight_and_integer_weights():
 
 @requires_nx
 @pytest.mark.parametrize("edges, match", [
-    ([("a", "b", {"weight": 1.0})], r"integers 0\.\.1 .*found node 'a'.*convert_node_labels_to_integers"),
-    ([(1, 2, {"weight": 1.0})], r"integers 0\.\.1 .*found node 2.*convert_node_labels_to_integers"),
-    ([(0.0, 1.0, {"weight": 1.0})], r"convert_node_labels_to_integers"),
-    ([(True, 2, {"weight": 1.0})], r"convert_node_labels_to_integers"),
     ([(0, 1, {"weight": 1.0}), (1, 2, {"w": 2.0})], r"edge \(1, 2\).*no 'weight' attribute"),
     ([(0, 1, {"weight": 1.0}), (2, 3, {"weight": 1.0})], r"disconnected"),
     ([], r"empty \(n = 0\)"),
 ])
 def test_bad_networkx_graphs_raise_value_error(edges, match):
+    # (nodes other than 0..n-1 are no longer an error: they become tree.labels)
     G = nx.Graph(edges)
     for algo in ("exact_mst", "fast_pamst"):
         with pytest.raises(ValueError, match=match):
@@ -485,3 +482,119 @@ def test_fast_pamst_memory_is_checked_from_the_shape_before_validation(monkeypat
     W = np.broadcast_to(np.float32(1.0), (40000, 40000))  # 6 GB of edge store, no data
     with pytest.raises(ValueError, match="memory"):
         fp.fast_pamst(W, 1.0, 1.0)
+
+
+# ---------------------------------------------------------------------------
+# cold start (issue 24, item 5): one compiled kernel serves every kind of dense input
+# ---------------------------------------------------------------------------
+
+def _input_kinds(W, tmp_path):
+    """Dense inputs numba would type apart: writable, read-only, memmap 'r', F order, float32."""
+    ro = W.copy()
+    ro.setflags(write=False)  # what np.asarray(DataFrame) gives under pandas' copy-on-write
+    np.save(tmp_path / "w.npy", W)
+    return {"writable": W.copy(), "read-only": ro, "memmap-r": np.load(tmp_path / "w.npy", mmap_mode="r"),
+            "fortran": np.asfortranarray(W), "float32": W.astype(np.float32),
+            "float32-read-only": ro.astype(np.float32)}
+
+
+def test_every_dense_input_kind_reaches_the_kernels_as_one_type(tmp_path):
+    from numba import typeof
+
+    W = squareform(pdist(points(12)))
+    W32 = W.astype(np.float32).astype(np.float64)  # what float32 inputs are widened to
+    types = set()
+    for kind, X in _input_kinds(W, tmp_path).items():
+        before, writeable = np.array(X, copy=True), X.flags.writeable
+        g = as_graph(X)
+        assert not g.W.flags.writeable and g.W.flags.c_contiguous and g.W.dtype == np.float64, kind
+        np.testing.assert_array_equal(g.W, W32 if "float32" in kind else W, err_msg=kind)
+        if "float32" not in kind:
+            assert np.shares_memory(g.W, X), f"{kind} was copied"
+        assert X.flags.writeable == writeable, kind  # the caller's flag is untouched
+        np.testing.assert_array_equal(X, before, err_msg=kind)
+        types.add(str(typeof(g.W)))
+    assert types == {"readonly array(float64, 2d, C)"}
+    # the caller's writable array stays writable: only the kernels' view is read-only
+    A = W.copy()
+    as_graph(A)
+    assert A.flags.writeable
+
+
+@pytest.mark.skipif(not hasattr(fp.exact_mst.__globals__["prim_dense_exact"], "signatures"),
+                    reason="NUMBA_DISABLE_JIT=1: nothing is compiled")
+def test_input_kinds_compile_no_new_version_of_the_release(tmp_path):
+    from fastpamst_nb.prim import prim_dense_exact, prim_dense_private
+
+    W = squareform(pdist(points(12)))
+    fp.fast_pamst(W, rho=1.0, sensitivity=0.1, rng=0, noise="exponential")
+    fp.exact_mst(W)
+    counts = len(prim_dense_private.signatures), len(prim_dense_exact.signatures)
+    trees = {kind: fp.fast_pamst(X, rho=1.0, sensitivity=0.1, rng=0, noise="exponential").edges
+             for kind, X in _input_kinds(W, tmp_path).items()}
+    for X in _input_kinds(W, tmp_path).values():
+        fp.exact_mst(X)
+    assert (len(prim_dense_private.signatures), len(prim_dense_exact.signatures)) == counts
+    for kind, edges in trees.items():
+        np.testing.assert_array_equal(edges, trees["writable"], err_msg=kind)
+
+
+def test_a_large_float32_matrix_is_read_in_place(monkeypatch):
+    from fastpamst_nb import graph
+
+    monkeypatch.setattr(graph, "_WIDEN_FLOAT32_MAX_ENTRIES", 100)  # 12 x 12 counts as large
+    X = squareform(pdist(points(12))).astype(np.float32)
+    g = as_graph(X)
+    assert g.W.dtype == np.float32 and np.shares_memory(g.W, X) and not g.W.flags.writeable
+    assert X.flags.writeable
+
+
+@requires_nx
+@pytest.mark.parametrize("nodes", [("a", "b", "c"), (1, 2, 3), (0.0, 1.0, 2.0), (True, 2, "x")])
+def test_networkx_nodes_other_than_0_to_n_minus_1_are_numbered_in_node_order(nodes):
+    a, b, c = nodes
+    G = nx.Graph([(a, b, {"weight": 1.0}), (b, c, {"weight": 2.0}), (a, c, {"weight": 5.0})])
+    tree = fp.exact_mst(G)
+    assert tree.labels == tuple(G.nodes) == nodes
+    assert sorted(map(frozenset, tree.edge_labels()), key=str) == sorted(
+        [frozenset((a, b)), frozenset((b, c))], key=str)
+    assert fp.excess_weight(G, tree) == 0.0
+
+
+# ---------------------------------------------------------------------------
+# help() shows no raw Sphinx roles; the Sphinx build gets them back (issue 24, item 6)
+# ---------------------------------------------------------------------------
+
+def test_help_shows_no_raw_sphinx_roles():
+    import pydoc
+    import re
+
+    role = re.compile(r":(?:py:)?[a-z]+:`")
+    public = [getattr(fp, name) for name in fp.__all__]
+    for obj in public + [fp.SpanningTree.save, fp.SpanningTree.to_scipy, fp.privacy.discretized_sensitivity]:
+        text = pydoc.render_doc(obj, renderer=pydoc.plaintext)
+        assert not role.search(text), (obj, role.search(text))
+    # the sources keep them, for the HTML docs' links (docs/conf.py)
+    from fastpamst_nb._docstrings import sphinx_doc
+
+    assert ":ref:`design-sampler`" in sphinx_doc(fp.fast_pamst)
+    assert 'the "design-sampler" section of the docs' in fp.fast_pamst.__doc__
+    assert sphinx_doc(fp.SpanningTree.true_weight) is not None  # a property
+    assert sphinx_doc(fp.privacy.discretized_sensitivity) is not None  # an lru_cache wrapper
+
+
+@pytest.mark.parametrize("written, shown", [
+    (":func:`fast_pamst`", "fast_pamst()"),
+    (":func:`~fastpamst_nb.privacy.resolve_rho`", "resolve_rho()"),
+    (":meth:`SpanningTree.save`", "SpanningTree.save()"),
+    (":class:`fastpamst_nb.SpanningTree`", "fastpamst_nb.SpanningTree"),
+    (":py:attr:`edge_weights`", "edge_weights"),
+    (":ref:`the calibration <design-calibration>`", "the calibration"),
+    (":ref:`erratum-2`", 'the "erratum-2" section of the docs'),
+    (":math:`\\hat p`", "\\hat p"),
+    ("``literal`` and `code` stay", "``literal`` and `code` stay"),
+])
+def test_plain_roles(written, shown):
+    from fastpamst_nb._docstrings import plain_roles
+
+    assert plain_roles(written) == shown

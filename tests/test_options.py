@@ -104,7 +104,8 @@ def test_every_memory_layout_reads_the_same_triangle(layout):
         before = np.array(A, copy=True)
         g = as_graph(A, symmetric=side)
         np.testing.assert_array_equal(g.W, mirrored(W, side == "lower"))
-        assert g.W.flags.c_contiguous and g.W.dtype == (np.float32 if layout == "float32" else np.float64)
+        # a small float32 matrix is widened to float64, read-only (graph.kernel_view)
+        assert g.W.flags.c_contiguous and g.W.dtype == np.float64 and not g.W.flags.writeable
         assert np.array_equal(np.asarray(A), before)  # not modified, also when F-ordered or int
         if isinstance(A, np.ndarray):
             assert not np.shares_memory(g.W, A)

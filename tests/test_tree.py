@@ -7,6 +7,11 @@ import scipy.sparse as sp
 import fastpamst_nb as fp
 from fastpamst_nb import SpanningTree
 
+try:
+    import networkx as nx
+except ImportError:  # pragma: no cover - networkx is a test extra
+    nx = None
+
 N = 12
 
 
@@ -78,7 +83,7 @@ def test_exact_tree_uses_the_zero_edge(graph):
 @pytest.mark.parametrize("algo", list(ALGOS))
 def test_to_scipy(algo, graph):
     tree = ALGOS[algo](graph)
-    S = tree.to_scipy()
+    S = tree.to_scipy(symmetric=True)
     assert sp.issparse(S) and S.shape == (N, N)
     assert S.nnz == 2 * (N - 1)  # every tree edge twice, explicit zeros kept
     assert abs(S - S.T).max() == 0
@@ -90,16 +95,35 @@ def test_to_scipy(algo, graph):
     stored = {(min(a, b), max(a, b)) for a, b in zip(coo.row.tolist(), coo.col.tolist())}
     assert stored == {(min(a, b), max(a, b)) for a, b in tree.edges.tolist()}
     assert S.sum() / 2 == pytest.approx(tree.weight, rel=1e-12, abs=1e-12)
+    # the default stores each edge once, in the upper triangle, as scipy's MST does
+    U = tree.to_scipy()
+    assert U.nnz == N - 1 and (sp.coo_matrix(U).row < sp.coo_matrix(U).col).all()
+    assert abs(U + U.T - S).max() == 0
+    assert U.sum() == pytest.approx(tree.weight, rel=1e-12, abs=1e-12)
+
+
+def test_to_scipy_matches_scipys_convention():
+    from scipy.sparse.csgraph import minimum_spanning_tree
+
+    D = random_symmetric(np.random.default_rng(4), 12)
+    ours, theirs = fp.exact_mst(D).to_scipy(), minimum_spanning_tree(D)
+    assert ours.nnz == theirs.nnz == 11
+    assert ours.sum() == pytest.approx(theirs.sum(), rel=1e-12)
+    assert abs((ours + ours.T) - (theirs + theirs.T)).max() == 0
+    with pytest.raises(TypeError, match="symmetric must be True or False"):
+        fp.exact_mst(D).to_scipy(symmetric="yes")
 
 
 def test_to_scipy_keeps_explicit_zero():
     tree = fp.exact_mst(zero_edge_graph(True))
     S = tree.to_scipy()
-    assert S.nnz == 2 * (N - 1)
-    assert np.count_nonzero(S.data == 0.0) == 2
-    # the round trip through scipy is a valid sparse input with the same tree
-    again = fp.exact_mst(S)
-    assert again.weight == pytest.approx(tree.weight, rel=1e-12, abs=1e-12)
+    assert S.nnz == N - 1
+    assert np.count_nonzero(S.data == 0.0) == 1
+    assert np.count_nonzero(tree.to_scipy(symmetric=True).data == 0.0) == 2
+    # the round trip through scipy is a valid sparse input with the same tree: one
+    # triangle read as such, or both
+    for again in (fp.exact_mst(S, symmetric="upper"), fp.exact_mst(tree.to_scipy(symmetric=True))):
+        assert again.weight == pytest.approx(tree.weight, rel=1e-12, abs=1e-12)
 
 
 @pytest.mark.parametrize("algo", list(ALGOS))
@@ -247,8 +271,11 @@ def test_equality():
     assert a != SpanningTree([[0, 1], [1, 2], [1, 3]], [0.5, 0.25, 2.0], 5, "manual", {"rho": 1.0})
     assert a != SpanningTree([[0, 1], [1, 2], [1, 3]], [0.5, 0.25, 2.0], 4, "other", {"rho": 1.0})
     assert a != small_tree(noise="gumbel")
-    assert a != SpanningTree([[0, 1], [1, 2], [1, 3]], [0.5, 0.25, 2.5], 4, "manual", {"rho": 1.0})  # weights
-    assert a != SpanningTree([[0, 1], [1, 2], [1, 3]], None, 4, "manual", {"rho": 1.0})
+    # what was released is compared, not the true weights (evaluation only)
+    assert a == SpanningTree([[0, 1], [1, 2], [1, 3]], [0.5, 0.25, 2.5], 4, "manual", {"rho": 1.0})
+    assert a == SpanningTree([[0, 1], [1, 2], [1, 3]], None, 4, "manual", {"rho": 1.0})
+    assert a != SpanningTree([[0, 1], [1, 2], [1, 3]], [0.5, 0.25, 2.0], 4, "manual", {"rho": 1.0},
+                             labels=list("abcd"))
     # unknown (NaN) weights equal unknown weights
     assert (SpanningTree([[0, 1]], None, 2, "manual") == SpanningTree([[0, 1]], [np.nan], 2, "manual"))
     assert a != "tree" and a != None and a != a.edges.tolist()  # noqa: E711
@@ -338,7 +365,7 @@ def test_save_default_stores_only_the_release(algo, tmp_path):
     assert np.isnan(loaded.weight) and np.isnan(loaded.edge_weights).all()
     assert loaded.edge_weights.shape == (5,)
     assert not loaded.has_true_weights and tree.has_true_weights
-    assert loaded != tree  # the weights are missing
+    assert loaded == tree  # the release: the true weights are not part of it
     assert "has_true_weights=False" in repr(loaded) and "has_true_weights" not in repr(tree)
 
 
@@ -558,3 +585,87 @@ def test_excess_weight_never_negative_on_many_random_trees():
         for maximum in (False, True):
             tree = fp.pamst(W, 10.0 ** rng.uniform(-2, 4), 0.1, rng=trial, maximum=maximum)
             assert fp.excess_weight(W, tree) >= 0.0
+
+
+# ---------------------------------------------------------------------------
+# labels and the budget as given (issue 24, item 6)
+# ---------------------------------------------------------------------------
+
+def test_labels_ride_along_and_survive_save_load_and_pickle(tmp_path):
+    import pickle
+
+    tree = SpanningTree([[0, 1], [1, 2], [1, 3]], [0.5, 0.25, 2.0], 4, "manual", {"rho": 1.0},
+                        labels=np.array(["a", "b", "c", "d"]))
+    assert tree.labels == ("a", "b", "c", "d") and type(tree.labels[0]) is str
+    assert tree.edge_labels() == [("a", "b"), ("b", "c"), ("b", "d")]
+    tree.save(tmp_path / "t.npz")
+    assert SpanningTree.load(tmp_path / "t.npz") == tree
+    assert SpanningTree.load(tmp_path / "t.npz").labels == tree.labels
+    assert pickle.loads(pickle.dumps(tree)).labels == tree.labels
+    assert small_tree().labels is None
+    with pytest.raises(ValueError, match="no vertex labels"):
+        small_tree().edge_labels()
+    with pytest.raises(ValueError, match="n_vertices = 4 vertices once, got 3"):
+        SpanningTree([[0, 1]], None, 4, "manual", labels=["a", "b", "c"])
+    with pytest.raises(TypeError, match="sequence of one name per vertex"):
+        SpanningTree([[0, 1]], None, 2, "manual", labels="ab")
+    with pytest.raises(TypeError, match="hashable"):
+        SpanningTree([[0, 1]], None, 2, "manual", labels=[{"a": 1}, {"b": 2}])
+
+
+@pytest.mark.skipif(nx is None, reason="needs networkx")
+def test_networkx_node_labels_ride_along_and_come_back():
+    W = random_symmetric(np.random.default_rng(2), 7)
+    names = ["Oslo", "Rome", "Lima", "Kyiv", "Pune", "Baku", "Nuuk"]
+    G = nx.Graph()
+    for i in range(7):
+        for j in range(i + 1, 7):
+            G.add_edge(names[i], names[j], weight=W[i, j])
+    for tree in (fp.exact_mst(G), fp.fast_pamst(G, rho=1.0, sensitivity=0.1, rng=0),
+                 fp.pamst(G, rho=1.0, sensitivity=0.1, rng=0),
+                 fp.post_processing(G, rho=1.0, sensitivity=0.1, rng=0)):
+        assert tree.labels == tuple(G.nodes)
+        ref = fp.exact_mst(W) if tree.algorithm == "exact" else None
+        if ref is not None:
+            assert tree.edge_labels() == [(names[u], names[v]) for u, v in ref.edges.tolist()]
+        back = tree.to_networkx()
+        assert set(back.nodes) == set(names)
+        assert {frozenset(e) for e in back.edges} == {frozenset(e) for e in tree.edge_labels()}
+    # nodes 0..n-1 are the vertices themselves: no labels
+    assert fp.exact_mst(nx.relabel_nodes(G, dict(zip(names, range(7))))).labels is None
+
+
+def test_dataframe_labels_ride_along():
+    pd = pytest.importorskip("pandas")
+    W = random_symmetric(np.random.default_rng(3), 5)
+    cols = ["a", "b", "c", "d", "e"]
+    ref = fp.fast_pamst(W, rho=1.0, sensitivity=0.1, rng=0)
+    for df in (pd.DataFrame(W, index=cols, columns=cols), pd.DataFrame(W, columns=cols)):
+        tree = fp.fast_pamst(df, rho=1.0, sensitivity=0.1, rng=0)
+        assert tree.labels == tuple(cols) and np.array_equal(tree.edges, ref.edges)
+        assert tree.edge_labels() == [(cols[u], cols[v]) for u, v in ref.edges.tolist()]
+    with pytest.raises(ValueError, match="index and columns differ"):
+        fp.exact_mst(pd.DataFrame(W, index=list("vwxyz"), columns=cols))
+    X = pd.DataFrame(np.random.default_rng(1).integers(0, 2, size=(200, 4)), columns=list("pqrs"))
+    assert fp.chow_liu(X, rho=1.0, n_categories=2, rng=0).labels == ("p", "q", "r", "s")
+
+
+def test_budget_given_as_epsilon_delta_is_kept_beside_rho():
+    W = random_symmetric(np.random.default_rng(5), 8)
+    rho = fp.approx_dp_to_zcdp(1.0, 1e-6)
+    for f in (fp.fast_pamst, fp.pamst, fp.post_processing):
+        tree = f(W, epsilon=1.0, delta=1e-6, sensitivity=0.1, rng=0)
+        assert (tree.info["epsilon"], tree.info["delta"]) == (1.0, 1e-6)
+        assert tree.info["rho"] == pytest.approx(rho, rel=1e-12)
+        assert "epsilon" not in f(W, rho=rho, sensitivity=0.1, rng=0).info
+    X = np.random.default_rng(1).integers(0, 2, size=(200, 4))
+    assert fp.chow_liu(X, epsilon=1.0, delta=1e-6, n_categories=2, rng=0).info["epsilon"] == 1.0
+
+
+@pytest.mark.parametrize("f", [fp.fast_pamst, fp.pamst, fp.post_processing])
+def test_neither_budget_nor_sensitivity_names_both(f):
+    W = random_symmetric(np.random.default_rng(5), 6)
+    with pytest.raises(TypeError, match=r"needs a privacy budget and a sensitivity: give rho=.*sensitivity="):
+        f(W)
+    with pytest.raises(TypeError, match=r"needs sensitivity="):
+        f(W, rho=1.0)
