@@ -24,9 +24,11 @@ import scipy.sparse as sp
 from numba import njit
 
 from . import privacy
+from .gumbel import gumbel_csr, gumbel_dense
 from .baselines import noisy_csr, noisy_dense, pamst_csr, pamst_dense, pamst_state
 from .chunks import run_in_chunks
 from .core import CACHE, as_generator, check_positive, require_memory
+from .philox import draw_key
 from .graph import as_graph, vertex_count
 from .prim import prim_csr_exact, prim_csr_private, prim_dense_exact, prim_dense_private
 from .queue import gq_build, top_window
@@ -695,8 +697,29 @@ def _fast_pamst(weights, rho, sensitivity, *, rng=None, start=0, noise="exponent
         raise TypeError("fast_pamst() needs sensitivity=, the l_inf sensitivity of each weight")
     privacy.check_noise(noise)
     if discretization is not None:  # checked before the O(n^2) validation pass
+        if noise == "gumbel":
+            raise ValueError("discretization= applies to noise='exponential' only: noise='gumbel' "
+                             "releases the exact MST of the raw weights minus Gumbel noise, with "
+                             "no discretization; drop discretization= (or use noise='exponential')")
         check_positive("discretization", discretization)
     bar_class = _progress_class(progress, "fast_pamst")
+    if noise == "gumbel":
+        rho = privacy.resolve_rho(rho, epsilon, delta)
+        sensitivity = check_positive("sensitivity", sensitivity)
+        key = draw_key(as_generator(rng))
+        found = []
+
+        def beside(W, start):
+            # the serial kernel on a thread of its own while W is validated (it only reads
+            # rows and compares values, so it is safe on any W; its tree is dropped if the
+            # validation refuses W). Not with a progress bar, which wants the chunks here.
+            lam = privacy.gumbel_rate(rho, sensitivity, W.shape[0])
+            found.append(gumbel_dense(W, start, bool(maximum), lam, key, threads=1))
+
+        graph, start = _validate(weights, topology, start, symmetric,
+                                 alongside=None if bar_class is not None else beside)
+        return _gumbel_graph(graph, rho, sensitivity, start, key, maximum, bar_class,
+                             edges=found[0] if found else None)
     shape = getattr(weights, "shape", None)
     if topology is None and not sp.issparse(weights) and shape is not None and len(shape) == 2:
         # the edge store (one int64 slot per edge), decided from the shape before the
@@ -729,6 +752,8 @@ def _fast_pamst_graph(graph, rho, sensitivity, s, start, gen, noise, maximum, th
     tqdm-like class for a progress bar over the steps, or None. ``window``: the
     ``queue.TopWindow`` the validation filled, or None (speed only).
     """
+    if noise == "gumbel":
+        return _gumbel_graph(graph, rho, sensitivity, start, draw_key(gen), maximum, bar_class)
     lam = privacy.fast_pamst_rate(rho, sensitivity, graph.n, s, noise)
     kind = EXPONENTIAL if noise == "exponential" else GUMBEL
     sgn = _sign(maximum)
@@ -753,3 +778,37 @@ def _fast_pamst_graph(graph, rho, sensitivity, s, start, gen, noise, maximum, th
     info = {"rho": rho, "sensitivity": sensitivity, "noise": noise, "rate": lam,
             "discretization": s, "maximum": bool(maximum)}
     return _tree(graph, edges, "fast_pamst", info), stats
+
+
+def _gumbel_graph(graph, rho, sensitivity, start, key, maximum, bar_class=None, plain=False,
+                  threads=None, edges=None):
+    """The gumbel release on a validated ``Graph``: the exact MST of the noisy keys
+    (:mod:`fastpamst_nb.gumbel`); returns the tree and an empty counter array (the
+    shape of :func:`_fast_pamst_graph`'s answer).
+
+    ``key``: the release's 128-bit key (``philox.draw_key(gen)``, its only draw from the
+    user's generator). ``edges``: the tree already computed beside the validation, or
+    None. Tests call it directly (no re-validation) for their many tiny releases;
+    ``plain`` takes the two logarithms on every edge (the reference path), ``threads``
+    forces the thread count of the dense kernel.
+    """
+    lam = privacy.gumbel_rate(rho, sensitivity, graph.n)
+    if edges is not None:
+        pass
+    elif graph.n < 2:
+        edges = np.empty((0, 2), dtype=np.int64)
+    elif graph.dense:
+        def run(advance, n_steps, first):
+            _run_steps(advance, n_steps, bar_class, "fast_pamst", first=first)
+        edges = gumbel_dense(graph.W, start, bool(maximum), lam, key, threads=threads,
+                             plain=plain, run=run)
+    else:
+        edges = gumbel_csr(graph.indptr, graph.indices, graph.data, start, bool(maximum), lam,
+                           key, plain=plain)
+        if bar_class is not None:
+            bar = bar_class(total=graph.n - 1, desc="fast_pamst", unit="step")
+            bar.update(graph.n - 1)
+            bar.close()
+    info = {"rho": rho, "sensitivity": sensitivity, "noise": "gumbel", "rate": lam,
+            "maximum": bool(maximum)}
+    return _tree(graph, edges, "fast_pamst", info), np.zeros(N_STATS, dtype=np.int64)
