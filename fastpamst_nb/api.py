@@ -25,14 +25,14 @@ from numba import njit
 
 from . import privacy
 from .gumbel import gumbel_csr, gumbel_dense
-from .baselines import noisy_csr, noisy_dense, pamst_csr, pamst_dense, pamst_state
+from .baselines import EXPONENTIAL, GUMBEL, noisy_csr, noisy_dense, pamst_csr, pamst_dense, pamst_state
 from .chunks import run_in_chunks
 from .core import CACHE, as_generator, check_positive, require_memory
 from .philox import draw_key
 from .graph import as_graph, vertex_count
 from .prim import prim_csr_exact, prim_csr_private, prim_dense_exact, prim_dense_private
 from .queue import gq_build, top_window
-from .sampler import EXPONENTIAL, GUMBEL, N_STATS
+from .sampler import N_STATS
 from .tree import SpanningTree
 
 if TYPE_CHECKING:  # annotations only: nothing here is imported at run time
@@ -755,7 +755,6 @@ def _fast_pamst_graph(graph, rho, sensitivity, s, start, gen, noise, maximum, th
     if noise == "gumbel":
         return _gumbel_graph(graph, rho, sensitivity, start, draw_key(gen), maximum, bar_class)
     lam = privacy.fast_pamst_rate(rho, sensitivity, graph.n, s, noise)
-    kind = EXPONENTIAL if noise == "exponential" else GUMBEL
     sgn = _sign(maximum)
     stats = np.zeros(N_STATS, dtype=np.int64)
     edges = np.empty((graph.n - 1, 2), dtype=np.int64)
@@ -767,12 +766,12 @@ def _fast_pamst_graph(graph, rho, sensitivity, s, start, gen, noise, maximum, th
 
         if graph.dense:
             def advance(step0, k):
-                nxt[0] = prim_dense_private(q, graph.W, visited, edges, step0, k, nxt[0], kind, r,
+                nxt[0] = prim_dense_private(q, graph.W, visited, edges, step0, k, nxt[0], r,
                                             theta, sigma, gen, stats)
         else:
             def advance(step0, k):
                 nxt[0] = prim_csr_private(q, graph.indptr, graph.indices, graph.data, visited,
-                                          edges, step0, k, nxt[0], kind, r, theta, sigma, gen, stats)
+                                          edges, step0, k, nxt[0], r, theta, sigma, gen, stats)
         _run_steps(advance, graph.n - 1, bar_class, "fast_pamst",
                    first=max(1, _FIRST_CHUNK_ENTRIES // graph.n))
     info = {"rho": rho, "sensitivity": sensitivity, "noise": noise, "rate": lam,
