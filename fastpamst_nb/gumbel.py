@@ -121,7 +121,7 @@ def _exact(x, h, l, U, b, b_hi, b_lo):
 
 # rest: unvisited vertices, increasing; hi/lo/parent: their best keys and tree ends at
 # the same positions; U: the uniforms of one step's edges; state: [r (unvisited count),
-# gone (position of the vertex that joined last, to remove), cur (that vertex)]
+# gone (position of the vertex that joined last, to remove; r: none), cur (that vertex)]
 GumbelDense = namedtuple("GumbelDense", ["rest", "hi", "lo", "parent", "U", "state"])
 
 
@@ -131,7 +131,8 @@ def gd_new(n, start):
     hi = np.full(n - 1, np.inf)
     lo = np.zeros(n - 1)
     parent = np.full(n - 1, start, dtype=np.int64)
-    state = np.array([n - 1, -1, start], dtype=np.int64)
+    # gone = r: no position to remove before the first step
+    state = np.array([n - 1, n - 1, start], dtype=np.int64)
     return GumbelDense(rest, hi, lo, parent, np.empty(n - 1), state)
 
 
@@ -144,9 +145,11 @@ def gd_steps(W, c, kw, b, b_hi, b_lo, inv_b, tab, plain, rest, hi, lo, parent, U
     (``philox.key_words``). Each step first hashes every edge from the vertex that
     joined last to the unvisited ones (a loop of independent blocks, which the
     compiler vectorizes), then relaxes the unvisited vertices reading that vertex's
-    row in address order (as ``prim.prim_dense_exact``), removes its position by
-    shifting the later ones down inside the same loop, and takes the smallest key
-    (ties: the smallest vertex). O(n) per step, no noise stored across steps.
+    row in address order (as ``prim.prim_dense_exact``): in place before the position
+    of the vertex that joined, shifted down by one after it (so the order costs no
+    extra pass), taking the smallest key on the way (ties: the smallest vertex).
+    O(n) per step, no noise kept across steps. ``plain``: the two logarithms on
+    every edge, no table and no skip (the reference path).
     """
     ka = kw[0]
     kb = kw[1]
@@ -162,36 +165,46 @@ def gd_steps(W, c, kw, b, b_hi, b_lo, inv_b, tab, plain, rest, hi, lo, parent, U
         top_h = np.inf
         top_l = np.inf
         arg = -1
-        j = 0
-        for k in range(r):
-            if k == gone:
-                continue
+        for k in range(gone):  # before the removed position: in place
+            x = c * np.float64(row[rest[k]])
+            h = hi[k]
+            l = lo[k]
+            t = ((x - h) - l) * inv_b
+            if plain or t < T_SKIP:
+                tt = (t - EPS - T_LO) * GRID
+                if plain or not (tt >= 0.0 and U[k] <= tab[int(tt)]):
+                    h, l, better = _exact(x, h, l, U[k], b, b_hi, b_lo)
+                    if better:
+                        hi[k] = h
+                        lo[k] = l
+                        parent[k] = cur
+            if h < top_h or (h == top_h and l < top_l):
+                top_h = h
+                top_l = l
+                arg = k
+        for k in range(gone + 1, r):  # after it: shifted down by one
             v = rest[k]
             x = c * np.float64(row[v])
             h = hi[k]
             l = lo[k]
             p = parent[k]
             t = ((x - h) - l) * inv_b
-            if plain:
-                h, l, better = _exact(x, h, l, U[k], b, b_hi, b_lo)
-                if better:
-                    p = cur
-            elif t < T_SKIP:
+            if plain or t < T_SKIP:
                 tt = (t - EPS - T_LO) * GRID
-                if not (tt >= 0.0 and U[k] <= tab[int(tt)]):
+                if plain or not (tt >= 0.0 and U[k] <= tab[int(tt)]):
                     h, l, better = _exact(x, h, l, U[k], b, b_hi, b_lo)
                     if better:
                         p = cur
-            rest[j] = v
-            hi[j] = h
-            lo[j] = l
-            parent[j] = p
+            rest[k - 1] = v
+            hi[k - 1] = h
+            lo[k - 1] = l
+            parent[k - 1] = p
             if h < top_h or (h == top_h and l < top_l):
                 top_h = h
                 top_l = l
-                arg = j
-            j += 1
-        r = j
+                arg = k - 1
+        if gone < r:
+            r -= 1
         edges[step, 0] = parent[arg]
         edges[step, 1] = rest[arg]
         cur = rest[arg]
