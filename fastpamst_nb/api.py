@@ -796,18 +796,15 @@ def _gumbel_graph(graph, rho, sensitivity, start, key, maximum, bar_class=None, 
         pass
     elif graph.n < 2:
         edges = np.empty((0, 2), dtype=np.int64)
-    elif graph.dense:
+    else:
         def run(advance, n_steps, first):
             _run_steps(advance, n_steps, bar_class, "fast_pamst", first=first)
-        edges = gumbel_dense(graph.W, start, bool(maximum), lam, key, threads=threads,
-                             plain=plain, run=run)
-    else:
-        edges = gumbel_csr(graph.indptr, graph.indices, graph.data, start, bool(maximum), lam,
-                           key, plain=plain)
-        if bar_class is not None:
-            bar = bar_class(total=graph.n - 1, desc="fast_pamst", unit="step")
-            bar.update(graph.n - 1)
-            bar.close()
+        if graph.dense:
+            edges = gumbel_dense(graph.W, start, bool(maximum), lam, key, threads=threads,
+                                 plain=plain, run=run)
+        else:
+            edges = gumbel_csr(graph.indptr, graph.indices, graph.data, start, bool(maximum),
+                               lam, key, plain=plain, run=run)
     info = {"rho": rho, "sensitivity": sensitivity, "noise": "gumbel", "rate": lam,
             "maximum": bool(maximum)}
     return _tree(graph, edges, "fast_pamst", info), np.zeros(N_STATS, dtype=np.int64)

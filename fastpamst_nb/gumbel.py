@@ -423,28 +423,23 @@ def dh_pop(H, size):
 
 
 @njit(cache=CACHE, nogil=True)
-def gumbel_csr_kernel(indptr, indices, data, start, c, kw, b, b_hi, b_lo, inv_b, tab, plain):
-    """The gumbel release on a symmetric CSR topology: Prim from ``start`` over the noisy
-    keys, with a lazy min-heap of CSR positions (an entry is pushed when it improves its
-    end's best key, skipped when popped stale). Each edge is looked at once from its
-    first end to join, with the table filter of the dense kernels. O(m + k log m) for
-    the k improvements (about n ln(m / n)). Returns (tree vertex, new vertex) pairs.
+def gc_steps(indptr, indices, data, c, kw, b, b_hi, b_lo, inv_b, tab, plain, hi, lo, visited, H,
+             state, edges, step0, n_steps):
+    """Prim steps ``step0 .. step0 + n_steps - 1`` over the noisy keys of a symmetric CSR
+    topology, with a lazy min-heap of CSR positions (an entry is pushed when it improves
+    its end's best key, skipped when popped stale). Each edge is looked at once, from
+    its first end to join, with the dense kernels' table filter. ``state`` holds
+    [heap size, the vertex that joins next]. O(m + k log m) in all for the k
+    improvements (about n ln(m / n)). Writes (tree vertex, new vertex) pairs to ``edges``.
     """
-    n = indptr.shape[0] - 1
     ka = kw[0]
     kb = kw[1]
     c2 = kw[2]
     c3 = kw[3]
-    hi = np.full(n, np.inf)
-    lo = np.zeros(n)
-    visited = np.zeros(n, dtype=np.bool_)
-    cap = indices.shape[0] // 2 + 1  # one push at most per undirected edge
-    H = np.empty(3 * cap)
-    size = 0
-    edges = np.empty((max(n - 1, 0), 2), dtype=np.int64)
-    v = start
-    visited[v] = True
-    for step in range(n - 1):
+    size = state[0]
+    v = state[1]
+    for step in range(step0, step0 + n_steps):
+        visited[v] = True
         for p in range(indptr[v], indptr[v + 1]):
             u = indices[p]
             if visited[u]:
@@ -471,12 +466,12 @@ def gumbel_csr_kernel(indptr, indices, data, start, c, kw, b, b_hi, b_lo, inv_b,
             u = indices[p]
             if not visited[u] and h == hi[u] and l == lo[u]:
                 break
-        visited[u] = True
         # the row of position p: the tree end
         edges[step, 0] = np.searchsorted(indptr, p, side="right") - 1
         edges[step, 1] = u
         v = u
-    return edges
+    state[0] = size
+    state[1] = v
 
 
 def _scale(lam):
@@ -491,14 +486,14 @@ def _scale(lam):
     return b, b_hi, b_lo, 1.0 / b
 
 
-def gumbel_csr(indptr, indices, data, start, maximum, lam, key, plain=False):
+def gumbel_csr(indptr, indices, data, start, maximum, lam, key, plain=False, run=None):
     """The gumbel release on a symmetric CSR topology (as :func:`gumbel_dense`).
 
     Parameters
     ----------
     indptr, indices, data : ndarray
         A validated symmetric CSR graph (both directions stored, sorted indices), connected.
-    start, maximum, lam, key, plain
+    start, maximum, lam, key, plain, run
         As in :func:`gumbel_dense`.
 
     Returns
@@ -508,10 +503,28 @@ def gumbel_csr(indptr, indices, data, start, maximum, lam, key, plain=False):
 
     Notes
     -----
-    O(m + n log(m) log(m / n)) time, O(m) extra memory (the heap's capacity).
+    O(m + n log(m) log(m / n)) time; O(n) extra memory plus the heap, 24 bytes per
+    improvement (at most one per undirected edge, about n ln(m / n) in practice).
     """
+    n = indptr.shape[0] - 1
+    edges = np.empty((max(n - 1, 0), 2), dtype=np.int64)
+    if n < 2:
+        return edges
     b, b_hi, b_lo, inv_b = _scale(lam)
     kw = np.array(key_words(*key), dtype=np.uint64)
     c = -1.0 if maximum else 1.0
-    return gumbel_csr_kernel(indptr, indices, np.asarray(data, dtype=np.float64), start, c, kw,
-                             b, b_hi, b_lo, inv_b, _TABLE, plain)
+    data = np.asarray(data, dtype=np.float64)
+    hi = np.full(n, np.inf)
+    lo = np.zeros(n)
+    visited = np.zeros(n, dtype=np.bool_)
+    H = np.empty(3 * (indices.shape[0] // 2 + 1))  # one push at most per undirected edge
+    state = np.array([0, start], dtype=np.int64)
+
+    def advance(step0, k):
+        gc_steps(indptr, indices, data, c, kw, b, b_hi, b_lo, inv_b, _TABLE, plain, hi, lo,
+                 visited, H, state, edges, step0, k)
+    if run is None:
+        advance(0, n - 1)
+    else:
+        run(advance, n - 1, max(1, (1 << 16) // max(1, indices.shape[0] // n)))
+    return edges
