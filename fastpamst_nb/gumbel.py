@@ -59,18 +59,25 @@ assert T_SKIP > GUMBEL_MAX + 0.5
 
 
 def cdf_table():
-    """Lower bounds of the standard Gumbel CDF on the grid ``T_LO + k / GRID``.
+    """Lower bounds of the standard Gumbel CDF on the grid ``T_LO + k / GRID``, with the
+    kernels' two end entries.
 
     Returns
     -------
-    ndarray, float64, shape ((T_SKIP - T_LO) * GRID,)
-        ``table[k] <= exp(-exp(-(T_LO + k / GRID)))``: the CDF as numpy computes it
-        (each exp within an ulp or two) times (1 - 2**-40), far below the computed
-        value's error, so the bound is conservative.
+    ndarray, float64, shape ((T_SKIP - T_LO) * GRID + 1,)
+        ``table[k] <= exp(-exp(-(T_LO + k / GRID)))`` for 0 < k < last: the CDF as numpy
+        computes it (each exp within an ulp or two) times (1 - 2**-40), far below the
+        computed value's error, so the bound is conservative. ``table[0] = 0`` (the
+        kernels clamp every t below the grid there: never a skip) and ``table[last] =
+        1`` (t >= ``T_SKIP``: no Gumbel of a 53-bit uniform reaches t, every U <= 1
+        skips; the tail limit, not the CDF, justifies it).
     """
-    k = np.arange(int((T_SKIP - T_LO) * GRID))
+    k = np.arange(int((T_SKIP - T_LO) * GRID) + 1)
     t = T_LO + k / GRID  # exact: GRID is a power of two
-    return np.exp(-np.exp(-t)) * (1.0 - 2.0 ** -40)
+    tab = np.exp(-np.exp(-t)) * (1.0 - 2.0 ** -40)
+    tab[0] = 0.0
+    tab[-1] = 1.0
+    return tab
 
 
 _TABLE = cdf_table()
@@ -155,6 +162,7 @@ def gd_steps(W, c, kw, b, b_hi, b_lo, inv_b, tab, plain, rest, hi, lo, parent, U
     kb = kw[1]
     c2 = kw[2]
     c3 = kw[3]
+    last = np.float64(tab.shape[0] - 1)
     r = state[0]
     gone = state[1]
     cur = state[2]
@@ -169,15 +177,14 @@ def gd_steps(W, c, kw, b, b_hi, b_lo, inv_b, tab, plain, rest, hi, lo, parent, U
             x = c * np.float64(row[rest[k]])
             h = hi[k]
             l = lo[k]
-            t = ((x - h) - l) * inv_b
-            if plain or t < T_SKIP:
-                tt = (t - EPS - T_LO) * GRID
-                if plain or not (tt >= 0.0 and U[k] <= tab[int(tt)]):
-                    h, l, better = _exact(x, h, l, U[k], b, b_hi, b_lo)
-                    if better:
-                        hi[k] = h
-                        lo[k] = l
-                        parent[k] = cur
+            # the grid point at or below t - EPS, clamped to the table's two end entries
+            tt = min(max((((x - h) - l) * inv_b - EPS - T_LO) * GRID, 0.0), last)
+            if plain or U[k] > tab[int(tt)]:
+                h, l, better = _exact(x, h, l, U[k], b, b_hi, b_lo)
+                if better:
+                    hi[k] = h
+                    lo[k] = l
+                    parent[k] = cur
             if h < top_h or (h == top_h and l < top_l):
                 top_h = h
                 top_l = l
@@ -188,13 +195,12 @@ def gd_steps(W, c, kw, b, b_hi, b_lo, inv_b, tab, plain, rest, hi, lo, parent, U
             h = hi[k]
             l = lo[k]
             p = parent[k]
-            t = ((x - h) - l) * inv_b
-            if plain or t < T_SKIP:
-                tt = (t - EPS - T_LO) * GRID
-                if plain or not (tt >= 0.0 and U[k] <= tab[int(tt)]):
-                    h, l, better = _exact(x, h, l, U[k], b, b_hi, b_lo)
-                    if better:
-                        p = cur
+            # the grid point at or below t - EPS, clamped to the table's two end entries
+            tt = min(max((((x - h) - l) * inv_b - EPS - T_LO) * GRID, 0.0), last)
+            if plain or U[k] > tab[int(tt)]:
+                h, l, better = _exact(x, h, l, U[k], b, b_hi, b_lo)
+                if better:
+                    p = cur
             rest[k - 1] = v
             hi[k - 1] = h
             lo[k - 1] = l
@@ -232,6 +238,7 @@ def gd_steps_parallel(W, c, kw, b, b_hi, b_lo, inv_b, tab, plain, hi, lo, parent
     kb = kw[1]
     c2 = kw[2]
     c3 = kw[3]
+    last = np.float64(tab.shape[0] - 1)
     cur = state[2]
     for step in range(step0, step0 + n_steps):
         row = W[cur]
@@ -249,15 +256,13 @@ def gd_steps_parallel(W, c, kw, b, b_hi, b_lo, inv_b, tab, plain, hi, lo, parent
                 x = c * np.float64(row[v])
                 h = hi[v]
                 l = lo[v]
-                s = ((x - h) - l) * inv_b
-                if plain or s < T_SKIP:
-                    tt = (s - EPS - T_LO) * GRID
-                    if plain or not (tt >= 0.0 and U[v] <= tab[int(tt)]):
-                        h, l, better = _exact(x, h, l, U[v], b, b_hi, b_lo)
-                        if better:
-                            hi[v] = h
-                            lo[v] = l
-                            parent[v] = cur
+                tt = min(max((((x - h) - l) * inv_b - EPS - T_LO) * GRID, 0.0), last)
+                if plain or U[v] > tab[int(tt)]:
+                    h, l, better = _exact(x, h, l, U[v], b, b_hi, b_lo)
+                    if better:
+                        hi[v] = h
+                        lo[v] = l
+                        parent[v] = cur
                 if h < th or (h == th and l < tl):
                     th = h
                     tl = l
@@ -282,7 +287,7 @@ def gd_steps_parallel(W, c, kw, b, b_hi, b_lo, inv_b, tab, plain, hi, lo, parent
 
 #: Dense releases on fewer vertices run on one thread: a fork/join per step costs more
 #: than the row it splits.
-PARALLEL_MIN_N = 8192
+PARALLEL_MIN_N = 1 << 15
 
 
 def gumbel_dense(W, start, maximum, lam, key, threads=None, plain=False, run=None):
@@ -436,6 +441,7 @@ def gc_steps(indptr, indices, data, c, kw, b, b_hi, b_lo, inv_b, tab, plain, hi,
     kb = kw[1]
     c2 = kw[2]
     c3 = kw[3]
+    last = np.float64(tab.shape[0] - 1)
     size = state[0]
     v = state[1]
     for step in range(step0, step0 + n_steps):
@@ -452,8 +458,8 @@ def gc_steps(indptr, indices, data, c, kw, b, b_hi, b_lo, inv_b, tab, plain, hi,
                 continue
             U = unit_of_words(ka, kb, c2, c3, v, u)
             if not plain:
-                tt = (t - EPS - T_LO) * GRID
-                if tt >= 0.0 and U <= tab[int(tt)]:
+                tt = min(max((t - EPS - T_LO) * GRID, 0.0), last)
+                if U <= tab[int(tt)]:
                     continue
             h, l, better = _exact(x, h, l, U, b, b_hi, b_lo)
             if better:
