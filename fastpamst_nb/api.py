@@ -585,9 +585,11 @@ def fast_pamst(weights: Weights, rho: float | None = None, sensitivity: float | 
                progress: bool = False) -> SpanningTree:
     """Fast-PAMST (Pagh & Retschmeier 2024): private Prim with a discretized, grouped RNM.
 
-    Each of the n - 1 steps selects a cut edge with probability exactly that of
-    ``argmax(s * floor(-w / s) + noise)`` over the cut, with fresh i.i.d. noise per
-    edge, but draws only the few noises that matter (:ref:`design-sampler`).
+    With ``noise="exponential"`` each of the n - 1 steps selects a cut edge with
+    probability exactly that of ``argmax(s * floor(-w / s) + noise)`` over the cut,
+    with fresh i.i.d. noise per edge, but draws only the few noises that matter
+    (:ref:`design-sampler`). With ``noise="gumbel"`` the tree has the law of Kruskal
+    with the exponential mechanism at every step (:ref:`design-gumbel`).
 
     Parameters
     ----------
@@ -606,13 +608,16 @@ def fast_pamst(weights: Weights, rho: float | None = None, sensitivity: float | 
 %(start)s
     noise : {"exponential", "gumbel"}
         "exponential": report-noisy-max, rate sqrt(2 rho/(n-1)) / (2 D_s)
-        (the paper). "gumbel": the exponential mechanism, rate
-        sqrt(8 rho/(n-1)) / (2 D_s) by its bounded-range zCDP accounting;
-        same privacy (rho-zCDP), 2-3.5x lower error in our measurements. D_s is the sensitivity
-        of the discretized score (:func:`fastpamst_nb.privacy.discretized_sensitivity`):
-        s * ceil(Delta / s) when s is a power of two, s * ceil(Delta / s + 1/2)
-        otherwise: at most (17/16) Delta at the default s.
+        (the paper), D_s the sensitivity of the discretized score
+        (:func:`fastpamst_nb.privacy.discretized_sensitivity`): s * ceil(Delta / s)
+        when s is a power of two, s * ceil(Delta / s + 1/2) otherwise: at most
+        (17/16) Delta at the default s. "gumbel": the exponential mechanism at each
+        of Kruskal's n - 1 steps, released as the exact MST of w - G / lam with one
+        standard Gumbel G per edge (:func:`fastpamst_nb.privacy.gumbel_rate`:
+        lam = sqrt(8 rho/(n-1)) / (2 Delta), no discretization); same privacy
+        (rho-zCDP), lower error in our measurements.
     discretization : float, optional
+        Exponential noise only (refused with gumbel).
         The step s (weights' units); default: the largest power of two at most
         ``sensitivity / 16`` (:func:`fastpamst_nb.privacy.default_discretization`),
         public since it depends on Delta only. ``discretization=sensitivity`` is
@@ -651,7 +656,13 @@ def fast_pamst(weights: Weights, rho: float | None = None, sensitivity: float | 
 
     Notes
     -----
-    O(m + G) to build the grouped queue (G = number of distinct discretized
+    ``noise="gumbel"``: O(n^2) time (dense; O(m + n log(m) log(m / n)) sparse) and
+    O(n) extra memory (sparse: plus a heap, 24 bytes per improvement): a Prim over
+    the noisy keys, whose noise is a function of a 128-bit key drawn from ``rng``
+    and of the edge, computed where it is compared (:ref:`design-gumbel`). The
+    same seed gives the same tree whatever ``NUMBA_NUM_THREADS``.
+
+    ``noise="exponential"``: O(m + G) to build the grouped queue (G = number of distinct discretized
     weights), O(m) for the cut updates and, per step, O(1) expected per bucket
     visited and per candidate drawn by the selection: O(m + n^1.5 log n /
     sqrt(rho)) overall. Extra memory: one

@@ -19,15 +19,14 @@ That makes the tree a function of (W, key) alone, whatever the threads do.
 
 Most edges take no logarithm. Vertex v, with best key K_v, relaxes from the joining
 vertex u only if G_uv > t = (c * w_uv - K_v) / b. The kernels compute t to a relative
-error of a few ulps and
-
-- skip the edge, without hashing it, when t >= ``T_SKIP`` (37.5, above any Gumbel a
-  53-bit uniform gives: ``philox.GUMBEL_MAX`` = 36.74);
-- else hash it to U and skip it when U <= ``table[k]``, a lower bound of the Gumbel CDF
-  exp(-exp(-t_k)) at the grid point t_k = ``T_LO`` + k / ``GRID`` at or below
-  t - ``EPS``: then G(U) <= t - EPS, so the exact comparison would not relax either
-  (the margins are in docs/design.rst);
-- else take the two logarithms and compare the double-double keys exactly.
+error of a few ulps and look up ``table[k]`` at the grid point t_k = ``T_LO`` + k /
+``GRID`` at or below t - ``EPS`` (clamped to the table's ends): a lower bound of the
+Gumbel CDF exp(-exp(-t_k)), 0 below the grid, and 1 from ``T_SKIP`` = 37.5 on (above
+any Gumbel a 53-bit uniform gives: ``philox.GUMBEL_MAX`` = 36.74). The edge's uniform
+U <= table[k] means G(U) <= t - EPS, so the exact comparison would not relax v either
+(the margins are in docs/design.rst); only the other edges, about n ln n in all, take
+the two logarithms and the exact comparison of the double-double keys. The sparse
+kernel skips t >= ``T_SKIP`` before hashing (its hashes are not vectorized).
 
 A state (``GumbelDense``) is a namedtuple of flat arrays: the unvisited vertices in
 increasing order (``rest``), their best keys and tree ends at the same positions, and
