@@ -320,10 +320,10 @@ def gumbel_dense(W, start, maximum, lam, key, threads=None, plain=False, run=Non
 
     Notes
     -----
-    O(n^2) time, O(n) extra memory. The time depends on the weights only through how
-    many edges pass the table (about n ln n: a vertex's best key improves about ln n
-    times), plus the hashes of the edges within ``T_SKIP`` noise units of their
-    vertex's best key.
+    O(n^2) time, O(n) extra memory. Every step hashes all its edges (a vectorized
+    loop); the weights change the time only through how many edges pass the table
+    and take the logarithms (about n ln n in all: a vertex's best key improves about
+    ln n times).
     """
     n = W.shape[0]
     edges = np.empty((max(n - 1, 0), 2), dtype=np.int64)
@@ -485,8 +485,9 @@ def _scale(lam):
     b = 1.0 / lam
     if b * lam < 1.0:
         b = math.nextafter(b, math.inf)
-    if not (math.isfinite(b) and b > 0.0):
-        raise ValueError(f"the noise scale 1 / rate = {b!r} is not finite and positive")
+    if not (math.isfinite(b) and b > 0.0 and math.isfinite(_SPLIT * b)):
+        raise ValueError(f"the noise scale 1 / rate = {b!r} is not a finite positive number "
+                         "below 1e299; use a smaller sensitivity or a larger rho")
     b_hi, b_lo = split(b)
     return b, b_hi, b_lo, 1.0 / b
 
