@@ -553,3 +553,123 @@ def spanning_trees(n, edges):
         if ok:
             out.append(frozenset(subset))
     return out
+
+
+# ----------------------------------------------------------------------------
+# Philox (the counter-based noise of the gumbel release)
+# ----------------------------------------------------------------------------
+
+# Salmon, Moraes, Dror, Shaw (SC'11), "Parallel random numbers: as easy as 1, 2, 3":
+# the round multipliers and the Weyl key increments, per word width.
+_PHILOX = {
+    32: ((0xD2511F53, 0xCD9E8D57), (0x9E3779B9, 0xBB67AE85)),
+    64: ((0xD2E7470EE14C6C93, 0xCA5A826395121157), (0x9E3779B97F4A7C15, 0xBB67AE8584CAA73B)),
+}
+
+
+def philox_ref(counter, key, width=32, rounds=10):
+    """Philox-4xW-R of four counter words and two key words, with Python integers.
+
+    One round: (hi, lo) = M0 * c0, (hi', lo') = M1 * c2 (2W-bit products), then
+    (c0, c1, c2, c3) = (hi' ^ c1 ^ k0, lo', hi ^ c3 ^ k1, lo); between rounds the key
+    words are bumped by the Weyl increments. Width 64 is numpy's ``np.random.Philox``
+    (tested against it), width 32 is the package's kernel (tested against this and
+    against the published known-answer vectors).
+    """
+    (m0, m1), (w0, w1) = _PHILOX[width]
+    mask = (1 << width) - 1
+    c = [int(x) for x in counter]
+    k = [int(x) for x in key]
+    for _ in range(rounds):
+        p0 = m0 * c[0]
+        p1 = m1 * c[2]
+        c = [(p1 >> width) ^ c[1] ^ k[0], p1 & mask, (p0 >> width) ^ c[3] ^ k[1], p0 & mask]
+        k = [(k[0] + w0) & mask, (k[1] + w1) & mask]
+    return c
+
+
+def edge_uniforms_ref(k0, k1, i, j):
+    """The two uniforms of edge {i, j} per the layout documented in ``fastpamst_nb.philox``."""
+    k0, k1 = int(k0), int(k1)
+    a, b = min(i, j), max(i, j)
+    lo = 0xFFFFFFFF
+    x = philox_ref([a, b, k1 & lo, k1 >> 32], [k0 & lo, k0 >> 32], 32)
+    out = []
+    for hi_w, lo_w in ((x[0], x[1]), (x[2], x[3])):
+        m = (hi_w << 21) | (lo_w >> 11)
+        out.append(2.0 ** -54 if m == 0 else m * 2.0 ** -53)
+    return tuple(out)
+
+
+# ----------------------------------------------------------------------------
+# Kruskal with the exponential mechanism (the law of noise="gumbel")
+# ----------------------------------------------------------------------------
+
+def _kruskal_candidates(mask, comp):
+    """Edges (a, b), a < b, of the graph whose ends lie in different components."""
+    n = mask.shape[0]
+    return [(a, b) for a in range(n) for b in range(a + 1, n) if mask[a, b] and comp[a] != comp[b]]
+
+
+def _merge(comp, a, b):
+    ca, cb = comp[a], comp[b]
+    return tuple(ca if c == cb else c for c in comp)
+
+
+def kruskal_em_step_probs(W, cands, lam, maximum=False):
+    """One exponential mechanism over Kruskal's candidates: P(e) proportional to
+    exp(-lam * w_e) (exp(lam * w_e) for a maximum tree). The weights are shifted by
+    their extreme before the rate (differences of weights near 1e12 are exact)."""
+    w = np.array([W[a, b] for a, b in cands], dtype=np.float64)
+    score = w if maximum else -w
+    return softmax_probs(score, lam)
+
+
+def kruskal_em_sample(W, adjacency, lam, rng, maximum=False):
+    """One release of sequential Kruskal with the exponential mechanism at every step.
+
+    Each step draws, among the edges joining two components of the forest so far,
+    e with probability proportional to exp(-lam * w_e) (``maximum``: exp(lam * w_e)),
+    and adds it. Returns the tree as a frozenset of (min, max) pairs.
+    """
+    W, mask = _check_graph(W, adjacency)
+    n = W.shape[0]
+    comp = tuple(range(n))
+    tree = []
+    for _ in range(n - 1):
+        cands = _kruskal_candidates(mask, comp)
+        if not cands:
+            raise ValueError("graph is disconnected")
+        p = kruskal_em_step_probs(W, cands, lam, maximum)
+        a, b = cands[rng.choice(len(cands), p=p)]
+        tree.append((a, b))
+        comp = _merge(comp, a, b)
+    return frozenset(tree)
+
+
+def kruskal_em_tree_distribution(W, adjacency, lam, maximum=False):
+    """Exact law of the edge SET released by :func:`kruskal_em_sample`.
+
+    The forward law over forests after t steps, with a memo per forest (a forest
+    reached by several orders is expanded once, with its summed probability):
+    ``{frozenset of (a, b) pairs: probability}``, summing to 1. Exponential in n:
+    meant for n <= 6.
+    """
+    W, mask = _check_graph(W, adjacency)
+    n = W.shape[0]
+    layer = {frozenset(): (1.0, tuple(range(n)))}
+    for _ in range(n - 1):
+        nxt = {}
+        for forest, (prob, comp) in layer.items():
+            cands = _kruskal_candidates(mask, comp)
+            if not cands:
+                raise ValueError("graph is disconnected")
+            p = kruskal_em_step_probs(W, cands, lam, maximum)
+            for (a, b), pe in zip(cands, p):
+                if pe <= 0.0:
+                    continue
+                f = forest | {(a, b)}
+                old = nxt.get(f)
+                nxt[f] = (pe * prob + (old[0] if old else 0.0), _merge(comp, a, b))
+        layer = nxt
+    return {f: p for f, (p, _) in layer.items()}
