@@ -73,7 +73,7 @@ def test_gumbel_rate_is_twice_the_exponential_rate():
 @pytest.mark.parametrize("n, rho, delta_w", [(2, 1.0, 1.0), (10, 0.1, 1e-5), (57, 3.7, 0.25)])
 def test_fast_pamst_rate(s, n, rho, delta_w):
     W = random_symmetric(np.random.default_rng(n), n)
-    tree = fp.fast_pamst(W, rho, delta_w, rng=0, discretization=s)
+    tree = fp.fast_pamst(W, rho, delta_w, rng=0, discretization=s, noise="exponential")
     expected = naive.exp_calibration(rho, delta_w, n, s=s, algorithm="fast_pamst")
     assert tree.info["rate"] == pytest.approx(expected, rel=1e-15, abs=0)
     assert tree.info["discretization"] == (naive.default_step(delta_w) if s is None else s)

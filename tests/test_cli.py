@@ -517,10 +517,12 @@ def test_noise_errors(matrix, capsys, no_reading, algorithm, noise, expected):
 
 def test_discretization_reaches_fast_pamst(matrix, capsys):
     path, W = matrix
-    code, out, err = main_run(capsys, "run", path, *BUDGET, "--discretization", 0.25, "--seed", 5)
+    code, out, err = main_run(capsys, "run", path, *BUDGET, "--noise", "exponential", "--discretization",
+                              0.25, "--seed", 5)
     assert code == 0, err
-    coarse = fp.fast_pamst(W, rho=0.01, sensitivity=1e-3, discretization=0.25, rng=5).edges.tolist()
-    fine = fp.fast_pamst(W, rho=0.01, sensitivity=1e-3, rng=5).edges.tolist()
+    kw = {"rho": 0.01, "sensitivity": 1e-3, "rng": 5, "noise": "exponential"}
+    coarse = fp.fast_pamst(W, discretization=0.25, **kw).edges.tolist()
+    fine = fp.fast_pamst(W, **kw).edges.tolist()
     assert coarse != fine  # so the comparison below tells them apart
     assert read_edges(out) == [tuple(e) for e in coarse]
     assert "discretization = 0.25" in err
@@ -529,8 +531,8 @@ def test_discretization_reaches_fast_pamst(matrix, capsys):
 @pytest.mark.parametrize("args, expected", [
     (["--algorithm", "pamst", "--discretization", 1], "--algorithm pamst does not discretize"),
     (["--algorithm", "exact", "--discretization", 1], "--algorithm exact does not discretize"),
-    (["--discretization", 0], "--discretization must be a finite positive number"),
-    (["--discretization", -0.5], "--discretization must be a finite positive number"),
+    (["--noise", "exponential", "--discretization", 0], "--discretization must be a finite positive number"),
+    (["--noise", "exponential", "--discretization", -0.5], "--discretization must be a finite positive number"),
 ])
 def test_discretization_errors(matrix, capsys, no_reading, args, expected):
     line = main_error(capsys, "run", matrix[0], *BUDGET, *args)
@@ -679,8 +681,7 @@ def test_warm_up_compiles_what_the_run_calls(tmp_path, kind):
         assert numba.typeof(view) != numba.typeof(fp_bench.uniform_weights(8, seed=0))
     kw = {"rho": 0.1, "sensitivity": 1e-3, "rng": 0, "symmetric": symmetric}
     calls = {
-        "fast_pamst": [lambda: fp.fast_pamst(M, **kw),
-                       lambda: fp.fast_pamst(M, discretization=1e-10, **kw)],
+        "fast_pamst": [lambda: fp.fast_pamst(M, **kw)],  # gumbel, the default
         "fast_pamst_gumbel": [lambda: fp.fast_pamst(M, noise="gumbel", **kw)],
         "pamst": [lambda: fp.pamst(M, **kw)],
         "post_processing": [lambda: fp.post_processing(M, **kw)],
@@ -695,6 +696,12 @@ def test_warm_up_compiles_what_the_run_calls(tmp_path, kind):
         for call in calls[algorithm]:
             assert len(call().edges) == n - 1
         assert _signatures() == before, (algorithm, _signatures() - before)
+    # --noise exponential: the queue's two builds (few buckets, and the radix sort)
+    fp_cli._warm_up(["fast_pamst"], like=M, noise="exponential", symmetric=symmetric)
+    before = _signatures()
+    for s in (None, 1e-10):
+        assert len(fp.fast_pamst(M, noise="exponential", discretization=s, **kw).edges) == n - 1
+    assert _signatures() == before, ("fast_pamst exponential", _signatures() - before)
 
 
 # --- --symmetric reads one triangle
@@ -797,7 +804,8 @@ def test_bounds_clip_and_name_the_flag(tmp_path, capsys):
     W[0, 5] = W[5, 0] = 2.0 ** 62
     path = tmp_path / "far.npy"
     np.save(path, W)
-    args = ("run", path, "--rho", 1, "--sensitivity", 512, "--discretization", 1, "--seed", 0)
+    args = ("run", path, "--rho", 1, "--sensitivity", 512, "--noise", "exponential", "--discretization", 1,
+            "--seed", 0)
     code, _, err = main_run(capsys, *args)
     assert code == 2 and "--bounds LO HI" in err and "public range" in err
     code, out, err = main_run(capsys, *args, "--bounds", 0, 2.0 ** 61)

@@ -203,7 +203,7 @@ def test_the_chi_square_test_detects_a_wrong_lambda():
 def test_calibration_matches_notes():
     W = _integer_graph()
     for disc in (None, 0.3):
-        tree = fp.fast_pamst(W, rho=0.7, sensitivity=0.2, rng=0, discretization=disc)
+        tree = fp.fast_pamst(W, rho=0.7, sensitivity=0.2, rng=0, discretization=disc, noise="exponential")
         want = naive.exp_calibration(0.7, 0.2, 4, s=disc, algorithm="fast_pamst")
         assert tree.info["rate"] == pytest.approx(want, rel=1e-15)
     # gumbel: the exponential mechanism on the raw weights, no discretization

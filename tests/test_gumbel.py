@@ -321,9 +321,10 @@ def test_gumbel_refuses_a_discretization():
 
 
 def test_gumbel_rate_is_the_calibration():
-    assert privacy.gumbel_rate(0.1, 1e-3, 4001) == np.sqrt(8 * 0.1 / 4000) / (2 * 1e-3)
-    assert privacy.gumbel_rate(0.1, 1e-3, 1) == np.inf
-    with pytest.raises(ValueError, match="not finite and positive"):
+    assert privacy.gumbel_rate(0.1, 1e-3, 4001) == pytest.approx(np.sqrt(8 * 0.1 / 4000) / (2 * 1e-3), rel=1e-15)
+    with pytest.raises(ValueError, match="2 <= n"):  # nothing is selected: no rate
+        privacy.gumbel_rate(0.1, 1e-3, 1)
+    with pytest.raises(ValueError, match=r"outside \[2\*\*-1000, 2\*\*1000\]"):
         privacy.gumbel_rate(1.0, 1e-320, 10)
     with pytest.raises(ValueError):
         privacy.gumbel_rate(0.0, 1.0, 10)

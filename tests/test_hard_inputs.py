@@ -277,13 +277,13 @@ def test_discretized_sensitivity_bounds_every_computed_key(s, delta):
 def test_key_ranges_beyond_the_proof_are_refused_without_values():
     W = np.array([[0.0, 4.5e15 + 0.5, 1.0], [4.5e15 + 0.5, 0.0, 2.0], [1.0, 2.0, 0.0]])
     # s = 1 (a power of two): |w / s| < 2**62 is accepted
-    fp.fast_pamst(W, 1.0, 1.0, rng=0)
+    fp.fast_pamst(W, 1.0, 1.0, rng=0, noise="exponential")
     # s = 0.75: |w / s| ~ 6e15 > 2**52, where rounding could move keys further than D_s
     with pytest.raises(ValueError, match="2\\*\\*52") as info:
-        fp.fast_pamst(W, 1.0, 1.0, discretization=0.75, rng=0)
+        fp.fast_pamst(W, 1.0, 1.0, discretization=0.75, rng=0, noise="exponential")
     assert "4.5e+15" not in str(info.value) and "4500000000000000" not in str(info.value)
     with pytest.raises(ValueError, match="2\\*\\*62"):
-        fp.fast_pamst(W * 2.0 ** 20, 1.0, 1.0, rng=0)
+        fp.fast_pamst(W * 2.0 ** 20, 1.0, 1.0, rng=0, noise="exponential")
 
 
 # ---------------------------------------------------------------------------
@@ -543,14 +543,15 @@ def test_releases_run_in_chunks(monkeypatch, algorithm):
         import scipy.sparse as sp
         W = sp.csr_matrix(W)
     fn = fp.pamst if algorithm.startswith("pamst") else fp.fast_pamst
-    a = fn(W, 1.0, 0.01, rng=3)
+    kw = {} if fn is fp.pamst else {"noise": "exponential"}  # the paper's queue runs in chunks
+    a = fn(W, 1.0, 0.01, rng=3, **kw)
     # the first chunk is a single PAMST step (O(n^2) each), or the Fast-PAMST steps
     # that read about 2**16 entries, so that a slow step returns to Python at once
     first = 1 if algorithm.startswith("pamst") else api._FIRST_CHUNK_ENTRIES // n
     assert len(done) > 1 and done[0] == first and sum(done) == n - 1
     # chunking never changes the release: one chunk gives the same tree
     monkeypatch.setattr(api, "run_in_chunks", lambda advance, n_steps, first=1: advance(0, n_steps))
-    b = fn(W, 1.0, 0.01, rng=3)
+    b = fn(W, 1.0, 0.01, rng=3, **kw)
     assert np.array_equal(a.edges, b.edges)
 
 

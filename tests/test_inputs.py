@@ -28,7 +28,8 @@ ALGOS = {
     "pamst": lambda W, **kw: fp.pamst(W, **{"rho": 1.0, "sensitivity": 0.1, "rng": 3, **kw}),
     "post_processing": lambda W, **kw: fp.post_processing(
         W, **{"rho": 1.0, "sensitivity": 0.1, "rng": 3, **kw}),
-    "fast_pamst": lambda W, **kw: fp.fast_pamst(W, **{"rho": 1.0, "sensitivity": 0.1, "rng": 3, **kw}),
+    "fast_pamst": lambda W, **kw: fp.fast_pamst(
+        W, **{"rho": 1.0, "sensitivity": 0.1, "rng": 3, "noise": "exponential", **kw}),
     "fast_pamst_gumbel": lambda W, **kw: fp.fast_pamst(
         W, **{"rho": 1.0, "sensitivity": 0.1, "rng": 3, "noise": "gumbel", **kw}),
 }

@@ -104,7 +104,7 @@ def _far_pair(delta):
 def test_key_limit_refusal_without_bounds_names_bounds():
     delta = 512.0
     W, V = _far_pair(delta)
-    call = lambda A: fp.fast_pamst(A, 1.0, delta, discretization=1.0, rng=0)  # noqa: E731
+    call = lambda A: fp.fast_pamst(A, 1.0, delta, discretization=1.0, rng=0, noise="exponential")  # noqa: E731
     assert outcome(lambda: call(W))[0] == "released"
     kind, msg = outcome(lambda: call(V))
     assert kind == "refused"
@@ -117,7 +117,8 @@ def test_key_limit_with_bounds_depends_on_the_bounds_only():
     delta = 512.0
     W, V = _far_pair(delta)
     W0, V0 = W.copy(), V.copy()
-    call = lambda A, b: fp.fast_pamst(A, 1.0, delta, discretization=1.0, rng=0, bounds=b)  # noqa: E731
+    call = lambda A, b: fp.fast_pamst(A, 1.0, delta, discretization=1.0, rng=0, bounds=b,  # noqa: E731
+                                      noise="exponential")
     for A in (W, V):
         assert outcome(lambda A=A: call(A, (0.0, 2.0 ** 61)))[0] == "released"
     # bounds whose keys do not fit are refused for every input, with one message
