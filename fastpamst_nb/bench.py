@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
+from numba import njit, prange
 from scipy.sparse.csgraph import minimum_spanning_tree
 
 from . import api, privacy
@@ -75,6 +75,88 @@ def floor_prim(W):
             if not visited[v] and row[v] < best[v]:
                 best[v] = row[v]
                 parent[v] = u
+    return total
+
+
+@njit(cache=CACHE, nogil=True)
+def floor_points(X):
+    """Weight of the euclidean minimum spanning tree of the rows of X: the points floor.
+
+    The textbook O(n^2 d) Prim on points: step t scans ``best`` for the nearest
+    unvisited point u, then relaxes ``best`` with u's distances to every unvisited
+    point, computed from X (no (n, n) array). X (n, d) float32/float64,
+    C-contiguous, finite; nothing is checked. O(n) extra memory.
+    """
+    n, d = X.shape
+    best = np.full(n, np.inf)
+    parent = np.zeros(n, dtype=np.int64)
+    visited = np.zeros(n, dtype=np.bool_)
+    best[0] = 0.0
+    total = 0.0
+    for _ in range(n):
+        u = -1
+        b = np.inf
+        for v in range(n):
+            if not visited[v] and best[v] < b:
+                b = best[v]
+                u = v
+        visited[u] = True
+        total += b
+        for v in range(n):
+            if not visited[v]:
+                s = 0.0
+                for k in range(d):
+                    t = np.float64(X[u, k]) - np.float64(X[v, k])
+                    s += t * t
+                w = math.sqrt(s)
+                if w < best[v]:
+                    best[v] = w
+                    parent[v] = u
+    return total
+
+
+@njit(cache=CACHE, nogil=True, parallel=True)
+def pfloor_points(X, n_chunks):
+    """:func:`floor_points` with each step's scan and relaxation split over
+    ``n_chunks`` contiguous ranges by ``prange`` (one fork/join per phase)."""
+    n, d = X.shape
+    best = np.full(n, np.inf)
+    parent = np.zeros(n, dtype=np.int64)
+    visited = np.zeros(n, dtype=np.bool_)
+    cb = np.empty(n_chunks)
+    cu = np.empty(n_chunks, dtype=np.int64)
+    chunk = (n + n_chunks - 1) // n_chunks
+    best[0] = 0.0
+    total = 0.0
+    for _ in range(n):
+        for t in prange(n_chunks):
+            b = np.inf
+            u = -1
+            for v in range(t * chunk, min(n, (t + 1) * chunk)):
+                if not visited[v] and best[v] < b:
+                    b = best[v]
+                    u = v
+            cb[t] = b
+            cu[t] = u
+        b = np.inf
+        u = -1
+        for t in range(n_chunks):
+            if cb[t] < b:
+                b = cb[t]
+                u = cu[t]
+        visited[u] = True
+        total += b
+        for t in prange(n_chunks):
+            for v in range(t * chunk, min(n, (t + 1) * chunk)):
+                if not visited[v]:
+                    s = 0.0
+                    for k in range(d):
+                        x = np.float64(X[u, k]) - np.float64(X[v, k])
+                        s += x * x
+                    w = math.sqrt(s)
+                    if w < best[v]:
+                        best[v] = w
+                        parent[v] = u
     return total
 
 
