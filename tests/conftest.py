@@ -29,6 +29,7 @@ except ImportError as exc:
 # runs the lane alone. Per file, the node-id substrings left out of it (too slow as Python).
 NOJIT_LANE = {
     "test_options.py": (),
+    "test_philox.py": (),
     "test_exact.py": (),
     "test_topology.py": (),
     "test_validation.py": (),

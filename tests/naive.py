@@ -523,3 +523,49 @@ def gaussian_sigma(rho, sensitivity, m):
     is rho-zCDP.
     """
     return sensitivity * math.sqrt(m / (2.0 * rho))
+
+
+# ----------------------------------------------------------------------------
+# Philox (the counter-based noise of the gumbel release)
+# ----------------------------------------------------------------------------
+
+# Salmon, Moraes, Dror, Shaw (SC'11), "Parallel random numbers: as easy as 1, 2, 3":
+# the round multipliers and the Weyl key increments, per word width.
+_PHILOX = {
+    32: ((0xD2511F53, 0xCD9E8D57), (0x9E3779B9, 0xBB67AE85)),
+    64: ((0xD2E7470EE14C6C93, 0xCA5A826395121157), (0x9E3779B97F4A7C15, 0xBB67AE8584CAA73B)),
+}
+
+
+def philox_ref(counter, key, width=32, rounds=10):
+    """Philox-4xW-R of four counter words and two key words, with Python integers.
+
+    One round: (hi, lo) = M0 * c0, (hi', lo') = M1 * c2 (2W-bit products), then
+    (c0, c1, c2, c3) = (hi' ^ c1 ^ k0, lo', hi ^ c3 ^ k1, lo); between rounds the key
+    words are bumped by the Weyl increments. Width 64 is numpy's ``np.random.Philox``
+    (tested against it), width 32 is the package's kernel (tested against this and
+    against the published known-answer vectors).
+    """
+    (m0, m1), (w0, w1) = _PHILOX[width]
+    mask = (1 << width) - 1
+    c = [int(x) for x in counter]
+    k = [int(x) for x in key]
+    for _ in range(rounds):
+        p0 = m0 * c[0]
+        p1 = m1 * c[2]
+        c = [(p1 >> width) ^ c[1] ^ k[0], p1 & mask, (p0 >> width) ^ c[3] ^ k[1], p0 & mask]
+        k = [(k[0] + w0) & mask, (k[1] + w1) & mask]
+    return c
+
+
+def edge_uniforms_ref(k0, k1, i, j):
+    """The two uniforms of edge {i, j} per the layout documented in ``fastpamst_nb.philox``."""
+    k0, k1 = int(k0), int(k1)
+    a, b = min(i, j), max(i, j)
+    lo = 0xFFFFFFFF
+    x = philox_ref([a, b, k1 & lo, k1 >> 32], [k0 & lo, k0 >> 32], 32)
+    out = []
+    for hi_w, lo_w in ((x[0], x[1]), (x[2], x[3])):
+        m = (hi_w << 21) | (lo_w >> 11)
+        out.append(2.0 ** -54 if m == 0 else m * 2.0 ** -53)
+    return tuple(out)

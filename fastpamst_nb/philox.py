@@ -1,0 +1,143 @@
+"""Counter-based noise: Philox-4x32-10, one block per edge, keyed by 128 bits of the user's rng.
+
+Philox-4x32-10 is the generator of Salmon, Moraes, Dror and Shaw, "Parallel random
+numbers: as easy as 1, 2, 3" (SC'11), with the published multipliers
+(0xD2511F53, 0xCD9E8D57), Weyl key increments (0x9E3779B9, 0xBB67AE85) and 10 rounds;
+it passes TestU01's BigCrush (the paper's table 2). It maps a 128-bit counter and a
+64-bit key to 128 pseudo-random bits, so the noise of an edge is a pure function of
+(key, edge): no noise is stored, any thread can draw any edge's noise, and the same seed
+gives the same release whatever the number of threads or the order of the work.
+
+Layout (all words 32-bit; ``lo``/``hi`` are the low and high halves of a 64-bit value)::
+
+    Philox key     = (lo(k0), hi(k0))
+    Philox counter = (min(i, j), max(i, j), lo(k1), hi(k1))
+
+so a release's 128 random bits (``k0``, ``k1``, from ``draw_key``) select the stream and
+the unordered edge {i, j} selects the block. Vertex indices must lie in [0, 2**32) (an n
+beyond that is far past any input this package can hold). The block's four output words
+(x0, x1, x2, x3) give two 53-bit uniforms: u1 from (x0, x1), u2 from (x2, x3), each
+``m * 2**-53`` for the 53-bit integer m = x_a * 2**21 + (x_b >> 11), except that m = 0
+gives ``2**-54``: every value lies in the open interval (0, 1), is exact in float64, and
+has probability 2**-53. The largest is 1 - 2**-53, so no standard Gumbel drawn here
+exceeds -log(-log(1 - 2**-53)) = 36.74 (``GUMBEL_MAX``), the smallest is
+-log(-log(2**-54)) = -3.62.
+
+The kernels are scalar-only (no arrays) so that a per-edge loop calls them at no cost.
+"""
+
+import numpy as np
+from numba import njit
+
+from .core import CACHE
+
+_M0 = np.uint64(0xD2511F53)
+_M1 = np.uint64(0xCD9E8D57)
+_W0 = np.uint64(0x9E3779B9)
+_W1 = np.uint64(0xBB67AE85)
+_MASK = np.uint64(0xFFFFFFFF)
+_S32 = np.uint64(32)
+_S21 = np.uint64(21)
+_S11 = np.uint64(11)
+_TWO_M53 = 1.0 / 9007199254740992.0  # 2**-53
+
+#: The largest standard Gumbel ``edge_gumbel`` can return: -log(-log(1 - 2**-53)).
+GUMBEL_MAX = float(-np.log(-np.log1p(-2.0 ** -53)))
+#: The smallest: -log(-log(2**-54)).
+GUMBEL_MIN = float(-np.log(-np.log(2.0 ** -54)))
+
+
+def draw_key(gen):
+    """The 128-bit key of one release: the only draw a gumbel release makes from ``gen``.
+
+    Parameters
+    ----------
+    gen : numpy.random.Generator
+        The user's generator (see ``core.as_generator``).
+
+    Returns
+    -------
+    (numpy.uint64, numpy.uint64)
+        ``(k0, k1)``; pass them to ``edge_uniform``, ``edge_uniform_pair`` and ``edge_gumbel``.
+    """
+    k = gen.integers(0, 2 ** 64, size=2, dtype=np.uint64)
+    return np.uint64(k[0]), np.uint64(k[1])
+
+
+@njit(cache=CACHE, inline="always")
+def philox4x32_10(c0, c1, c2, c3, k0, k1):
+    """Philox-4x32-10 of the counter (c0, c1, c2, c3) under the key (k0, k1).
+
+    Every argument is a uint64 holding a 32-bit word; returns the four 32-bit output
+    words as uint64. Each round: (hi, lo) = M0 * c0 and (hi', lo') = M1 * c2 (full
+    64-bit products of 32-bit words), then (c0, c1, c2, c3) = (hi' ^ c1 ^ k0, lo',
+    hi ^ c3 ^ k1, lo); the key is bumped by the Weyl increments between rounds.
+    """
+    for _ in range(10):
+        p0 = _M0 * c0
+        p1 = _M1 * c2
+        c0, c1, c2, c3 = ((p1 >> _S32) ^ c1 ^ k0, p1 & _MASK,
+                          (p0 >> _S32) ^ c3 ^ k1, p0 & _MASK)
+        k0 = (k0 + _W0) & _MASK
+        k1 = (k1 + _W1) & _MASK
+    return c0, c1, c2, c3
+
+
+@njit(cache=CACHE, inline="always")
+def _unit(a, b):
+    # 53 bits from two words; m = 0 maps to 2**-54 so the value is never 0, and 1 is never reached
+    m = (a << _S21) | (b >> _S11)
+    if m == np.uint64(0):
+        return 0.5 * _TWO_M53
+    return np.float64(m) * _TWO_M53
+
+
+@njit(cache=CACHE, inline="always")
+def _block(k0, k1, i, j):
+    a = i if i < j else j
+    b = j if i < j else i
+    return philox4x32_10(np.uint64(a) & _MASK, np.uint64(b) & _MASK, k1 & _MASK, k1 >> _S32,
+                         k0 & _MASK, k0 >> _S32)
+
+
+@njit(cache=CACHE)
+def edge_uniform(k0, k1, i, j):
+    """A uniform in (0, 1) (53 bits) for the unordered edge {i, j} of the release keyed (k0, k1).
+
+    Parameters
+    ----------
+    k0, k1 : uint64
+        The release's key (``draw_key``).
+    i, j : int64
+        The edge's ends, in [0, 2**32); the value depends only on {i, j}.
+
+    Returns
+    -------
+    float64
+        The first uniform of the edge's block: ``edge_uniform_pair(k0, k1, i, j)[0]``.
+    """
+    x0, x1, x2, x3 = _block(k0, k1, i, j)
+    return _unit(x0, x1)
+
+
+@njit(cache=CACHE)
+def edge_uniform_pair(k0, k1, i, j):
+    """Two independent uniforms in (0, 1) from the block of the edge {i, j}.
+
+    Returns
+    -------
+    (float64, float64)
+        ``u1`` (equal to ``edge_uniform(k0, k1, i, j)``) from the block's first two
+        words, ``u2`` from the last two.
+    """
+    x0, x1, x2, x3 = _block(k0, k1, i, j)
+    return _unit(x0, x1), _unit(x2, x3)
+
+
+@njit(cache=CACHE)
+def edge_gumbel(k0, k1, i, j):
+    """The standard Gumbel noise ``-log(-log(u))`` of the edge {i, j}, u = ``edge_uniform``.
+
+    Lies in [``GUMBEL_MIN``, ``GUMBEL_MAX``] = [-3.62, 36.74].
+    """
+    return -np.log(-np.log(edge_uniform(k0, k1, i, j)))

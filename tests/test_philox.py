@@ -1,0 +1,100 @@
+"""The counter-based noise source: Philox-4x32-10 and the per-edge uniforms and Gumbels."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import naive
+from fastpamst_nb import philox
+
+# Random123's tests/kat_vectors (the generator's published known answers), the three
+# "philox4x32 10" lines: counter (4 words), key (2 words), output (4 words).
+KAT_4X32_10 = [
+    ((0x00000000, 0x00000000, 0x00000000, 0x00000000), (0x00000000, 0x00000000),
+     (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
+    ((0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF), (0xFFFFFFFF, 0xFFFFFFFF),
+     (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)),
+    ((0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344), (0xA4093822, 0x299F31D0),
+     (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1)),
+]
+
+
+def test_reference_philox_4x64_is_numpys():
+    # numpy ships Philox-4x64-10; the reference (one code for both widths) must give its
+    # raw words. numpy increments the counter before it computes the first block.
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        key = [int(x) for x in rng.integers(0, 2 ** 64, size=2, dtype=np.uint64)]
+        ctr = [int(x) for x in rng.integers(0, 2 ** 64, size=4, dtype=np.uint64)]
+        ctr[0] = min(ctr[0], 2 ** 64 - 2)  # no carry into the next word
+        # arrays, not lists: numpy converts a list of large ints through float64
+        raw = np.random.Philox(key=np.array(key, np.uint64),
+                               counter=np.array(ctr, np.uint64)).random_raw(4)
+        ctr[0] += 1
+        assert [int(x) for x in raw] == naive.philox_ref(ctr, key, width=64)
+
+
+@pytest.mark.parametrize("ctr, key, out", KAT_4X32_10)
+def test_reference_philox_4x32_known_answers(ctr, key, out):
+    assert naive.philox_ref(ctr, key, width=32) == list(out)
+
+
+@pytest.mark.parametrize("ctr, key, out", KAT_4X32_10)
+def test_kernel_known_answers(ctr, key, out):
+    u = [np.uint64(x) for x in ctr + key]
+    assert [int(x) for x in philox.philox4x32_10(*u)] == list(out)
+
+
+def test_kernel_matches_the_reference():
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        w = [int(x) for x in rng.integers(0, 2 ** 32, size=6, dtype=np.uint64)]
+        got = philox.philox4x32_10(*[np.uint64(x) for x in w])
+        assert [int(x) for x in got] == naive.philox_ref(w[:4], w[4:], width=32)
+
+
+def test_edge_uniforms_follow_the_documented_layout():
+    rng = np.random.default_rng(2)
+    for _ in range(200):
+        k0, k1 = philox.draw_key(rng)
+        i, j = (int(x) for x in rng.integers(0, 2 ** 32, size=2))
+        u1, u2 = philox.edge_uniform_pair(k0, k1, i, j)
+        assert (u1, u2) == naive.edge_uniforms_ref(k0, k1, i, j)
+        assert philox.edge_uniform(k0, k1, i, j) == u1
+        assert philox.edge_uniform(k0, k1, j, i) == u1  # symmetric
+        assert philox.edge_uniform_pair(k0, k1, j, i) == (u1, u2)
+        assert philox.edge_gumbel(k0, k1, i, j) == -math.log(-math.log(u1))
+
+
+def test_uniforms_are_open_and_the_gumbel_range_is_as_documented():
+    one = np.uint64(0xFFFFFFFF)
+    zero = np.uint64(0)
+    hi = philox._unit(one, one)
+    lo = philox._unit(zero, zero)
+    assert hi == 1.0 - 2.0 ** -53 and lo == 2.0 ** -54
+    assert philox.GUMBEL_MAX == -math.log(-math.log(hi))
+    assert philox.GUMBEL_MIN == -math.log(-math.log(lo))
+    assert 36.7 < philox.GUMBEL_MAX < 36.8 and -3.7 < philox.GUMBEL_MIN < -3.6
+
+
+def test_draw_key_is_one_draw_of_two_words():
+    a = np.random.default_rng(5)
+    b = np.random.default_rng(5)
+    k0, k1 = philox.draw_key(a)
+    ref = b.integers(0, 2 ** 64, size=2, dtype=np.uint64)
+    assert (k0, k1) == (ref[0], ref[1]) and isinstance(k0, np.uint64)
+    assert a.random() == b.random()  # nothing else was consumed
+
+
+def test_uniforms_and_gumbels_have_their_laws():
+    # distinct edges of one key, and one edge under distinct keys: Kolmogorov-Smirnov
+    rng = np.random.default_rng(3)
+    k0, k1 = philox.draw_key(rng)
+    u = np.array([philox.edge_uniform_pair(k0, k1, i, i + 1 + i % 7) for i in range(4000)])
+    assert stats.kstest(u[:, 0], "uniform").pvalue > 1e-4
+    assert stats.kstest(u[:, 1], "uniform").pvalue > 1e-4
+    assert abs(stats.pearsonr(u[:, 0], u[:, 1])[0]) < 0.06
+    g = np.array([philox.edge_gumbel(*philox.draw_key(rng), 3, 8) for _ in range(4000)])
+    assert stats.kstest(g, "gumbel_r").pvalue > 1e-4
