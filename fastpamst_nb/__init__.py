@@ -12,7 +12,8 @@ Real releases use ``rng=None`` (fresh entropy): one seed reused correlates relea
 from . import privacy
 from .api import exact_mst, excess_weight, fast_pamst, pamst, post_processing
 from .chow_liu import chow_liu, mi_sensitivity, mutual_information
-from .clustering import private_edge_weights, single_linkage
+from .clustering import linkage_matrix, private_edge_weights, single_linkage
+from .metrics import point_sensitivity
 from .privacy import approx_dp_to_zcdp, zcdp_to_approx_dp
 from .tree import SpanningTree
 
@@ -21,6 +22,7 @@ __version__ = "0.1.0"
 # help() and tracebacks name the public home of the API, not its internal module
 for _obj in (exact_mst, excess_weight, fast_pamst, pamst, post_processing, chow_liu,
              mi_sensitivity, mutual_information, private_edge_weights, single_linkage,
+             linkage_matrix, point_sensitivity,
              approx_dp_to_zcdp, zcdp_to_approx_dp, SpanningTree):
     _obj.__module__ = __name__
 del _obj
@@ -32,9 +34,11 @@ __all__ = [
     "exact_mst",
     "excess_weight",
     "fast_pamst",
+    "linkage_matrix",
     "mi_sensitivity",
     "mutual_information",
     "pamst",
+    "point_sensitivity",
     "post_processing",
     "privacy",
     "private_edge_weights",

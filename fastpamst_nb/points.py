@@ -21,7 +21,7 @@ Keys are never formed: a candidate with state (s1, g1) beats (s0, g0) when
 noise away (the difference of two large weights is exact or nearly so, the noise
 is scaled on its own). Most edges of a noisy rule are decided without their
 noise's logarithms: a Gumbel above ``t = g_best - (s - s_best) * lam`` is needed
-to relax; none is when t >= ``GUMBEL_MAX`` (no 53-bit uniform gives a Gumbel so
+to relax; none is when t >= ``T_SKIP`` (no 53-bit uniform gives a Gumbel so
 large), and when the edge's uniform U is at most a lower bound of the Gumbel CDF
 at a grid point below t - ``MARGIN`` the exact computation would not relax
 either (docs/design.rst, Points). A normal is bounded by ``Z_MAX`` likewise.
@@ -47,16 +47,16 @@ from .philox import edge_uniform, edge_uniform_pair
 
 EXACT, GUMBEL, GAUSS = 0, 1, 2
 BLOCK = 1024
-# no double U < 1 gives -log(-log(U)) above 36.74 (U = 1 - 2**-53)
-GUMBEL_MAX = 37.5
-# |Z| = sqrt(-2 ln U1) |cos| <= 8.58 for U1 >= 2**-53; 9.5 holds down to U1 = 2**-65
+# philox.GUMBEL_MAX = 36.74: no edge Gumbel reaches this (tests check the order)
+T_SKIP = 37.5
+# |Z| = sqrt(-2 ln U1) |cos| <= 8.65 for the smallest uniform, 2**-54 (philox.py)
 Z_MAX = 9.5
 # how far below t the grid point of the bounds table lies: far above the rounding of t
 # (|t| <= ~45 where the table is used, so its error is ~1e-14)
 MARGIN = 1e-9
 TABLE_LO = -4.0  # the CDF below -4 is < 1e-23: those edges take the exact path
 TABLE_STEP = 32  # grid points per unit
-_TABLE_N = int((GUMBEL_MAX - TABLE_LO) * TABLE_STEP) + 2
+_TABLE_N = int((T_SKIP - TABLE_LO) * TABLE_STEP) + 2
 # lower bounds of the Gumbel CDF exp(-exp(-x)) at x = TABLE_LO + i / TABLE_STEP: the
 # computed value less 1e-12 of itself (far more than its few ulps of rounding)
 GUMBEL_CDF_LOW = np.exp(-np.exp(-(TABLE_LO + np.arange(_TABLE_N) / TABLE_STEP))) * (1.0 - 1e-12)
@@ -109,7 +109,7 @@ def _pt_block(slot, sb, gb, parent, tops, topk, rows, blk, lo, hi, v, X, code, p
             s = sgn * row[k - lo]
             ds = s - sb[k]
             t = gb[k] - ds * lam  # relax iff the edge's Gumbel exceeds t
-            if t < GUMBEL_MAX:
+            if t < T_SKIP:
                 x = edge_uniform(k0, k1, v, u)
                 te = (t - MARGIN - TABLE_LO) * TABLE_STEP
                 if not (te >= 0.0 and x <= table[int(te)]):
