@@ -452,3 +452,101 @@ def format_sparse(sparse):
     return (f"sparse, n = {sparse['n']}, m = {sparse['m']}: fast_pamst {sparse['fast_pamst']:.3f}s, "
             f"scipy minimum_spanning_tree {sparse['scipy_mst']:.3f}s "
             f"({sparse['fast_pamst'] / sparse['scipy_mst']:.1f}x scipy)")
+
+
+# the sensitivities the points bench releases at (Uniform(0, 1)^d points, rho = RHO):
+# from noise far below the distances (1e-5) to noise wider than them (1)
+POINTS_SENSITIVITIES = (1e-5, 1e-3, 0.1, 1.0)
+
+
+def run_points_bench(n, d=8, repeat=3, sensitivities=POINTS_SENSITIVITIES, seed=0):
+    """``exact_mst`` and ``fast_pamst(noise="gumbel")`` on points against the points floor.
+
+    Parameters
+    ----------
+    n, d : int
+        n points drawn Uniform(0, 1)^d (float64), euclidean metric.
+    repeat : int
+        Runs per case; the minimum is reported (after a warm-up on 64 points).
+    sensitivities : sequence of float
+        The gumbel releases' sensitivities (rho = ``RHO``).
+
+    Returns
+    -------
+    dict
+        ``{"n", "d", "threads", "floor_serial", "floor_parallel", "exact_mst",
+        "gumbel": {sensitivity: seconds}}`` in seconds; the floor is the faster
+        of :func:`floor_points` and :func:`pfloor_points`.
+    """
+    import numba
+
+    X = np.random.default_rng(seed).random((int(n), int(d)))
+    threads = numba.get_num_threads()
+    small = X[:64].copy()
+    floor_points(small)
+    pfloor_points(small, threads)
+    api.exact_mst(small, metric="euclidean")
+    api.fast_pamst(small, RHO, 0.1, rng=0, noise="gumbel", metric="euclidean")
+
+    def best(run):
+        out = []
+        for r in range(repeat):
+            t0 = time.perf_counter()
+            run(r)
+            out.append(time.perf_counter() - t0)
+        return min(out)
+
+    res = {"n": int(n), "d": int(d), "threads": threads,
+           "floor_serial": best(lambda r: floor_points(X)),
+           "floor_parallel": best(lambda r: pfloor_points(X, threads)),
+           "exact_mst": best(lambda r: api.exact_mst(X, metric="euclidean")), "gumbel": {}}
+    for s in sensitivities:
+        res["gumbel"][s] = best(lambda r: api.fast_pamst(X, RHO, s, rng=r, noise="gumbel", metric="euclidean"))
+    return res
+
+
+def format_points(res):
+    """Lines for :func:`run_points_bench`'s result: seconds and x the points floor."""
+    floor = min(res["floor_serial"], res["floor_parallel"])
+    lines = [f"points, n = {res['n']}, d = {res['d']}, euclidean, {res['threads']} thread(s), rho = {RHO}: "
+             f"floor {floor:.3f}s (serial {res['floor_serial']:.3f}s, prange {res['floor_parallel']:.3f}s)",
+             f"  exact_mst {res['exact_mst']:.3f}s ({res['exact_mst'] / floor:.2f}x floor)"]
+    for s, t in res["gumbel"].items():
+        lines.append(f"  fast_pamst gumbel, sensitivity {s:g}: {t:.3f}s ({t / floor:.2f}x floor)")
+    return "\n".join(lines)
+
+
+_RSS_CHILD = """
+import sys, threading, time
+import numpy as np
+import fastpamst_nb as fp
+n, d, what = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+def rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096
+X = np.random.default_rng(0).random((n, d))
+run = {"exact_mst": lambda A: fp.exact_mst(A, metric="euclidean"),
+       "gumbel": lambda A: fp.fast_pamst(A, 0.1, 0.1, rng=0, noise="gumbel", metric="euclidean")}[what]
+run(X[:64].copy())
+base = rss(); peak = [base]; done = []
+def sample():
+    while not done:
+        peak[0] = max(peak[0], rss()); time.sleep(0.01)
+th = threading.Thread(target=sample); th.start()
+t0 = time.perf_counter(); run(X); secs = time.perf_counter() - t0
+done.append(1); th.join()
+print(peak[0], base, secs)
+"""
+
+
+def points_peak_rss(n, d=8, what="gumbel"):
+    """Peak resident memory of a release on n points, measured in a subprocess that
+    samples its RSS every 10 ms during the call. Returns ``{"peak", "before", "seconds"}``
+    (bytes; "before" is the RSS after import, the data and the warm-up)."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _RSS_CHILD, str(n), str(d), what], capture_output=True,
+                         text=True, check=True)
+    peak, before, secs = out.stdout.split()
+    return {"peak": int(peak), "before": int(before), "seconds": float(secs)}
