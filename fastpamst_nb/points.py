@@ -43,7 +43,10 @@ from numba import njit, prange
 
 from .core import CACHE
 from .metrics import metric_row
-from .philox import edge_uniform, edge_uniform_pair
+# the edge's Philox block and its 53-bit uniform, as philox.edge_uniform computes them
+# (inlined, so that a loop over a block's edges is vectorized: see _pt_block)
+from .philox import _block as philox_block
+from .philox import _unit as philox_unit
 
 EXACT, GUMBEL, GAUSS = 0, 1, 2
 BLOCK = 1024
@@ -62,8 +65,8 @@ _TABLE_N = int((T_SKIP - TABLE_LO) * TABLE_STEP) + 2
 GUMBEL_CDF_LOW = np.exp(-np.exp(-(TABLE_LO + np.arange(_TABLE_N) / TABLE_STEP))) * (1.0 - 1e-12)
 
 # the kernels' state: flat arrays, one row per candidate slot (prefix ``pt_``)
-PtState = namedtuple("PtState", ["slot", "sb", "gb", "parent", "tops", "topk", "rows", "meta",
-                                 "edges"])
+PtState = namedtuple("PtState", ["slot", "sb", "gb", "parent", "tops", "topk", "rows", "need",
+                                 "meta", "edges"])
 _N_SLOTS, _N_DEAD, _NEXT = 0, 1, 2
 
 
@@ -75,16 +78,23 @@ def pt_state(n, start):
     meta = np.array([n - 1, 0, start], dtype=np.int64)
     return PtState(slot, np.full(max(n - 1, 0), -np.inf), np.zeros(max(n - 1, 0)),
                    np.full(max(n - 1, 0), start, dtype=np.int64), np.empty((nb, 2)),
-                   np.empty(nb, dtype=np.int64), np.empty((nb, BLOCK)), meta, np.empty((max(n - 1, 0), 2), dtype=np.int64))
+                   np.empty(nb, dtype=np.int64), np.empty((nb, 3, BLOCK)),
+                   np.empty((nb, BLOCK), dtype=np.int64), meta, np.empty((max(n - 1, 0), 2), dtype=np.int64))
 
 
 @njit(cache=CACHE, nogil=True)
-def _pt_block(slot, sb, gb, parent, tops, topk, rows, blk, lo, hi, v, X, code, p, aux, sgn, rule,
-              k0, k1, lam, b, table):
+def _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, lo, hi, v, X, code, p, aux, sgn,
+              rule, k0, k1, lam, b, table):
     """Relax slots lo..hi-1 with the new vertex v (rule EXACT/GUMBEL/GAUSS); write the
     block's best (s, g) to tops[blk] and its slot to topk[blk] (-1: no live slot).
-    ``rows[blk]``: the block's scratch row of distances."""
-    row = rows[blk]
+
+    ``rows[blk]``: the block's scratch rows (distances, then the uniforms of the edges
+    that may relax), ``need[blk]``: those edges' slots. A noisy rule first lists the
+    edges whose noise could relax them, then draws their uniforms in a loop of its own
+    (the Philox rounds of many edges vectorize: several times faster than one edge at
+    a time), then decides each.
+    """
+    row = rows[blk, 0]
     metric_row(X, v, slot, lo, hi, code, p, aux, row)
     ts = -np.inf
     tg = 0.0
@@ -101,42 +111,59 @@ def _pt_block(slot, sb, gb, parent, tops, topk, rows, blk, lo, hi, v, X, code, p
             if sb[k] > ts:
                 ts = sb[k]
                 tk = k
-    elif rule == GUMBEL:
+    else:
+        us = rows[blk, 1]
+        us2 = rows[blk, 2]
+        nd = need[blk]
+        c = 0
         for k in range(lo, hi):
-            u = slot[k]
-            if u < 0:
-                continue
+            if slot[k] >= 0:
+                ds = sgn * row[k - lo] - sb[k]
+                if rule == GUMBEL:
+                    # relax iff the edge's Gumbel exceeds t; none reaches T_SKIP
+                    hit = gb[k] - ds * lam < T_SKIP
+                else:
+                    hit = ds > (gb[k] - Z_MAX) * b  # else no normal can make it relax
+                if hit:
+                    nd[c] = k
+                    c += 1
+        # the uniforms of the listed edges, at us[k - lo]: when they are many, of every slot
+        # in one contiguous loop (it vectorizes; a loop over the list, a gather, does not)
+        dense = 8 * c > hi - lo
+        if dense and rule == GUMBEL:  # no branch in these two loops: they vectorize
+            for k in range(lo, hi):
+                x0, x1, x2, x3 = philox_block(k0, k1, v, slot[k])
+                us[k - lo] = philox_unit(x0, x1)
+        elif dense:
+            for k in range(lo, hi):
+                x0, x1, x2, x3 = philox_block(k0, k1, v, slot[k])
+                us[k - lo] = philox_unit(x0, x1)
+                us2[k - lo] = philox_unit(x2, x3)
+        else:
+            for q in range(c):
+                k = nd[q]
+                x0, x1, x2, x3 = philox_block(k0, k1, v, slot[k])
+                us[k - lo] = philox_unit(x0, x1)
+                if rule == GAUSS:
+                    us2[k - lo] = philox_unit(x2, x3)
+        for q in range(c):
+            k = nd[q]
             s = sgn * row[k - lo]
             ds = s - sb[k]
-            t = gb[k] - ds * lam  # relax iff the edge's Gumbel exceeds t
-            if t < T_SKIP:
-                x = edge_uniform(k0, k1, v, u)
-                te = (t - MARGIN - TABLE_LO) * TABLE_STEP
-                if not (te >= 0.0 and x <= table[int(te)]):
-                    g = -math.log(-math.log(x))
-                    if ds > (gb[k] - g) * b:
-                        sb[k] = s
-                        gb[k] = g
-                        parent[k] = v
-            if (sb[k] - ts) > (tg - gb[k]) * b:
-                ts = sb[k]
-                tg = gb[k]
-                tk = k
-    else:  # GAUSS: g = sgn * Z
+            x = us[k - lo]
+            if rule == GUMBEL:
+                te = (gb[k] - ds * lam - MARGIN - TABLE_LO) * TABLE_STEP
+                if te >= 0.0 and x <= table[int(te)]:
+                    continue  # G <= the grid point <= t - MARGIN: the exact test would not relax
+                g = -math.log(-math.log(x))
+            else:  # GAUSS: g = sgn * Z, Box-Muller
+                g = sgn * math.sqrt(-2.0 * math.log(x)) * math.cos(2.0 * math.pi * us2[k - lo])
+            if ds > (gb[k] - g) * b:
+                sb[k] = s
+                gb[k] = g
+                parent[k] = v
         for k in range(lo, hi):
-            u = slot[k]
-            if u < 0:
-                continue
-            s = sgn * row[k - lo]
-            ds = s - sb[k]
-            if ds > (gb[k] - Z_MAX) * b:  # else no normal can make it relax
-                x1, x2 = edge_uniform_pair(k0, k1, v, u)
-                g = sgn * math.sqrt(-2.0 * math.log(x1)) * math.cos(2.0 * math.pi * x2)
-                if ds > (gb[k] - g) * b:
-                    sb[k] = s
-                    gb[k] = g
-                    parent[k] = v
-            if (sb[k] - ts) > (tg - gb[k]) * b:
+            if slot[k] >= 0 and (sb[k] - ts) > (tg - gb[k]) * b:
                 ts = sb[k]
                 tg = gb[k]
                 tk = k
@@ -204,7 +231,7 @@ def pt_steps_serial(st, step0, n_steps, X, code, p, aux, sgn, rule, k0, k1, lam,
             break
         nb = (m + BLOCK - 1) // BLOCK
         for blk in range(nb):
-            _pt_block(st.slot, st.sb, st.gb, st.parent, st.tops, st.topk, st.rows, blk, blk * BLOCK,
+            _pt_block(st.slot, st.sb, st.gb, st.parent, st.tops, st.topk, st.rows, st.need, blk, blk * BLOCK,
                       min(m, (blk + 1) * BLOCK), v, X, code, p, aux, sgn, rule, k0, k1, lam, b, table)
 
 
@@ -218,9 +245,10 @@ def pt_steps_parallel(st, step0, n_steps, X, code, p, aux, sgn, rule, k0, k1, la
         if step == st.edges.shape[0] - 1:
             break
         nb = (m + BLOCK - 1) // BLOCK
-        slot, sb, gb, parent, tops, topk, rows = st.slot, st.sb, st.gb, st.parent, st.tops, st.topk, st.rows
+        slot, sb, gb, parent, tops, topk = st.slot, st.sb, st.gb, st.parent, st.tops, st.topk
+        rows, need = st.rows, st.need
         for blk in prange(nb):
-            _pt_block(slot, sb, gb, parent, tops, topk, rows, blk, blk * BLOCK, min(m, (blk + 1) * BLOCK),
+            _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, blk * BLOCK, min(m, (blk + 1) * BLOCK),
                       v, X, code, p, aux, sgn, rule, k0, k1, lam, b, table)
 
 
