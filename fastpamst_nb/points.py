@@ -77,7 +77,7 @@ def pt_state(n, start):
     nb = max(1, (n + BLOCK - 1) // BLOCK)
     meta = np.array([n - 1, 0, start], dtype=np.int64)
     return PtState(slot, np.full(max(n - 1, 0), -np.inf), np.zeros(max(n - 1, 0)),
-                   np.full(max(n - 1, 0), start, dtype=np.int64), np.empty((nb, 2)),
+                   np.full(max(n - 1, 0), start, dtype=np.int64), np.ones((nb, 3)),
                    np.empty(nb, dtype=np.int64), np.empty((nb, 3, BLOCK)),
                    np.empty((nb, BLOCK), dtype=np.int64), meta, np.empty((max(n - 1, 0), 2), dtype=np.int64))
 
@@ -88,11 +88,12 @@ def _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, lo, hi, v, X, c
     """Relax slots lo..hi-1 with the new vertex v (rule EXACT/GUMBEL/GAUSS); write the
     block's best (s, g) to tops[blk] and its slot to topk[blk] (-1: no live slot).
 
-    ``rows[blk]``: the block's scratch rows (distances, then the uniforms of the edges
-    that may relax), ``need[blk]``: those edges' slots. A noisy rule first lists the
-    edges whose noise could relax them, then draws their uniforms in a loop of its own
-    (the Philox rounds of many edges vectorize: several times faster than one edge at
-    a time), then decides each.
+    ``rows[blk]``: the block's scratch rows (distances, then the edges' uniforms),
+    ``need[blk]``: the slots of the edges that may relax. A noisy rule draws the
+    uniforms of the whole block in a loop of their own when most edges may relax (the
+    Philox rounds of many edges vectorize there), else lists those edges and draws
+    theirs one by one; ``tops[blk, 2]``, the share of the last pass, chooses. The
+    choice changes the speed only: every edge's noise is a function of (key, edge).
     """
     row = rows[blk, 0]
     metric_row(X, v, slot, lo, hi, code, p, aux, row)
@@ -114,59 +115,82 @@ def _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, lo, hi, v, X, c
     else:
         us = rows[blk, 1]
         us2 = rows[blk, 2]
-        nd = need[blk]
-        c = 0
-        for k in range(lo, hi):
-            if slot[k] >= 0:
-                ds = sgn * row[k - lo] - sb[k]
+        if tops[blk, 2] > 0.125:
+            # most edges were needed last time: draw every slot's uniforms in one contiguous
+            # loop without branches (it vectorizes, where a loop that draws one listed edge
+            # at a time does not), then decide every edge and keep the top in one pass
+            if rule == GUMBEL:
+                for k in range(lo, hi):
+                    x0, x1, x2, x3 = philox_block(k0, k1, v, slot[k])
+                    us[k - lo] = philox_unit(x0, x1)
+            else:
+                for k in range(lo, hi):
+                    x0, x1, x2, x3 = philox_block(k0, k1, v, slot[k])
+                    us[k - lo] = philox_unit(x0, x1)
+                    us2[k - lo] = philox_unit(x2, x3)
+            c = 0
+            for k in range(lo, hi):
+                if slot[k] < 0:
+                    continue
+                s = sgn * row[k - lo]
+                ds = s - sb[k]
                 if rule == GUMBEL:
-                    # relax iff the edge's Gumbel exceeds t; none reaches T_SKIP
-                    hit = gb[k] - ds * lam < T_SKIP
-                else:
-                    hit = ds > (gb[k] - Z_MAX) * b  # else no normal can make it relax
-                if hit:
-                    nd[c] = k
+                    t = gb[k] - ds * lam
+                    if t < T_SKIP:
+                        c += 1
+                        te = (t - MARGIN - TABLE_LO) * TABLE_STEP
+                        x = us[k - lo]
+                        if not (te >= 0.0 and x <= table[int(te)]):
+                            g = -math.log(-math.log(x))
+                            if ds > (gb[k] - g) * b:
+                                sb[k] = s
+                                gb[k] = g
+                                parent[k] = v
+                elif ds > (gb[k] - Z_MAX) * b:
                     c += 1
-        # the uniforms of the listed edges, at us[k - lo]: when they are many, of every slot
-        # in one contiguous loop (it vectorizes; a loop over the list, a gather, does not)
-        dense = 8 * c > hi - lo
-        if dense and rule == GUMBEL:  # no branch in these two loops: they vectorize
-            for k in range(lo, hi):
-                x0, x1, x2, x3 = philox_block(k0, k1, v, slot[k])
-                us[k - lo] = philox_unit(x0, x1)
-        elif dense:
-            for k in range(lo, hi):
-                x0, x1, x2, x3 = philox_block(k0, k1, v, slot[k])
-                us[k - lo] = philox_unit(x0, x1)
-                us2[k - lo] = philox_unit(x2, x3)
+                    g = sgn * math.sqrt(-2.0 * math.log(us[k - lo])) * math.cos(2.0 * math.pi * us2[k - lo])
+                    if ds > (gb[k] - g) * b:
+                        sb[k] = s
+                        gb[k] = g
+                        parent[k] = v
+                if (sb[k] - ts) > (tg - gb[k]) * b:
+                    ts = sb[k]
+                    tg = gb[k]
+                    tk = k
         else:
+            # few edges may relax: list them, draw their uniforms one by one, decide them
+            nd = need[blk]
+            c = 0
+            for k in range(lo, hi):
+                if slot[k] >= 0:
+                    ds = sgn * row[k - lo] - sb[k]
+                    if (gb[k] - ds * lam < T_SKIP) if rule == GUMBEL else (ds > (gb[k] - Z_MAX) * b):
+                        nd[c] = k
+                        c += 1
             for q in range(c):
                 k = nd[q]
                 x0, x1, x2, x3 = philox_block(k0, k1, v, slot[k])
-                us[k - lo] = philox_unit(x0, x1)
-                if rule == GAUSS:
-                    us2[k - lo] = philox_unit(x2, x3)
-        for q in range(c):
-            k = nd[q]
-            s = sgn * row[k - lo]
-            ds = s - sb[k]
-            x = us[k - lo]
-            if rule == GUMBEL:
-                te = (gb[k] - ds * lam - MARGIN - TABLE_LO) * TABLE_STEP
-                if te >= 0.0 and x <= table[int(te)]:
-                    continue  # G <= the grid point <= t - MARGIN: the exact test would not relax
-                g = -math.log(-math.log(x))
-            else:  # GAUSS: g = sgn * Z, Box-Muller
-                g = sgn * math.sqrt(-2.0 * math.log(x)) * math.cos(2.0 * math.pi * us2[k - lo])
-            if ds > (gb[k] - g) * b:
-                sb[k] = s
-                gb[k] = g
-                parent[k] = v
-        for k in range(lo, hi):
-            if slot[k] >= 0 and (sb[k] - ts) > (tg - gb[k]) * b:
-                ts = sb[k]
-                tg = gb[k]
-                tk = k
+                x = philox_unit(x0, x1)
+                s = sgn * row[k - lo]
+                ds = s - sb[k]
+                if rule == GUMBEL:
+                    te = (gb[k] - ds * lam - MARGIN - TABLE_LO) * TABLE_STEP
+                    if te >= 0.0 and x <= table[int(te)]:
+                        continue  # G <= the grid point <= t - MARGIN: the exact test would not relax
+                    g = -math.log(-math.log(x))
+                else:  # Box-Muller
+                    g = sgn * math.sqrt(-2.0 * math.log(x)) * math.cos(2.0 * math.pi * philox_unit(x2, x3))
+                if ds > (gb[k] - g) * b:
+                    sb[k] = s
+                    gb[k] = g
+                    parent[k] = v
+            for k in range(lo, hi):
+                if slot[k] >= 0 and (sb[k] - ts) > (tg - gb[k]) * b:
+                    ts = sb[k]
+                    tg = gb[k]
+                    tk = k
+        # which way the next pass over this block goes: a speed choice, never the tree's
+        tops[blk, 2] = c / max(hi - lo, 1)
     tops[blk, 0] = ts
     tops[blk, 1] = tg
     topk[blk] = tk
