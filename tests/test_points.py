@@ -531,3 +531,15 @@ def test_gumbel_release_on_points_allocates_no_matrix():
     extra = int(res.stdout.split()[-1])
     # an (n, n) float64 matrix would be 1.15 GB; the state is O(n)
     assert extra < 64 * 2**20, extra
+
+
+def test_points_floor_is_the_mst_weight():
+    from fastpamst_nb import bench
+
+    X = _points("euclidean", 300, d=8, seed=13)
+    w = fp.exact_mst(X, metric="euclidean").weight
+    assert bench.floor_points(X) == pytest.approx(w, rel=1e-12)
+    assert bench.pfloor_points(X, 3) == pytest.approx(w, rel=1e-12)
+    res = bench.run_points_bench(200, d=3, repeat=1, sensitivities=(0.1,))
+    assert set(res) == {"n", "d", "threads", "floor_serial", "floor_parallel", "exact_mst", "gumbel"}
+    assert "x floor" in bench.format_points(res)
