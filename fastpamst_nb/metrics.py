@@ -10,10 +10,10 @@ name              distance between rows x and y                              a m
 ================  =========================================================  ============
 ``euclidean``     sqrt(sum (x_k - y_k)^2)                                    yes
 ``sqeuclidean``   sum (x_k - y_k)^2                                          no
-``cityblock``     sum |x_k - y_k|                                            yes
-``chebyshev``     max |x_k - y_k|                                            yes
-``minkowski``     (sum |x_k - y_k|^p)^(1/p), p >= 1 (``p=``)                 yes
-``cosine``        1 - x.y / (|x| |y|), clipped to [0, 2]                     no
+``cityblock``     sum abs(x_k - y_k)                                         yes
+``chebyshev``     max abs(x_k - y_k)                                         yes
+``minkowski``     (sum abs(x_k - y_k)^p)^(1/p), p >= 1 (``p=``)              yes
+``cosine``        1 - x.y / (norm(x) norm(y)), clipped to [0, 2]             no
 ``haversine``     great-circle distance in km of (lat, lon) in degrees       yes
 ================  =========================================================  ============
 
@@ -278,7 +278,7 @@ def point_sensitivity(r, metric, *, diameter=None):
 
     Neighbouring datasets move each point by at most ``r`` (in the metric's own
     units: km for haversine). For a metric the triangle inequality gives
-    |d(x', y') - d(x, y)| <= d(x, x') + d(y, y') <= 2 r, so every distance
+    abs(d(x', y') - d(x, y)) <= d(x, x') + d(y, y') <= 2 r, so every distance
     moves by at most 2 r: the l_inf sensitivity the private releases take.
     Pass the result as ``sensitivity=`` of a release on points.
 
