@@ -543,3 +543,11 @@ def test_points_floor_is_the_mst_weight():
     res = bench.run_points_bench(200, d=3, repeat=1, sensitivities=(0.1,))
     assert set(res) == {"n", "d", "threads", "floor_serial", "floor_parallel", "exact_mst", "gumbel"}
     assert "x floor" in bench.format_points(res)
+
+
+def test_progress_bar_does_not_change_the_tree():
+    pytest.importorskip("tqdm")
+    X = _points("euclidean", 50, seed=14)
+    a = fp.fast_pamst(X, 1.0, 0.1, rng=5, metric="euclidean", noise="gumbel", progress=True)
+    b = fp.fast_pamst(X, 1.0, 0.1, rng=5, metric="euclidean", noise="gumbel")
+    assert a.edges.tolist() == b.edges.tolist()
