@@ -332,7 +332,7 @@ def exact_mst(weights: Weights, *, maximum: bool = False, start: int = 0,
     -----
     Dense: O(n^2) Prim. Sparse: O(m log n) Prim with a binary heap. Points:
     O(n^2 d) Prim computing each row from X, O(n d) memory, on every core from
-    8192 points (the same tree whatever the number of threads).
+    32,768 points (the same tree whatever the number of threads).
 
     Examples
     --------

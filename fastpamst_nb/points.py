@@ -1,7 +1,7 @@
 """Spanning trees of points: a textbook Prim whose rows are computed from X.
 
 When vertex v joins the tree, its distances to the vertices not yet in the tree
-are computed from the rows of X (:func:`fastpamst_nb.metrics.metric_distance`),
+are computed from the rows of X (:func:`fastpamst_nb.metrics.metric_row`),
 so no (n, n) array ever exists: O(n d) memory for X, O(n) for the state.
 
 One loop, three key rules, all *maximizing* a key (``sgn = -1`` for a minimum
@@ -72,8 +72,7 @@ _N_SLOTS, _N_DEAD, _NEXT = 0, 1, 2
 
 def pt_state(n, start):
     """The state of a Prim on n points from ``start``: O(n) memory."""
-    slot = np.array([u for u in range(n) if u != start], dtype=np.int64) if n < 64 else \
-        np.delete(np.arange(n, dtype=np.int64), start)
+    slot = np.delete(np.arange(n, dtype=np.int64), start)
     nb = max(1, (n + BLOCK - 1) // BLOCK)
     meta = np.array([n - 1, 0, start], dtype=np.int64)
     return PtState(slot, np.full(max(n - 1, 0), -np.inf), np.zeros(max(n - 1, 0)),
@@ -276,9 +275,10 @@ def pt_steps_parallel(st, step0, n_steps, X, code, p, aux, sgn, rule, k0, k1, la
                       v, X, code, p, aux, sgn, rule, k0, k1, lam, b, table)
 
 
-# from this many points a step's blocks are split over the threads (with 2 or more):
-# a step then has >= 4 blocks of BLOCK slots for most of the run
-PARALLEL_MIN_N = 8 * BLOCK
+# from this many points a step's blocks are split over the threads (with 2 or more): a
+# parallel step is one fork/join, which lost to one thread at n = 20,000 on 2 shared
+# cores (docs/design.rst, Points: measured); the dense gumbel engine's threshold too
+PARALLEL_MIN_N = 32 * BLOCK
 
 
 def use_parallel(n, threads=None):
