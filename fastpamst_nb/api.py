@@ -24,13 +24,15 @@ import scipy.sparse as sp
 from numba import njit
 
 from . import privacy
-from .baselines import noisy_csr, noisy_dense, pamst_csr, pamst_dense, pamst_state
+from .gumbel import gumbel_csr, gumbel_dense
+from .baselines import EXPONENTIAL, GUMBEL, noisy_csr, noisy_dense, pamst_csr, pamst_dense, pamst_state
 from .chunks import run_in_chunks
 from .core import CACHE, as_generator, check_positive, require_memory
+from .philox import draw_key
 from .graph import as_graph, vertex_count
 from .prim import prim_csr_exact, prim_csr_private, prim_dense_exact, prim_dense_private
 from .queue import gq_build, top_window
-from .sampler import EXPONENTIAL, GUMBEL, N_STATS
+from .sampler import N_STATS
 from .tree import SpanningTree
 
 if TYPE_CHECKING:  # annotations only: nothing here is imported at run time
@@ -642,9 +644,11 @@ def fast_pamst(weights: Weights, rho: float | None = None, sensitivity: float | 
                p: float | None = None) -> SpanningTree:
     """Fast-PAMST (Pagh & Retschmeier 2024): private Prim with a discretized, grouped RNM.
 
-    Each of the n - 1 steps selects a cut edge with probability exactly that of
-    ``argmax(s * floor(-w / s) + noise)`` over the cut, with fresh i.i.d. noise per
-    edge, but draws only the few noises that matter (:ref:`design-sampler`).
+    With ``noise="exponential"`` each of the n - 1 steps selects a cut edge with
+    probability exactly that of ``argmax(s * floor(-w / s) + noise)`` over the cut,
+    with fresh i.i.d. noise per edge, but draws only the few noises that matter
+    (:ref:`design-sampler`). With ``noise="gumbel"`` the tree has the law of Kruskal
+    with the exponential mechanism at every step (:ref:`design-gumbel`).
 
     Parameters
     ----------
@@ -663,13 +667,16 @@ def fast_pamst(weights: Weights, rho: float | None = None, sensitivity: float | 
 %(start)s
     noise : {"exponential", "gumbel"}
         "exponential": report-noisy-max, rate sqrt(2 rho/(n-1)) / (2 D_s)
-        (the paper). "gumbel": the exponential mechanism, rate
-        sqrt(8 rho/(n-1)) / (2 D_s) by its bounded-range zCDP accounting;
-        same privacy (rho-zCDP), 2-3.5x lower error in our measurements. D_s is the sensitivity
-        of the discretized score (:func:`fastpamst_nb.privacy.discretized_sensitivity`):
-        s * ceil(Delta / s) when s is a power of two, s * ceil(Delta / s + 1/2)
-        otherwise: at most (17/16) Delta at the default s.
+        (the paper), D_s the sensitivity of the discretized score
+        (:func:`fastpamst_nb.privacy.discretized_sensitivity`): s * ceil(Delta / s)
+        when s is a power of two, s * ceil(Delta / s + 1/2) otherwise: at most
+        (17/16) Delta at the default s. "gumbel": the exponential mechanism at each
+        of Kruskal's n - 1 steps, released as the exact MST of w - G / lam with one
+        standard Gumbel G per edge (:func:`fastpamst_nb.privacy.gumbel_rate`:
+        lam = sqrt(8 rho/(n-1)) / (2 Delta), no discretization); same privacy
+        (rho-zCDP), lower error in our measurements.
     discretization : float, optional
+        Exponential noise only (refused with gumbel).
         The step s (weights' units); default: the largest power of two at most
         ``sensitivity / 16`` (:func:`fastpamst_nb.privacy.default_discretization`),
         public since it depends on Delta only. ``discretization=sensitivity`` is
@@ -715,7 +722,13 @@ def fast_pamst(weights: Weights, rho: float | None = None, sensitivity: float | 
 
     Notes
     -----
-    O(m + G) to build the grouped queue (G = number of distinct discretized
+    ``noise="gumbel"``: O(n^2) time (dense; O(m + n log(m) log(m / n)) sparse) and
+    O(n) extra memory (sparse: plus a heap, 24 bytes per improvement): a Prim over
+    the noisy keys, whose noise is a function of a 128-bit key drawn from ``rng``
+    and of the edge, computed where it is compared (:ref:`design-gumbel`). The
+    same seed gives the same tree whatever ``NUMBA_NUM_THREADS``.
+
+    ``noise="exponential"``: O(m + G) to build the grouped queue (G = number of distinct discretized
     weights), O(m) for the cut updates and, per step, O(1) expected per bucket
     visited and per candidate drawn by the selection: O(m + n^1.5 log n /
     sqrt(rho)) overall. Extra memory: one
@@ -768,8 +781,29 @@ def _fast_pamst(weights, rho, sensitivity, *, rng=None, start=0, noise="exponent
         raise TypeError("fast_pamst() needs sensitivity=, the l_inf sensitivity of each weight")
     privacy.check_noise(noise)
     if discretization is not None:  # checked before the O(n^2) validation pass
+        if noise == "gumbel":
+            raise ValueError("discretization= applies to noise='exponential' only: noise='gumbel' "
+                             "releases the exact MST of the raw weights minus Gumbel noise, with "
+                             "no discretization; drop discretization= (or use noise='exponential')")
         check_positive("discretization", discretization)
     bar_class = _progress_class(progress, "fast_pamst")
+    if noise == "gumbel":
+        rho = privacy.resolve_rho(rho, epsilon, delta)
+        sensitivity = check_positive("sensitivity", sensitivity)
+        key = draw_key(as_generator(rng))
+        found = []
+
+        def beside(W, start):
+            # the serial kernel on a thread of its own while W is validated (it only reads
+            # rows and compares values, so it is safe on any W; its tree is dropped if the
+            # validation refuses W). Not with a progress bar, which wants the chunks here.
+            lam = privacy.gumbel_rate(rho, sensitivity, W.shape[0])
+            found.append(gumbel_dense(W, start, bool(maximum), lam, key, threads=1))
+
+        graph, start = _validate(weights, topology, start, symmetric,
+                                 alongside=None if bar_class is not None else beside)
+        return _gumbel_graph(graph, rho, sensitivity, start, key, maximum, bar_class,
+                             edges=found[0] if found else None)
     shape = getattr(weights, "shape", None)
     if topology is None and not sp.issparse(weights) and shape is not None and len(shape) == 2:
         # the edge store (one int64 slot per edge), decided from the shape before the
@@ -802,8 +836,9 @@ def _fast_pamst_graph(graph, rho, sensitivity, s, start, gen, noise, maximum, th
     tqdm-like class for a progress bar over the steps, or None. ``window``: the
     ``queue.TopWindow`` the validation filled, or None (speed only).
     """
+    if noise == "gumbel":
+        return _gumbel_graph(graph, rho, sensitivity, start, draw_key(gen), maximum, bar_class)
     lam = privacy.fast_pamst_rate(rho, sensitivity, graph.n, s, noise)
-    kind = EXPONENTIAL if noise == "exponential" else GUMBEL
     sgn = _sign(maximum)
     stats = np.zeros(N_STATS, dtype=np.int64)
     edges = np.empty((graph.n - 1, 2), dtype=np.int64)
@@ -815,14 +850,45 @@ def _fast_pamst_graph(graph, rho, sensitivity, s, start, gen, noise, maximum, th
 
         if graph.dense:
             def advance(step0, k):
-                nxt[0] = prim_dense_private(q, graph.W, visited, edges, step0, k, nxt[0], kind, r,
+                nxt[0] = prim_dense_private(q, graph.W, visited, edges, step0, k, nxt[0], r,
                                             theta, sigma, gen, stats)
         else:
             def advance(step0, k):
                 nxt[0] = prim_csr_private(q, graph.indptr, graph.indices, graph.data, visited,
-                                          edges, step0, k, nxt[0], kind, r, theta, sigma, gen, stats)
+                                          edges, step0, k, nxt[0], r, theta, sigma, gen, stats)
         _run_steps(advance, graph.n - 1, bar_class, "fast_pamst",
                    first=max(1, _FIRST_CHUNK_ENTRIES // graph.n))
     info = {"rho": rho, "sensitivity": sensitivity, "noise": noise, "rate": lam,
             "discretization": s, "maximum": bool(maximum)}
     return _tree(graph, edges, "fast_pamst", info), stats
+
+
+def _gumbel_graph(graph, rho, sensitivity, start, key, maximum, bar_class=None, plain=False,
+                  threads=None, edges=None):
+    """The gumbel release on a validated ``Graph``: the exact MST of the noisy keys
+    (:mod:`fastpamst_nb.gumbel`); returns the tree and an empty counter array (the
+    shape of :func:`_fast_pamst_graph`'s answer).
+
+    ``key``: the release's 128-bit key (``philox.draw_key(gen)``, its only draw from the
+    user's generator). ``edges``: the tree already computed beside the validation, or
+    None. Tests call it directly (no re-validation) for their many tiny releases;
+    ``plain`` takes the two logarithms on every edge (the reference path), ``threads``
+    forces the thread count of the dense kernel.
+    """
+    lam = privacy.gumbel_rate(rho, sensitivity, graph.n)
+    if edges is not None:
+        pass
+    elif graph.n < 2:
+        edges = np.empty((0, 2), dtype=np.int64)
+    else:
+        def run(advance, n_steps, first):
+            _run_steps(advance, n_steps, bar_class, "fast_pamst", first=first)
+        if graph.dense:
+            edges = gumbel_dense(graph.W, start, bool(maximum), lam, key, threads=threads,
+                                 plain=plain, run=run)
+        else:
+            edges = gumbel_csr(graph.indptr, graph.indices, graph.data, start, bool(maximum),
+                               lam, key, plain=plain, run=run)
+    info = {"rho": rho, "sensitivity": sensitivity, "noise": "gumbel", "rate": lam,
+            "maximum": bool(maximum)}
+    return _tree(graph, edges, "fast_pamst", info), np.zeros(N_STATS, dtype=np.int64)

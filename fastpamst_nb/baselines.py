@@ -14,7 +14,11 @@ import numpy as np
 from numba import njit
 
 from .core import CACHE
-from .sampler import EXPONENTIAL
+
+# PAMST's noise kinds (its own baseline keeps both: pamst(noise="gumbel") is Pinot's
+# per-step exponential mechanism over the cut)
+EXPONENTIAL = 0
+GUMBEL = 1
 
 
 @njit(cache=CACHE, nogil=True)

@@ -193,7 +193,7 @@ def _warm_up(algorithms=ALGORITHMS, like=None, noise="exponential", symmetric=No
     fine = argparse.Namespace(**{**vars(args), "discretization": 1e-10})
     for algorithm in algorithms:
         _release(algorithm, W, args)
-        if algorithm in FAST and not (metric is not None and _noise(algorithm, noise) == "gumbel"):
+        if algorithm in FAST and _noise(algorithm, noise) == "exponential":  # gumbel: no steps
             _release(algorithm, W, fine)
 
 
@@ -423,6 +423,10 @@ def _check_run_args(args):
         if algorithm not in FAST:
             raise UsageError(f"--discretization is the step of fast_pamst's discretized scores; --algorithm "
                              f"{algorithm} does not discretize: drop it or use --algorithm fast_pamst")
+        if _noise(algorithm, args.noise) == "gumbel":
+            raise UsageError("--discretization is the step of fast_pamst --noise exponential; --noise "
+                             "gumbel releases the exact MST of the raw weights minus Gumbel noise, "
+                             "with no discretization: drop --discretization")
         check_positive("--discretization", args.discretization)
     if args.start is not None:
         if algorithm not in START_ALGORITHMS:

@@ -60,9 +60,9 @@ FAST = ("fast_pamst", "fast_pamst_gumbel", "fast_pamst_default", "fast_pamst_gum
 COLUMNS = ("algorithm", "n", "rho", "sensitivity", "seed", "seconds", "weight", "excess", "bound")
 LABELS = {
     "fast_pamst": "Fast-PAMST (paper's step s = Delta)",
-    "fast_pamst_gumbel": "Fast-PAMST, noise='gumbel' (s = Delta)",
+    "fast_pamst_gumbel": "noise='gumbel' (exponential mechanism, no discretization)",
     "fast_pamst_default": "Fast-PAMST, library default step (Delta/16)",
-    "fast_pamst_gumbel_default": "Fast-PAMST, noise='gumbel', default step",
+    "fast_pamst_gumbel_default": "noise='gumbel' (the same release: no step)",
     "pamst": "PAMST",
     "post_processing": "Post-processing (correct sigma)",
     "post_processing_paper": "Post-processing, paper's sigma (NOT private-correct)",
@@ -130,9 +130,12 @@ def utility_bound(n, rho, sensitivity, *, noise="exponential", discretization=No
         B = (n - 1) * ( s + ln( (n - 1) * floor(n^2 / 4) / mu ) / lam )
 
     where ``lam = fastpamst_nb.privacy.fast_pamst_rate(rho, Delta, n, s, noise)``,
-    i.e. lam = sqrt(2 rho / (n-1)) / (2 (Delta + s)) for exponential noise
-    (sqrt(8 rho / (n-1)) / (2 (Delta + s)) for ``noise="gumbel"``), s defaults to
+    i.e. lam = sqrt(2 rho / (n-1)) / (2 (Delta + s)) for exponential noise, s defaults to
     Delta and mu defaults to 1/n (the paper's "mu polynomial in 1/n").
+    ``noise="gumbel"`` (the exact MST of w - G / lam, lam = ``privacy.gumbel_rate``, no
+    discretization) has ``B = (n - 1) (ln(2 m / mu) + ln ln(2 (n - 1) / mu)) / lam``,
+    m = n (n - 1) / 2: every Gumbel of the graph at most ln(2 m / mu) and every one of
+    the MST's edges at least -ln ln(2 (n - 1) / mu), each with probability 1 - mu / 2.
 
     Derivation (the paper's proof, redone with our n - 1 accounting):
 
@@ -161,8 +164,17 @@ def utility_bound(n, rho, sensitivity, *, noise="exponential", discretization=No
     n = int(n)
     if n < 2:
         return 0.0
-    s = privacy.default_discretization(sensitivity) if discretization is None else discretization
     mu = 1.0 / n if mu is None else float(mu)
+    if noise == "gumbel":
+        # the exact MST T' of w - G / lam against the MST T*: w(T') - w(T*) <= (G(T') - G(T*)) / lam
+        # <= (n - 1) (x + y) / lam when every G_e <= x and every G of T* >= -y; a union bound
+        # with mu / 2 each: m exp(-x) = mu / 2, (n - 1) exp(-exp(y)) = mu / 2
+        if discretization is not None:
+            raise ValueError("noise='gumbel' has no discretization; drop discretization=")
+        lam = privacy.gumbel_rate(rho, sensitivity, n)
+        m = n * (n - 1) // 2
+        return (n - 1) * (math.log(2 * m / mu) + math.log(math.log(2 * (n - 1) / mu))) / lam
+    s = privacy.default_discretization(sensitivity) if discretization is None else discretization
     lam = privacy.fast_pamst_rate(rho, sensitivity, n, s, noise)
     cut = (n * n) // 4
     return (n - 1) * (s + math.log((n - 1) * cut / mu) / lam)
@@ -172,6 +184,8 @@ def _fast_settings(algorithm, sensitivity):
     """(noise, discretization) of a FAST series: the paper's experiments ran Fast-PAMST
     at s = Delta, the "_default" series at the library's finer default step (None)."""
     noise = "gumbel" if "gumbel" in algorithm else "exponential"
+    if noise == "gumbel":  # the exponential mechanism runs on the raw weights: no step
+        return noise, None
     return noise, None if algorithm.endswith("_default") else sensitivity
 
 

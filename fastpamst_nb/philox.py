@@ -85,11 +85,26 @@ def philox4x32_10(c0, c1, c2, c3, k0, k1):
 
 @njit(cache=CACHE, inline="always")
 def _unit(a, b):
-    # 53 bits from two words; m = 0 maps to 2**-54 so the value is never 0, and 1 is never reached
+    # 53 bits from two words; m = 0 maps to 2**-54 so the value is never 0, and 1 is never
+    # reached. Branch-free (a max), so that a loop of blocks vectorizes.
     m = (a << _S21) | (b >> _S11)
-    if m == np.uint64(0):
-        return 0.5 * _TWO_M53
-    return np.float64(m) * _TWO_M53
+    return max(np.float64(m), 0.5) * _TWO_M53
+
+
+@njit(cache=CACHE, inline="always")
+def unit_of_words(ka, kb, c2, c3, i, j):
+    """``edge_uniform`` with the key already split into 32-bit words (ka, kb) = (lo(k0),
+    hi(k0)) and (c2, c3) = (lo(k1), hi(k1)), all uint64: for loops over many edges."""
+    a = i if i < j else j
+    b = j if i < j else i
+    x0, x1, x2, x3 = philox4x32_10(np.uint64(a) & _MASK, np.uint64(b) & _MASK, c2, c3, ka, kb)
+    return _unit(x0, x1)
+
+
+def key_words(k0, k1):
+    """The four 32-bit words (lo(k0), hi(k0), lo(k1), hi(k1)) of a key, as uint64."""
+    k0, k1 = np.uint64(k0), np.uint64(k1)
+    return k0 & _MASK, k0 >> _S32, k1 & _MASK, k1 >> _S32
 
 
 @njit(cache=CACHE, inline="always")

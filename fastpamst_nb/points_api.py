@@ -130,7 +130,7 @@ def fast_pamst(X, rho, sensitivity, *, metric, p, rng, start, noise, discretizat
         tree = api.fast_pamst(D, rho, sensitivity, rng=gen, start=start, noise=noise,
                               discretization=discretization, maximum=maximum, progress=progress)
         return _with_metric(tree, metric, p)
-    lam = privacy.pamst_rate(rho, sensitivity, n, "gumbel")
+    lam = privacy.gumbel_rate(rho, sensitivity, n)
     key = draw_key(gen)  # the only draw from gen: the noise of edge {i, j} is a function of (key, i, j)
     sgn = 1.0 if maximum else -1.0
     edges = pt_prim(P, start, sgn, GUMBEL, key, lam, 1.0 / lam, advance=_runner(bar_class, "fast_pamst"))

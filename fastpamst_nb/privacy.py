@@ -12,6 +12,11 @@ Gumbel of scale 1 / lam is added for the exponential mechanism.
   eps^2 / 2-zCDP (Bun & Steinke 2016, Prop. 1.4), so eps = sqrt(2 rho_step).
 * The exponential mechanism is eps-bounded-range, which implies eps^2 / 8-zCDP
   (Cesar & Rogers 2021, Lemma 3.2), so eps = sqrt(8 rho_step): twice the rate.
+* ``fast_pamst(noise="gumbel")`` draws one Gumbel of scale 1 / lam per edge and
+  releases the exact MST of w - G / lam: Kruskal with the exponential mechanism at
+  each of its n - 1 steps (docs/design.rst, "The gumbel release"), so the same
+  eps = sqrt(8 rho_step), on the raw weights (no discretization):
+  :func:`gumbel_rate`.
 * Rounding scores down to multiples of s raises the sensitivity to D_s, see
   :func:`discretized_sensitivity`: s * ceil(Delta / s) when s is a power of two
   (the key floor(w / s) is then computed exactly), s * ceil(Delta / s + 1/2)
@@ -42,6 +47,7 @@ __all__ = [
     "discretized_sensitivity",
     "fast_pamst_rate",
     "gaussian_sigma",
+    "gumbel_rate",
     "is_power_of_two",
     "key_limit",
     "pamst_rate",
@@ -256,6 +262,45 @@ def fast_pamst_rate(rho, sensitivity, n, discretization=None, noise="exponential
     if n < 2:
         return math.inf
     return _eps_step(rho, n, noise) / (2.0 * discretized_sensitivity(sensitivity, s))
+
+
+def gumbel_rate(rho, sensitivity, n):
+    """Rate of the gumbel release (one Gumbel per edge, an exact MST of w - G / lam).
+
+    Parameters
+    ----------
+    rho : float
+        Total zCDP budget (dimensionless, > 0).
+    sensitivity : float
+        l_inf sensitivity Delta of each weight, in the weights' units (> 0).
+    n : int
+        Number of vertices; the n - 1 exponential mechanisms of Kruskal's steps share rho.
+
+    Returns
+    -------
+    float
+        lam = sqrt(8 rho / (n - 1)) / (2 Delta), in inverse weight units: each step is
+        the exponential mechanism with eps = sqrt(8 rho / (n - 1)) on scores of
+        sensitivity Delta (eps-bounded-range, hence eps^2 / 8-zCDP, Cesar & Rogers
+        2021), composed over n - 1 steps. No discretization. inf when n < 2
+        (nothing is selected).
+
+    Raises
+    ------
+    ValueError
+        ``rho`` or ``sensitivity`` not finite and positive, or a rate that is not
+        (an overflow: a sensitivity too small for the budget, e.g. 1e-320).
+    """
+    rho = check_positive("rho", rho)
+    sensitivity = check_positive("sensitivity", sensitivity)
+    if n < 2:
+        return math.inf
+    lam = _eps_step(rho, n, "gumbel") / (2.0 * sensitivity)
+    if not (math.isfinite(lam) and lam > 0.0):
+        raise ValueError(f"the gumbel rate sqrt(8 rho / (n - 1)) / (2 sensitivity) = {lam!r} for "
+                         f"n = {n} is not finite and positive; use a larger sensitivity or a "
+                         "smaller rho")
+    return lam
 
 
 def gaussian_sigma(rho, sensitivity, m):

@@ -1,9 +1,10 @@
 """The discretized, grouped Report-Noisy-Max kernel: one private Prim selection.
 
 It returns exactly ``argmax_e (key_e + Z_e)`` over the active cut edges, with
-i.i.d. noise Z_e (in key units, rate ``r = lam * s``): exponential noise
-(report-noisy-max, ``kind = 0``) or Gumbel noise (the exponential mechanism,
-``kind = 1``). Nothing but the noise that matters is drawn:
+i.i.d. exponential noise Z_e (in key units, rate ``r = lam * s``): report-noisy-max,
+``fast_pamst(noise="exponential")``. (``noise="gumbel"``, the exponential mechanism,
+is one Gumbel per edge and an exact Prim: :mod:`fastpamst_nb.gumbel`.) Nothing but
+the noise that matters is drawn:
 
 * **Buckets from the top down.** Starting at the best non-empty bucket and
   walking down, each step takes the largest aligned node of the queue (a bucket,
@@ -26,8 +27,8 @@ already drawn for *other* edges, never on the noise of the edges they decide
 about, so the output distribution does not depend on ``theta`` or ``sigma``
 (tests run the extremes). They only change the speed.
 
-All noise laws are handled through the survival function S and its inverse in
-key units: exponential S(t) = exp(-r t) (t >= 0); Gumbel S(t) = 1 - exp(-exp(-r t)).
+The noise law is handled through its survival function S(t) = exp(-r t) (t >= 0)
+and its inverse, in key units.
 """
 
 import math
@@ -41,8 +42,6 @@ from .queue import (
     gq_take, gq_take_cut, gq_top, gq_width_shift,
 )
 
-EXPONENTIAL = 0
-GUMBEL = 1
 
 # stats counters (an int64 array the caller may pass; tests read them)
 ST_STEPS = 0
@@ -75,56 +74,36 @@ def _u01(rng):
 
 
 @njit(cache=CACHE, nogil=True)
-def survival(kind, t, r):
-    """P(Z > t) for noise of rate r."""
-    if kind == EXPONENTIAL:
-        if t <= 0.0:
-            return 1.0
-        return math.exp(-r * t)
-    return -math.expm1(-math.exp(-r * t))
+def survival(t, r):
+    """P(Z > t) for exponential noise of rate r."""
+    if t <= 0.0:
+        return 1.0
+    return math.exp(-r * t)
 
 
 @njit(cache=CACHE, nogil=True)
-def log_survival(kind, t, r):
-    """log P(Z > t), accurate where P(Z > t) itself underflows (r t > 745)."""
-    if kind == EXPONENTIAL:
-        return -r * max(t, 0.0)
-    e = -r * t
-    if e < -700.0:
-        # -expm1(-x) = x (1 - x/2 + ...) with x = exp(e) < 1e-304: log is e to the last bit
-        return e
-    return math.log(-math.expm1(-math.exp(e)))
+def log_survival(t, r):
+    """log P(Z > t), exact where P(Z > t) itself underflows (r t > 745)."""
+    return -r * max(t, 0.0)
 
 
 @njit(cache=CACHE, nogil=True)
-def survival_inv(kind, y, r):
+def survival_inv(y, r):
     """The t with P(Z > t) = y, for 0 < y < 1."""
-    if kind == EXPONENTIAL:
-        return -math.log(y) / r
-    return -math.log(-math.log1p(-y)) / r
+    return -math.log(y) / r
 
 
 @njit(cache=CACHE, nogil=True)
-def tail_noise(kind, t, log_pt, r, rng):
-    """A noise drawn from its law conditioned on Z > t, where log_pt = log P(Z > t).
-
-    Exponential noise is memoryless: max(t, 0) + Exp(r). For Gumbel noise the
-    survival level u * P(Z > t) is formed in logs, so a tail probability of
-    1e-300 (a walk far below the best) loses no precision to subnormals.
-    """
-    if kind == EXPONENTIAL:
-        return max(t, 0.0) - math.log(_u01(rng)) / r
-    ly = math.log(_u01(rng)) + log_pt
-    if ly < -700.0:
-        # S(z) = y < 1e-304: -log(-log1p(-y)) = -log(y) - y/2 + ..., exact to the last bit
-        return -ly / r
-    return survival_inv(kind, math.exp(ly), r)
+def tail_noise(t, log_pt, r, rng):
+    """A noise drawn from its law conditioned on Z > t (log_pt = log P(Z > t), unused:
+    exponential noise is memoryless, max(t, 0) + Exp(r))."""
+    return max(t, 0.0) - math.log(_u01(rng)) / r
 
 
 @njit(cache=CACHE, nogil=True)
-def max_noise(kind, c, r, rng):
+def max_noise(c, r, rng):
     """The maximum of c i.i.d. noises: S^-1(1 - U^(1/c)) (docs/errata.rst, erratum 1)."""
-    return survival_inv(kind, -math.expm1(math.log(_u01(rng)) / c), r)
+    return survival_inv(-math.expm1(math.log(_u01(rng)) / c), r)
 
 
 # waiting-time gaps at or above this cannot fit in n (n < 2**62 is required)
@@ -269,13 +248,13 @@ def _distinct_edge(lay, keys, counts, st, cut, W, level, node, count, pmax, seen
 
 
 @jit_only(inline="always")
-def _bottom_count(kind, r, theta, rng, stats, remaining, t):
+def _bottom_count(r, theta, rng, stats, remaining, t):
     """The adaptive stop before a node (docs/design.rst, The adaptive bottom trick):
     when the ``remaining`` edges, whose keys are all at most t below the best value so
     far, expect fewer than theta noises above t, the walk stops and
     k ~ Binomial(remaining, P(Z > t)) of them get a noise from the tail above t.
     Returns (k, log P(Z > t)), or k = -1 when the walk goes on."""
-    log_pt = log_survival(kind, t, r)
+    log_pt = log_survival(t, r)
     if remaining * math.exp(log_pt) >= theta:
         return np.int64(-1), log_pt
     stats[ST_BOTTOM_CALLS] += 1
@@ -285,7 +264,7 @@ def _bottom_count(kind, r, theta, rng, stats, remaining, t):
 
 
 @jit_only
-def _bottom(lay, keys, counts, st, cut, W, visited, kind, r, rng, stats, k, p, k0, remaining,
+def _bottom(lay, keys, counts, st, cut, W, visited, r, rng, stats, k, p, k0, remaining,
             t, log_pt, best, win_g, win_code):
     """The bottom trick's k candidates: k distinct uniformly random edges among the
     ``remaining`` active edges of groups <= p (keys <= gq_key(p)), each with a noise
@@ -297,7 +276,7 @@ def _bottom(lay, keys, counts, st, cut, W, visited, kind, r, rng, stats, k, p, k
     for i in range(k):
         g, code = _distinct_edge(lay, keys, counts, st, cut, W, ROOT, np.int64(0), remaining, p,
                                  seen, i, visited, rng)
-        val = np.float64(gq_key(lay, keys, g) - k0) + tail_noise(kind, t, log_pt, r, rng)
+        val = np.float64(gq_key(lay, keys, g) - k0) + tail_noise(t, log_pt, r, rng)
         if val > best:
             best = val
             win_g = g
@@ -329,7 +308,7 @@ def _node_at(lay, keys, counts, p, first, r, sigma):
 
 
 @jit_only(inline="always")
-def _resolve(lay, keys, counts, st, cut, W, visited, kind, r, rng, stats, level, node, c, p, k0,
+def _resolve(lay, keys, counts, st, cut, W, visited, r, rng, stats, level, node, c, p, k0,
              ktop, zmax, best, win_g, win_code):
     """A node of c > 0 edges of groups <= p (keys <= ktop + k0) whose maximum noise
     zmax could beat the best so far (ktop + zmax > best): its carrier, a uniformly
@@ -347,16 +326,11 @@ def _resolve(lay, keys, counts, st, cut, W, visited, kind, r, rng, stats, level,
     t = best - ktop
     if c == 1 or t >= zmax:
         return best, win_g, win_code
-    if kind == EXPONENTIAL:
-        # P(t < Z <= zmax | Z <= zmax) and Z = t + Exp truncated to [0, zmax - t],
-        # written with expm1 so neither underflows when r * t is large
-        tt = max(t, 0.0)
-        span = -math.expm1(-r * (zmax - tt))
-        pc = math.exp(-r * tt) * span / -math.expm1(-r * zmax)
-    else:
-        s_max = survival(kind, zmax, r)
-        s_t = survival(kind, t, r)
-        pc = (s_t - s_max) / math.exp(-math.exp(-r * zmax))  # denominator: P(Z <= zmax)
+    # P(t < Z <= zmax | Z <= zmax) and Z = t + Exp truncated to [0, zmax - t],
+    # written with expm1 so neither underflows when r * t is large
+    tt = max(t, 0.0)
+    span = -math.expm1(-r * (zmax - tt))
+    pc = math.exp(-r * tt) * span / -math.expm1(-r * zmax)
     k = binomial(c - 1, min(pc, 1.0), rng)
     stats[ST_BLOCK_EXTRA] += k
     if k == 0:
@@ -367,10 +341,7 @@ def _resolve(lay, keys, counts, st, cut, W, visited, kind, r, rng, stats, level,
         g, code = _distinct_edge(lay, keys, counts, st, cut, W, level, node, c, p, seen, i + 1,
                                  visited, rng)
         u = _u01(rng)
-        if kind == EXPONENTIAL:
-            z = tt - math.log1p(-u * span) / r
-        else:
-            z = survival_inv(kind, s_max + u * (s_t - s_max), r)
+        z = tt - math.log1p(-u * span) / r
         val = np.float64(gq_key(lay, keys, g) - k0) + z
         if val > best:
             best = val
@@ -398,7 +369,7 @@ def _split_top(slots, lo, hi, fmax):
 
 
 @jit_only
-def _walk_wide(lay, keys, counts, st, cut, W, visited, kind, r, theta, rng, stats, b, p, first,
+def _walk_wide(lay, keys, counts, st, cut, W, visited, r, theta, rng, stats, b, p, first,
                k0, remaining, best, win_g, win_code):
     """Resolve wide bucket b (key span above sigma) by its fine sub-buckets, top down,
     as ``rnm_select`` resolves buckets: the bucket (materialized) is compacted, and
@@ -429,10 +400,10 @@ def _walk_wide(lay, keys, counts, st, cut, W, visited, kind, r, theta, rng, stat
         # arrays would count their references at every node (docs/design.rst, Call costs)
         if not first:
             t = best - ktop
-            k, log_pt = _bottom_count(kind, r, theta, rng, stats, remaining, t)
+            k, log_pt = _bottom_count(r, theta, rng, stats, remaining, t)
             if k >= 0:
                 if k > 0:  # most stops draw no candidate: no call, so no reference counts
-                    best, win_g, win_code = _bottom(lay, keys, counts, st, cut, W, visited, kind, r,
+                    best, win_g, win_code = _bottom(lay, keys, counts, st, cut, W, visited, r,
                                                     rng, stats, k, ptop, k0, remaining, t, log_pt,
                                                     best, win_g, win_code)
                 stopped = True
@@ -440,9 +411,9 @@ def _walk_wide(lay, keys, counts, st, cut, W, visited, kind, r, theta, rng, stat
         first = False
         c, nxt = _split_top(slots, lo, hi, fmax)
         stats[ST_NODES] += 1
-        zmax = max_noise(kind, c, r, rng)
+        zmax = max_noise(c, r, rng)
         if ktop + zmax > best:
-            best, win_g, win_code = _resolve(lay, keys, counts, st, cut, W, visited, kind, r, rng,
+            best, win_g, win_code = _resolve(lay, keys, counts, st, cut, W, visited, r, rng,
                                              stats, SUB, hi - c, c, ptop, k0, ktop, zmax, best,
                                              win_g, win_code)
         remaining -= c
@@ -467,7 +438,7 @@ def _counted_top(lay, keys, counts, st, cut, W):
 
 
 @jit_only
-def rnm_select(q, W, visited, kind, r, theta, sigma, rng, stats):
+def rnm_select(q, W, visited, r, theta, sigma, rng, stats):
     """One private selection from the cut held by ``q``; returns the winning edge's code.
 
     Parameters
@@ -478,8 +449,6 @@ def rnm_select(q, W, visited, kind, r, theta, sigma, rng, stats):
         The dense weights (an empty array for a sparse graph), read to materialize
         buckets and to draw bottom candidates straight from the cut.
     visited : bool array (n,)
-    kind : int
-        EXPONENTIAL (report-noisy-max) or GUMBEL (exponential mechanism).
     r : float
         Noise rate in key units (lam * s).
     theta : float
@@ -515,11 +484,11 @@ def rnm_select(q, W, visited, kind, r, theta, sigma, rng, stats):
             # before counting more buckets (a pass over the cut, and over W to size
             # them: 0.66 s at n = 16000) the walk stops while the bottom trick expects
             # at most _UNCOUNTED_THETA candidates; it is exact wherever it stops
-            k, log_pt = _bottom_count(kind, r, max(theta, _UNCOUNTED_THETA) if uncounted else theta,
+            k, log_pt = _bottom_count(r, max(theta, _UNCOUNTED_THETA) if uncounted else theta,
                                       rng, stats, remaining, t)
             if k >= 0:
                 if k > 0:  # most stops draw no candidate: no call, so no reference counts
-                    best, win_g, win_code = _bottom(lay, keys, counts, st, cut, W, visited, kind, r,
+                    best, win_g, win_code = _bottom(lay, keys, counts, st, cut, W, visited, r,
                                                     rng, stats, k, p, k0, remaining, t, log_pt,
                                                     best, win_g, win_code)
                 break
@@ -528,7 +497,7 @@ def rnm_select(q, W, visited, kind, r, theta, sigma, rng, stats):
         level, node, lo, c = _node_at(lay, keys, counts, p, first, r, sigma)
         if level == WIDE:
             best, win_g, win_code, remaining, stopped = _walk_wide(
-                lay, keys, counts, st, cut, W, visited, kind, r, theta, rng, stats, node, p, first,
+                lay, keys, counts, st, cut, W, visited, r, theta, rng, stats, node, p, first,
                 k0, remaining, best, win_g, win_code)
             if stopped:
                 break
@@ -538,7 +507,7 @@ def rnm_select(q, W, visited, kind, r, theta, sigma, rng, stats):
         first = False
         stats[ST_NODES] += 1
         if c > 0:
-            zmax = max_noise(kind, c, r, rng)
+            zmax = max_noise(c, r, rng)
             if level == GROUP:
                 stats[ST_GROUP_DRAWS] += 1
                 if ktop + zmax > best:
@@ -548,7 +517,7 @@ def rnm_select(q, W, visited, kind, r, theta, sigma, rng, stats):
             elif ktop + zmax > best:
                 # below best, neither the carrier nor the c - 1 smaller noises can win,
                 # so no edge is looked up
-                best, win_g, win_code = _resolve(lay, keys, counts, st, cut, W, visited, kind, r,
+                best, win_g, win_code = _resolve(lay, keys, counts, st, cut, W, visited, r,
                                                  rng, stats, level, node, c, p, k0, ktop, zmax,
                                                  best, win_g, win_code)
         remaining -= c

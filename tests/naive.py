@@ -569,3 +569,77 @@ def edge_uniforms_ref(k0, k1, i, j):
         m = (hi_w << 21) | (lo_w >> 11)
         out.append(2.0 ** -54 if m == 0 else m * 2.0 ** -53)
     return tuple(out)
+
+
+# ----------------------------------------------------------------------------
+# Kruskal with the exponential mechanism (the law of noise="gumbel")
+# ----------------------------------------------------------------------------
+
+def _kruskal_candidates(mask, comp):
+    """Edges (a, b), a < b, of the graph whose ends lie in different components."""
+    n = mask.shape[0]
+    return [(a, b) for a in range(n) for b in range(a + 1, n) if mask[a, b] and comp[a] != comp[b]]
+
+
+def _merge(comp, a, b):
+    ca, cb = comp[a], comp[b]
+    return tuple(ca if c == cb else c for c in comp)
+
+
+def kruskal_em_step_probs(W, cands, lam, maximum=False):
+    """One exponential mechanism over Kruskal's candidates: P(e) proportional to
+    exp(-lam * w_e) (exp(lam * w_e) for a maximum tree). The weights are shifted by
+    their extreme before the rate (differences of weights near 1e12 are exact)."""
+    w = np.array([W[a, b] for a, b in cands], dtype=np.float64)
+    score = w if maximum else -w
+    return softmax_probs(score, lam)
+
+
+def kruskal_em_sample(W, adjacency, lam, rng, maximum=False):
+    """One release of sequential Kruskal with the exponential mechanism at every step.
+
+    Each step draws, among the edges joining two components of the forest so far,
+    e with probability proportional to exp(-lam * w_e) (``maximum``: exp(lam * w_e)),
+    and adds it. Returns the tree as a frozenset of (min, max) pairs.
+    """
+    W, mask = _check_graph(W, adjacency)
+    n = W.shape[0]
+    comp = tuple(range(n))
+    tree = []
+    for _ in range(n - 1):
+        cands = _kruskal_candidates(mask, comp)
+        if not cands:
+            raise ValueError("graph is disconnected")
+        p = kruskal_em_step_probs(W, cands, lam, maximum)
+        a, b = cands[rng.choice(len(cands), p=p)]
+        tree.append((a, b))
+        comp = _merge(comp, a, b)
+    return frozenset(tree)
+
+
+def kruskal_em_tree_distribution(W, adjacency, lam, maximum=False):
+    """Exact law of the edge SET released by :func:`kruskal_em_sample`.
+
+    The forward law over forests after t steps, with a memo per forest (a forest
+    reached by several orders is expanded once, with its summed probability):
+    ``{frozenset of (a, b) pairs: probability}``, summing to 1. Exponential in n:
+    meant for n <= 6.
+    """
+    W, mask = _check_graph(W, adjacency)
+    n = W.shape[0]
+    layer = {frozenset(): (1.0, tuple(range(n)))}
+    for _ in range(n - 1):
+        nxt = {}
+        for forest, (prob, comp) in layer.items():
+            cands = _kruskal_candidates(mask, comp)
+            if not cands:
+                raise ValueError("graph is disconnected")
+            p = kruskal_em_step_probs(W, cands, lam, maximum)
+            for (a, b), pe in zip(cands, p):
+                if pe <= 0.0:
+                    continue
+                f = forest | {(a, b)}
+                old = nxt.get(f)
+                nxt[f] = (pe * prob + (old[0] if old else 0.0), _merge(comp, a, b))
+        layer = nxt
+    return {f: p for f, (p, _) in layer.items()}

@@ -19,7 +19,7 @@ import fastpamst_nb as fp
 from fastpamst_nb.baselines import noisy_csr, pamst_csr, pamst_state
 from fastpamst_nb.graph import as_graph
 from fastpamst_nb.prim import prim_csr_exact
-from fastpamst_nb.sampler import EXPONENTIAL, GUMBEL
+from fastpamst_nb.baselines import EXPONENTIAL, GUMBEL
 
 try:
     import naive
@@ -69,15 +69,24 @@ def test_gumbel_rate_is_twice_the_exponential_rate():
     assert gum == pytest.approx(2 * exp, rel=1e-15)
 
 
-@pytest.mark.parametrize("noise", ["exponential", "gumbel"])
 @pytest.mark.parametrize("s", [None, 1e-3, 0.3])
 @pytest.mark.parametrize("n, rho, delta_w", [(2, 1.0, 1.0), (10, 0.1, 1e-5), (57, 3.7, 0.25)])
-def test_fast_pamst_rate(noise, s, n, rho, delta_w):
+def test_fast_pamst_rate(s, n, rho, delta_w):
     W = random_symmetric(np.random.default_rng(n), n)
-    tree = fp.fast_pamst(W, rho, delta_w, rng=0, noise=noise, discretization=s)
-    expected = naive.exp_calibration(rho, delta_w, n, s=s, noise=noise, algorithm="fast_pamst")
+    tree = fp.fast_pamst(W, rho, delta_w, rng=0, discretization=s)
+    expected = naive.exp_calibration(rho, delta_w, n, s=s, algorithm="fast_pamst")
     assert tree.info["rate"] == pytest.approx(expected, rel=1e-15, abs=0)
     assert tree.info["discretization"] == (naive.default_step(delta_w) if s is None else s)
+
+
+@pytest.mark.parametrize("n, rho, delta_w", [(2, 1.0, 1.0), (10, 0.1, 1e-5), (57, 3.7, 0.25)])
+def test_fast_pamst_gumbel_rate(n, rho, delta_w):
+    # the exponential mechanism on the raw weights: sqrt(8 rho / (n - 1)) / (2 Delta)
+    W = random_symmetric(np.random.default_rng(n), n)
+    tree = fp.fast_pamst(W, rho, delta_w, rng=0, noise="gumbel")
+    expected = naive.exp_calibration(rho, delta_w, n, noise="gumbel", algorithm="pamst")
+    assert tree.info["rate"] == pytest.approx(expected, rel=1e-15, abs=0)
+    assert "discretization" not in tree.info
 
 
 @pytest.mark.parametrize("n, rho, delta_w", [(2, 1.0, 1.0), (10, 0.1, 1e-5), (57, 3.7, 0.25)])

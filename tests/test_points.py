@@ -306,7 +306,7 @@ def test_api_gumbel_release_reproducible_and_public_info():
     a = fp.fast_pamst(X, 0.5, 0.2, rng=3, metric="cityblock", noise="gumbel")
     b = fp.fast_pamst(X, 0.5, 0.2, rng=np.random.default_rng(3), metric="cityblock", noise="gumbel")
     assert a.edges.tolist() == b.edges.tolist()
-    lam = privacy.pamst_rate(0.5, 0.2, 30, "gumbel")
+    lam = privacy.gumbel_rate(0.5, 0.2, 30)
     assert dict(a.info) == {"rho": 0.5, "sensitivity": 0.2, "noise": "gumbel", "rate": lam,
                             "maximum": False, "metric": "cityblock"}
     # the tree is the kernel's with the key drawn from the same generator

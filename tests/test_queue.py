@@ -361,7 +361,7 @@ def test_wide_queue_sizes_its_walks_in_one_pass():
     rng = np.random.default_rng(0)
     v, sized = 0, []
     for step in range(n - 1):
-        v = prim_dense_private(q, W, visited, edges, step, 1, v, 0, r, 0.03, 2.0, rng, stats)
+        v = prim_dense_private(q, W, visited, edges, step, 1, v, r, 0.03, 2.0, rng, stats)
         sized.append(int(q.store.sized[0]))
     assert len(set(sized)) == 1 and sized[0] <= lay.n_buckets - lay.min_sized
     assert int(q.store.materialized[0]) >= sized[0]

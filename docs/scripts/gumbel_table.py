@@ -1,0 +1,109 @@
+"""The gumbel release against the floor: noise levels and shapes of weights, in one run.
+
+Every cell is ``fast_pamst(noise="gumbel")``'s best time over the floor's (the faster
+of ``floor.py``'s serial and parallel textbook Prim, on the same matrix, in the same
+process). Run from a checkout beside ``shared/``::
+
+    python docs/scripts/gumbel_table.py --floor ../shared/bench/floor.py --n 4000 --repeat 3
+
+It runs with whichever fastpamst_nb is installed, so the same command measures
+another version (before and after a change). ``--sparse N`` also times a random
+topology with about 7 N stored edges against scipy's ``minimum_spanning_tree``.
+"""
+import argparse
+import importlib
+import os
+import sys
+import time
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import minimum_spanning_tree
+
+import fastpamst_nb as fp
+
+RHO = 0.1
+
+
+def _load_floor(path):
+    # imported by name from its folder: numba's cache of its kernels refers to the module
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    return importlib.import_module(os.path.splitext(os.path.basename(path))[0])
+
+
+def shapes(W, seed=0):
+    """The shapes of real weights (Uniform(0, 1) W reshaped; every one symmetric)."""
+    n = W.shape[0]
+    rng = np.random.default_rng(seed)
+    out = {}
+    A = W.copy()
+    A[0, 1] = A[1, 0] = 1e4
+    out["one outlier edge 1e4"] = A
+    P = np.triu(rng.pareto(0.7, (n, n)), 1)
+    out["Pareto alpha 0.7"] = P + P.T
+    c = np.arange(n) % 3
+    out["three clusters 1000 apart"] = W + 1000.0 * np.abs(c[:, None] - c[None, :])
+    Z = np.triu(rng.integers(0, 100, (n, n)).astype(np.float64), 1)
+    i, j = rng.integers(0, n, 10), rng.integers(0, n, 10)
+    Z[np.minimum(i, j), np.maximum(i, j)] = 1e9
+    Z = np.triu(Z, 1)
+    out["integers 0..99, ten 1e9"] = Z + Z.T
+    return out
+
+
+def best(repeat, f):
+    ts = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        f()
+        ts.append(time.perf_counter() - t)
+    return min(ts)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--floor", required=True, help="path of shared/bench/floor.py")
+    ap.add_argument("--n", type=int, nargs="+", default=[4000])
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--sparse", type=int, default=0)
+    a = ap.parse_args()
+    floor = _load_floor(a.floor)
+    warm = floor.uniform(64, 1)
+    floor.floor_prim(warm)
+    floor.pfloor_prim(warm)
+    for d in (1e-5, 1.0):
+        fp.fast_pamst(warm, rho=RHO, sensitivity=d, noise="gumbel", rng=0)
+    for n in a.n:
+        W = floor.uniform(n, 0)
+        ts = best(a.repeat, lambda: floor.floor_prim(W))
+        tp = best(a.repeat, lambda: floor.pfloor_prim(W))
+        t0 = min(ts, tp)
+        print(f"n = {n}: floor {t0:.4f} s (serial {ts:.4f}, parallel {tp:.4f}); exact_mst "
+              f"{best(a.repeat, lambda: fp.exact_mst(W)) / t0:.2f}x", flush=True)
+        for d in (1e-5, 1e-3, 0.1, 1.0):
+            t = best(a.repeat, lambda: fp.fast_pamst(W, rho=RHO, sensitivity=d, noise="gumbel", rng=1))
+            print(f"  Uniform(0, 1), sensitivity {d:g}: {t / t0:.2f}x", flush=True)
+        for name, M in shapes(W).items():
+            t = best(a.repeat, lambda: fp.fast_pamst(M, rho=RHO, sensitivity=1e-3, noise="gumbel", rng=1))
+            print(f"  {name}, sensitivity 1e-3: {t / t0:.2f}x", flush=True)
+    if a.sparse:
+        n = a.sparse
+        rng = np.random.default_rng(0)
+        i = np.concatenate([rng.integers(0, n, 7 * n), np.arange(n - 1)])
+        j = np.concatenate([rng.integers(0, n, 7 * n), np.arange(1, n)])
+        keep = i != j
+        S = sp.coo_matrix((rng.random(keep.sum()) + 0.01, (i[keep], j[keep])), shape=(n, n)).tocsr()
+        S = sp.triu(S.maximum(S.T), 1).tocsr()
+        S = (S + S.T).tocsr()
+        small = S[:64, :64] + sp.eye(64, k=1) + sp.eye(64, k=-1)
+        fp.fast_pamst(sp.csr_matrix(small), rho=RHO, sensitivity=1e-3, noise="gumbel", rng=0)
+        minimum_spanning_tree(S)
+        tsci = best(a.repeat, lambda: minimum_spanning_tree(S))
+        print(f"sparse n = {n}, m = {S.nnz // 2}: scipy {tsci:.3f} s", flush=True)
+        for d in (1e-5, 0.1, 1.0):
+            t = best(a.repeat, lambda: fp.fast_pamst(S, rho=RHO, sensitivity=d, noise="gumbel", rng=1))
+            print(f"  gumbel, sensitivity {d:g}: {t / tsci:.2f}x scipy", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,536 @@
+"""The exponential mechanism at the floor: one Gumbel draw per edge and an exact Prim.
+
+Kruskal with the exponential mechanism at every step (each step draws, among the edges
+joining two components of the forest so far, e with probability proportional to
+exp(-lam * w_e)) has exactly the law of the minimum spanning tree of the keys
+
+    key_e = w_e - b * G_e,    b = 1 / lam,    G_e iid standard Gumbel,
+
+drawn once per edge (the proof is in docs/design.rst, "The gumbel release"). A maximum
+spanning tree uses ``-w_e`` in place of ``w_e``. So ``noise="gumbel"`` is an exact MST of
+noisy keys, and no noise is stored: G_e comes from ``philox.edge_gumbel`` (a pure
+function of the release's 128-bit key and the edge), computed where Prim compares it.
+
+Keys are double-doubles ``(hi, lo)`` (``hi = fl(hi + lo)``): ``w - b * G`` is formed with
+error-free transforms (Dekker's product, Knuth's two-sum), so a weight of 1e12 keeps a
+noise of b = 1e-5 (NOTES erratum 5), and the lexicographic order of the pairs is the
+order of their values: a strict total order, which the argmin breaks by vertex index.
+That makes the tree a function of (W, key) alone, whatever the threads do.
+
+Most edges take no logarithm. Vertex v, with best key K_v, relaxes from the joining
+vertex u only if G_uv > t = (c * w_uv - K_v) / b. The kernels compute t to a relative
+error of a few ulps and look up ``table[k]`` at the grid point t_k = ``T_LO`` + k /
+``GRID`` at or below t - ``EPS`` (clamped to the table's ends): a lower bound of the
+Gumbel CDF exp(-exp(-t_k)), 0 below the grid, and 1 from ``T_SKIP`` = 37.5 on (above
+any Gumbel a 53-bit uniform gives: ``philox.GUMBEL_MAX`` = 36.74). The edge's uniform
+U <= table[k] means G(U) <= t - EPS, so the exact comparison would not relax v either
+(the margins are in docs/design.rst); only the other edges, about n ln n in all, take
+the two logarithms and the exact comparison of the double-double keys. The sparse
+kernel skips t >= ``T_SKIP`` before hashing (its hashes are not vectorized).
+
+A state (``GumbelDense``) is a namedtuple of flat arrays: the unvisited vertices in
+increasing order (``rest``), their best keys and tree ends at the same positions, and
+the step counters; ``gd_steps`` advances it by k Prim steps, so a long release runs in
+chunks (Ctrl-C, progress bars) and the tree does not depend on the chunking.
+"""
+
+import math
+from collections import namedtuple
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+from .core import CACHE
+from .philox import GUMBEL_MAX, key_words, unit_of_words
+
+#: Grid points per Gumbel unit of the CDF table.
+GRID = 32
+#: The table starts here; below it (t < T_LO < GUMBEL_MIN) every edge relaxes.
+T_LO = -4.0
+#: t at or above this: no Gumbel of a 53-bit uniform reaches it, the edge cannot relax.
+T_SKIP = 37.5
+#: Margin (Gumbel units) between t and the grid point whose bound is used.
+EPS = 2.0 ** -30
+_SPLIT = 134217729.0  # 2**27 + 1, Dekker's splitter for float64
+
+assert T_SKIP > GUMBEL_MAX + 0.5
+
+
+def cdf_table():
+    """Lower bounds of the standard Gumbel CDF on the grid ``T_LO + k / GRID``, with the
+    kernels' two end entries.
+
+    Returns
+    -------
+    ndarray, float64, shape ((T_SKIP - T_LO) * GRID + 1,)
+        ``table[k] <= exp(-exp(-(T_LO + k / GRID)))`` for 0 < k < last: the CDF as numpy
+        computes it (each exp within an ulp or two) times (1 - 2**-40), far below the
+        computed value's error, so the bound is conservative. ``table[0] = 0`` (the
+        kernels clamp every t below the grid there: never a skip) and ``table[last] =
+        1`` (t >= ``T_SKIP``: no Gumbel of a 53-bit uniform reaches t, every U <= 1
+        skips; the tail limit, not the CDF, justifies it).
+    """
+    k = np.arange(int((T_SKIP - T_LO) * GRID) + 1)
+    t = T_LO + k / GRID  # exact: GRID is a power of two
+    tab = np.exp(-np.exp(-t)) * (1.0 - 2.0 ** -40)
+    tab[0] = 0.0
+    tab[-1] = 1.0
+    return tab
+
+
+_TABLE = cdf_table()
+
+
+def table():
+    """The module's CDF table (``cdf_table()``, computed once)."""
+    return _TABLE
+
+
+@njit(cache=CACHE, inline="always")
+def dd_key(x, b, b_hi, b_lo, g):
+    """The double-double (hi, lo) of x - b * g: Dekker's exact product b * g = p + e
+    (b split once into b_hi + b_lo), Knuth's two-sum of x and -p, then the product's
+    error, renormalized so that hi = fl(hi + lo)."""
+    p = b * g
+    c = _SPLIT * g
+    g_hi = c - (c - g)
+    g_lo = g - g_hi
+    e = ((b_hi * g_hi - p) + b_hi * g_lo + b_lo * g_hi) + b_lo * g_lo
+    s = x - p
+    bb = s - x
+    es = (x - (s - bb)) + (-p - bb)
+    lo = es - e
+    hi = s + lo
+    bb = hi - s
+    lo = (s - (hi - bb)) + (lo - bb)
+    return hi, lo
+
+
+def split(b):
+    """Dekker's split of b into b_hi + b_lo (each with at most 26 significant bits)."""
+    c = _SPLIT * b
+    hi = c - (c - b)
+    return hi, b - hi
+
+
+@njit(cache=CACHE, inline="always")
+def _exact(x, h, l, U, b, b_hi, b_lo):
+    """The rare path: the two logarithms, then the exact comparison of the double-double
+    key of x - b * G(U) with (h, l). Returns the smaller key and whether it is the new one."""
+    g = -math.log(-math.log(U))
+    nh, nl = dd_key(x, b, b_hi, b_lo, g)
+    if nh < h or (nh == h and nl < l):
+        return nh, nl, True
+    return h, l, False
+
+
+# rest: unvisited vertices, increasing; hi/lo/parent: their best keys and tree ends at
+# the same positions; U: the uniforms of one step's edges; state: [r (unvisited count),
+# gone (position of the vertex that joined last, to remove; r: none), cur (that vertex)]
+GumbelDense = namedtuple("GumbelDense", ["rest", "hi", "lo", "parent", "U", "state"])
+
+
+def gd_new(n, start):
+    """The state before the first step: every vertex but ``start`` unvisited, keys +inf."""
+    rest = np.concatenate([np.arange(start, dtype=np.int64), np.arange(start + 1, n, dtype=np.int64)])
+    hi = np.full(n - 1, np.inf)
+    lo = np.zeros(n - 1)
+    parent = np.full(n - 1, start, dtype=np.int64)
+    # gone = r: no position to remove before the first step
+    state = np.array([n - 1, n - 1, start], dtype=np.int64)
+    return GumbelDense(rest, hi, lo, parent, np.empty(n - 1), state)
+
+
+@njit(cache=CACHE, nogil=True)
+def gd_steps(W, c, kw, b, b_hi, b_lo, inv_b, tab, plain, rest, hi, lo, parent, U, state,
+             edges, step0, n_steps):
+    """Prim steps ``step0 .. step0 + n_steps - 1`` on the complete graph of W, one thread.
+
+    ``c`` is +1 (minimum tree) or -1 (maximum); ``kw`` the key's four words
+    (``philox.key_words``). Each step first hashes every edge from the vertex that
+    joined last to the unvisited ones (a loop of independent blocks, which the
+    compiler vectorizes), then relaxes the unvisited vertices reading that vertex's
+    row in address order (as ``prim.prim_dense_exact``): in place before the position
+    of the vertex that joined, shifted down by one after it (so the order costs no
+    extra pass), taking the smallest key on the way (ties: the smallest vertex).
+    O(n) per step, no noise kept across steps. ``plain``: the two logarithms on
+    every edge, no table and no skip (the reference path).
+    """
+    ka = kw[0]
+    kb = kw[1]
+    c2 = kw[2]
+    c3 = kw[3]
+    last = np.float64(tab.shape[0] - 1)
+    r = state[0]
+    gone = state[1]
+    cur = state[2]
+    for step in range(step0, step0 + n_steps):
+        row = W[cur]
+        for k in range(r):
+            U[k] = unit_of_words(ka, kb, c2, c3, cur, rest[k])
+        top_h = np.inf
+        top_l = np.inf
+        arg = -1
+        for k in range(gone):  # before the removed position: in place
+            x = c * np.float64(row[rest[k]])
+            h = hi[k]
+            l = lo[k]
+            # the grid point at or below t - EPS, clamped to the table's two end entries
+            tt = min(max((((x - h) - l) * inv_b - EPS - T_LO) * GRID, 0.0), last)
+            if plain or U[k] > tab[int(tt)]:
+                h, l, better = _exact(x, h, l, U[k], b, b_hi, b_lo)
+                if better:
+                    hi[k] = h
+                    lo[k] = l
+                    parent[k] = cur
+            if h < top_h or (h == top_h and l < top_l):
+                top_h = h
+                top_l = l
+                arg = k
+        for k in range(gone + 1, r):  # after it: shifted down by one
+            v = rest[k]
+            x = c * np.float64(row[v])
+            h = hi[k]
+            l = lo[k]
+            p = parent[k]
+            # the grid point at or below t - EPS, clamped to the table's two end entries
+            tt = min(max((((x - h) - l) * inv_b - EPS - T_LO) * GRID, 0.0), last)
+            if plain or U[k] > tab[int(tt)]:
+                h, l, better = _exact(x, h, l, U[k], b, b_hi, b_lo)
+                if better:
+                    p = cur
+            rest[k - 1] = v
+            hi[k - 1] = h
+            lo[k - 1] = l
+            parent[k - 1] = p
+            if h < top_h or (h == top_h and l < top_l):
+                top_h = h
+                top_l = l
+                arg = k - 1
+        if gone < r:
+            r -= 1
+        edges[step, 0] = parent[arg]
+        edges[step, 1] = rest[arg]
+        cur = rest[arg]
+        gone = arg
+    state[0] = r
+    state[1] = gone
+    state[2] = cur
+
+
+@njit(cache=CACHE, nogil=True, parallel=True)
+def gd_steps_parallel(W, c, kw, b, b_hi, b_lo, inv_b, tab, plain, hi, lo, parent, U, seen,
+                      state, edges, step0, n_steps, n_threads, top_hi, top_lo, top_k):
+    """As :func:`gd_steps`, each step's hashing, relaxation and argmin split over
+    ``n_threads`` contiguous blocks of vertices by ``prange`` (one fork/join per step).
+
+    Here the positions are the vertices themselves (``seen`` marks the tree), so no
+    shifting: the blocks' minima, taken in block order with the same (key, vertex)
+    order, give the serial argmin, and the tree is that of :func:`gd_steps` for every
+    thread count.
+    """
+    n = W.shape[0]
+    T = n_threads
+    chunk = (n + T - 1) // T
+    ka = kw[0]
+    kb = kw[1]
+    c2 = kw[2]
+    c3 = kw[3]
+    last = np.float64(tab.shape[0] - 1)
+    cur = state[2]
+    for step in range(step0, step0 + n_steps):
+        row = W[cur]
+        for t in prange(T):
+            v0 = t * chunk
+            v1 = min(n, v0 + chunk)
+            for v in range(v0, v1):
+                U[v] = unit_of_words(ka, kb, c2, c3, cur, v)
+            th = np.inf
+            tl = np.inf
+            tk = -1
+            for v in range(v0, v1):
+                if seen[v]:
+                    continue
+                x = c * np.float64(row[v])
+                h = hi[v]
+                l = lo[v]
+                tt = min(max((((x - h) - l) * inv_b - EPS - T_LO) * GRID, 0.0), last)
+                if plain or U[v] > tab[int(tt)]:
+                    h, l, better = _exact(x, h, l, U[v], b, b_hi, b_lo)
+                    if better:
+                        hi[v] = h
+                        lo[v] = l
+                        parent[v] = cur
+                if h < th or (h == th and l < tl):
+                    th = h
+                    tl = l
+                    tk = v
+            top_hi[t] = th
+            top_lo[t] = tl
+            top_k[t] = tk
+        th = np.inf
+        tl = np.inf
+        arg = -1
+        for t in range(T):
+            if top_k[t] >= 0 and (arg < 0 or top_hi[t] < th or (top_hi[t] == th and top_lo[t] < tl)):
+                th = top_hi[t]
+                tl = top_lo[t]
+                arg = top_k[t]
+        edges[step, 0] = parent[arg]
+        edges[step, 1] = arg
+        seen[arg] = True
+        cur = arg
+    state[2] = cur
+
+
+#: Dense releases on fewer vertices run on one thread: a fork/join per step costs more
+#: than the row it splits.
+PARALLEL_MIN_N = 1 << 15
+
+
+def gumbel_dense(W, start, maximum, lam, key, threads=None, plain=False, run=None):
+    """The gumbel release on the complete graph of W: Prim over noisy keys, from ``start``.
+
+    Parameters
+    ----------
+    W : ndarray (n, n), float32 or float64, C-contiguous
+        Validated symmetric weights (the diagonal is never read).
+    start : int
+        First vertex (public).
+    maximum : bool
+        Maximum spanning tree of w + G / lam instead of the minimum of w - G / lam.
+    lam : float
+        The rate (``privacy.gumbel_rate``), finite and > 0.
+    key : (numpy.uint64, numpy.uint64)
+        The release's key (``philox.draw_key``).
+    threads : int, optional
+        Threads of the parallel kernel; default numba's thread count. 1, or n below
+        ``PARALLEL_MIN_N``, runs the serial kernel: the tree is the same.
+    plain : bool
+        Take the two logarithms for every edge (no table): the reference path.
+    run : callable (advance, n_steps, first) -> None, optional
+        Runs ``advance(step0, k)`` over the n - 1 steps in chunks (``api._run_steps``);
+        default one call.
+
+    Returns
+    -------
+    ndarray (n - 1, 2) int64
+        (tree vertex, new vertex) in the order Prim added them.
+
+    Notes
+    -----
+    O(n^2) time, O(n) extra memory. Every step hashes all its edges (a vectorized
+    loop); the weights change the time only through how many edges pass the table
+    and take the logarithms (about n ln n in all: a vertex's best key improves about
+    ln n times).
+    """
+    n = W.shape[0]
+    edges = np.empty((max(n - 1, 0), 2), dtype=np.int64)
+    if n < 2:
+        return edges
+    c = -1.0 if maximum else 1.0
+    b, b_hi, b_lo, inv_b = _scale(lam)
+    kw = np.array(key_words(*key), dtype=np.uint64)
+    T = numba.get_num_threads() if threads is None else int(threads)
+    T = max(1, min(T, numba.get_num_threads()))
+    if T > 1 and n >= PARALLEL_MIN_N:
+        hi = np.full(n, np.inf)
+        lo = np.zeros(n)
+        parent = np.full(n, start, dtype=np.int64)
+        U = np.empty(n)
+        seen = np.zeros(n, dtype=np.bool_)
+        seen[start] = True
+        state = np.array([n - 1, -1, start], dtype=np.int64)
+        top_hi = np.empty(T)
+        top_lo = np.empty(T)
+        top_k = np.empty(T, dtype=np.int64)
+
+        def advance(step0, k):
+            gd_steps_parallel(W, c, kw, b, b_hi, b_lo, inv_b, _TABLE, plain, hi, lo, parent, U,
+                              seen, state, edges, step0, k, T, top_hi, top_lo, top_k)
+    else:
+        s = gd_new(n, start)
+
+        def advance(step0, k):
+            gd_steps(W, c, kw, b, b_hi, b_lo, inv_b, _TABLE, plain, s.rest, s.hi, s.lo,
+                     s.parent, s.U, s.state, edges, step0, k)
+    if run is None:
+        advance(0, n - 1)
+    else:
+        run(advance, n - 1, max(1, (1 << 16) // n))
+    return edges
+
+
+# ----------------------------------------------------------------------------
+# sparse public topologies: Prim with a lazy binary heap of double-double keys
+# ----------------------------------------------------------------------------
+
+# The heap is one flat float64 array of (hi, lo, CSR position) triples, so that a node's
+# key and payload share a cache line (three separate arrays measured slower at n = 1e5).
+
+@njit(cache=CACHE, inline="always")
+def _dh_less(H, a, b):
+    # heap order: key (hi, lo), then the CSR position (a total order: pops are deterministic)
+    a *= 3
+    b *= 3
+    return H[a] < H[b] or (H[a] == H[b] and (H[a + 1] < H[b + 1] or (
+        H[a + 1] == H[b + 1] and H[a + 2] < H[b + 2])))
+
+
+@njit(cache=CACHE, inline="always")
+def _dh_swap(H, a, b):
+    a *= 3
+    b *= 3
+    for q in range(3):
+        H[a + q], H[b + q] = H[b + q], H[a + q]
+
+
+@njit(cache=CACHE, inline="always")
+def dh_push(H, size, h, l, val):
+    """Push (h, l, val) on the min-heap ``H`` of ``size`` triples; return the new size."""
+    i = size
+    H[3 * i] = h
+    H[3 * i + 1] = l
+    H[3 * i + 2] = val
+    while i > 0:
+        p = (i - 1) >> 1
+        if not _dh_less(H, i, p):
+            break
+        _dh_swap(H, i, p)
+        i = p
+    return size + 1
+
+
+@njit(cache=CACHE, inline="always")
+def dh_pop(H, size):
+    """Remove the minimum; return (hi, lo, val, new size)."""
+    h = H[0]
+    l = H[1]
+    val = H[2]
+    size -= 1
+    H[0] = H[3 * size]
+    H[1] = H[3 * size + 1]
+    H[2] = H[3 * size + 2]
+    i = 0
+    while True:
+        a = 2 * i + 1
+        if a >= size:
+            break
+        if a + 1 < size and _dh_less(H, a + 1, a):
+            a += 1
+        if not _dh_less(H, a, i):
+            break
+        _dh_swap(H, a, i)
+        i = a
+    return h, l, val, size
+
+
+@njit(cache=CACHE, nogil=True)
+def gc_steps(indptr, indices, data, c, kw, b, b_hi, b_lo, inv_b, tab, plain, hi, lo, visited, H,
+             state, edges, step0, n_steps):
+    """Prim steps ``step0 .. step0 + n_steps - 1`` over the noisy keys of a symmetric CSR
+    topology, with a lazy min-heap of CSR positions (an entry is pushed when it improves
+    its end's best key, skipped when popped stale). Each edge is looked at once, from
+    its first end to join, with the dense kernels' table filter. ``state`` holds
+    [heap size, the vertex that joins next]. O(m + k log m) in all for the k
+    improvements (about n ln(m / n)). Writes (tree vertex, new vertex) pairs to ``edges``.
+    """
+    ka = kw[0]
+    kb = kw[1]
+    c2 = kw[2]
+    c3 = kw[3]
+    last = np.float64(tab.shape[0] - 1)
+    size = state[0]
+    v = state[1]
+    for step in range(step0, step0 + n_steps):
+        visited[v] = True
+        for p in range(indptr[v], indptr[v + 1]):
+            u = indices[p]
+            if visited[u]:
+                continue
+            x = c * data[p]
+            h = hi[u]
+            l = lo[u]
+            t = ((x - h) - l) * inv_b
+            if not plain and t >= T_SKIP:
+                continue
+            U = unit_of_words(ka, kb, c2, c3, v, u)
+            if not plain:
+                tt = min(max((t - EPS - T_LO) * GRID, 0.0), last)
+                if U <= tab[int(tt)]:
+                    continue
+            h, l, better = _exact(x, h, l, U, b, b_hi, b_lo)
+            if better:
+                hi[u] = h
+                lo[u] = l
+                size = dh_push(H, size, h, l, np.float64(p))  # exact: p < 2**53
+        while True:
+            h, l, pf, size = dh_pop(H, size)
+            p = np.int64(pf)
+            u = indices[p]
+            if not visited[u] and h == hi[u] and l == lo[u]:
+                break
+        # the row of position p: the tree end
+        edges[step, 0] = np.searchsorted(indptr, p, side="right") - 1
+        edges[step, 1] = u
+        v = u
+    state[0] = size
+    state[1] = v
+
+
+def _scale(lam):
+    """(b, b_hi, b_lo, 1 / b) for the rate lam: b = 1 / lam rounded up, so the effective
+    rate 1 / b never exceeds lam."""
+    b = 1.0 / lam
+    if b * lam < 1.0:
+        b = math.nextafter(b, math.inf)
+    if not (math.isfinite(b) and b > 0.0 and math.isfinite(_SPLIT * b)):
+        raise ValueError(f"the noise scale 1 / rate = {b!r} is not a finite positive number "
+                         "below 1e299; use a smaller sensitivity or a larger rho")
+    b_hi, b_lo = split(b)
+    return b, b_hi, b_lo, 1.0 / b
+
+
+def gumbel_csr(indptr, indices, data, start, maximum, lam, key, plain=False, run=None):
+    """The gumbel release on a symmetric CSR topology (as :func:`gumbel_dense`).
+
+    Parameters
+    ----------
+    indptr, indices, data : ndarray
+        A validated symmetric CSR graph (both directions stored, sorted indices), connected.
+    start, maximum, lam, key, plain, run
+        As in :func:`gumbel_dense`.
+
+    Returns
+    -------
+    ndarray (n - 1, 2) int64
+        (tree vertex, new vertex) in the order Prim added them.
+
+    Notes
+    -----
+    O(m + n log(m) log(m / n)) time; O(n) extra memory plus the heap, 24 bytes per
+    improvement (at most one per undirected edge, about n ln(m / n) in practice).
+    """
+    n = indptr.shape[0] - 1
+    edges = np.empty((max(n - 1, 0), 2), dtype=np.int64)
+    if n < 2:
+        return edges
+    b, b_hi, b_lo, inv_b = _scale(lam)
+    kw = np.array(key_words(*key), dtype=np.uint64)
+    c = -1.0 if maximum else 1.0
+    data = np.asarray(data, dtype=np.float64)
+    hi = np.full(n, np.inf)
+    lo = np.zeros(n)
+    visited = np.zeros(n, dtype=np.bool_)
+    H = np.empty(3 * (indices.shape[0] // 2 + 1))  # one push at most per undirected edge
+    state = np.array([0, start], dtype=np.int64)
+
+    def advance(step0, k):
+        gc_steps(indptr, indices, data, c, kw, b, b_hi, b_lo, inv_b, _TABLE, plain, hi, lo,
+                 visited, H, state, edges, step0, k)
+    if run is None:
+        advance(0, n - 1)
+    else:
+        run(advance, n - 1, max(1, (1 << 16) // max(1, indices.shape[0] // n)))
+    return edges

@@ -1,0 +1,336 @@
+"""noise="gumbel": one Gumbel per edge and an exact MST, tested against Kruskal's exact law.
+
+The release must follow sequential Kruskal with the exponential mechanism at every step
+(naive.kruskal_em_tree_distribution, the law of the edge set enumerated with a memo over
+forests): chi-square over 20,000 seeded releases, failing at p < 1e-4, on dense and
+sparse graphs, ties, a maximum tree, a 1e12 offset and far-apart weights. The kernels'
+table of Gumbel-CDF bounds must change nothing: the trees equal those of the plain path
+(two logarithms for every edge) on thousands of keys. The tree is the same for 1-4
+threads (subprocesses with NUMBA_NUM_THREADS).
+"""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.sparse.csgraph import minimum_spanning_tree
+
+import fastpamst_nb as fp
+from fastpamst_nb import gumbel, philox, privacy
+from fastpamst_nb.api import _gumbel_graph
+from fastpamst_nb.graph import as_graph
+
+import naive
+
+RUNS = 20_000
+P_FAIL = 1e-4
+
+
+def _sym(upper):
+    W = np.asarray(upper, dtype=np.float64)
+    return np.triu(W, 1) + np.triu(W, 1).T
+
+
+def _ring6():
+    # six vertices: a ring plus two chords (a public sparse topology)
+    rows = [0, 1, 2, 3, 4, 5, 0, 1]
+    cols = [1, 2, 3, 4, 5, 0, 3, 4]
+    vals = [0.3, 1.7, 0.9, 2.2, 0.1, 1.1, 0.4, 1.3]
+    A = sp.coo_matrix((vals, (rows, cols)), shape=(6, 6))
+    return (A + A.T).tocsr()
+
+
+_U = 2.0 ** -13  # the ulp of 1e12: weights 1e12 + k * _U are exact
+
+CASES = {
+    # name: (weights, lam, maximum, start)
+    "dense4": (_sym([[0, 0.5, 1.0, 2.0], [0, 0, 0.2, 0.9], [0, 0, 0, 1.5], [0] * 4]), 1.5, False, 2),
+    "dense5": (_sym(np.random.default_rng(7).uniform(0, 3, (5, 5))), 1.2, False, 0),
+    "sparse": (_ring6(), 1.5, False, 0),
+    "sparse-max": (_ring6(), 1.5, True, 3),
+    "ties": (_sym(np.random.default_rng(3).integers(0, 2, (5, 5)).astype(float)), 1.0, False, 0),
+    "maximum": (_sym(np.random.default_rng(8).uniform(0, 3, (5, 5))), 1.2, True, 0),
+    # differences of a few ulps of 1e12, noise of scale b = 1 / lam ~ one ulp
+    "offset-1e12": (1e12 + _sym(np.random.default_rng(9).integers(0, 4, (5, 5)) * _U), 1.0 / _U,
+                    False, 0),
+    # edges 1e6 noise units apart: the heavy ones never win (and are skipped unhashed)
+    "far": (_sym([[0, 0, 1, 7, 1e6], [0, 0, 2, 6, 9e5], [0, 0, 0, 3, 8e5], [0, 0, 0, 0, 2],
+                  [0] * 5]), 1.0, False, 0),
+}
+
+
+def _release(weights, lam, maximum, start, key, plain=False, threads=1):
+    if sp.issparse(weights):
+        return gumbel.gumbel_csr(weights.indptr, weights.indices, weights.data, start, maximum,
+                                 lam, key, plain=plain)
+    return gumbel.gumbel_dense(weights, start, maximum, lam, key, threads=threads, plain=plain)
+
+
+def _tree_key(edges):
+    return frozenset((min(a, b), max(a, b)) for a, b in edges.tolist())
+
+
+def _reference(weights):
+    if sp.issparse(weights):
+        return weights.toarray(), weights.toarray() != 0
+    return weights, None
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_release_follows_kruskal_exponential_mechanism_chi_square(case):
+    weights, lam, maximum, start = CASES[case]
+    W, adjacency = _reference(weights)
+    expected = naive.kruskal_em_tree_distribution(W, adjacency, lam, maximum)
+    rng = np.random.default_rng(11)
+    counts = {}
+    for _ in range(RUNS):
+        edges = _release(weights, lam, maximum, start, philox.draw_key(rng))
+        assert edges[0, 0] == start
+        k = _tree_key(edges)
+        counts[k] = counts.get(k, 0) + 1
+    pvalue, stat, dof = naive.chisquare_pvalue(counts, expected, RUNS)
+    assert pvalue >= P_FAIL, f"p = {pvalue:.2e} (chi2 = {stat:.1f}, dof = {dof})"
+    if case != "far":
+        # the test must be informative: several trees carry real mass, and the law that
+        # gumbel released before (Prim, a softmax over each step's cut) is rejected
+        assert sum(RUNS * p >= 5 for p in expected.values()) >= 3
+        prim = naive.tree_set_distribution(naive.prim_sequence_distribution(
+            W, adjacency, start, lambda w: naive.softmax_probs(w if maximum else -w, lam)))
+        assert naive.chisquare_pvalue(counts, prim, RUNS)[0] < P_FAIL
+
+
+def test_naive_sampler_follows_its_exact_law_chi_square():
+    # the reference's own check: the literal sequential sampler against the enumeration
+    W = CASES["dense5"][0]
+    expected = naive.kruskal_em_tree_distribution(W, None, 1.2)
+    rng = np.random.default_rng(12)
+    counts = {}
+    for _ in range(RUNS):
+        k = naive.kruskal_em_sample(W, None, 1.2, rng)
+        counts[k] = counts.get(k, 0) + 1
+    pvalue, stat, dof = naive.chisquare_pvalue(counts, expected, RUNS)
+    assert pvalue >= P_FAIL, f"p = {pvalue:.2e} (chi2 = {stat:.1f}, dof = {dof})"
+
+
+def test_kruskal_law_on_a_triangle_by_hand():
+    # a triangle: the first pick is softmax(-lam w); the second is then the lighter of
+    # the two others, by the same rule, so P({e, f}) = sum over the order of the two
+    w = {(0, 1): 0.0, (0, 2): 1.0, (1, 2): 2.0}
+    W = np.zeros((3, 3))
+    for (a, b), x in w.items():
+        W[a, b] = W[b, a] = x
+    lam = 0.7
+    law = naive.kruskal_em_tree_distribution(W, None, lam)
+    z = {e: np.exp(-lam * x) for e, x in w.items()}
+    tot = sum(z.values())
+    for missing in w:
+        e, f = [x for x in w if x != missing]
+        p = z[e] / tot * z[f] / (z[f] + z[missing]) + z[f] / tot * z[e] / (z[e] + z[missing])
+        assert law[frozenset([e, f])] == pytest.approx(p, rel=1e-12)
+
+
+def _exact_mst_of_noisy_keys(W, adjacency, lam, key, maximum):
+    """The tree by the definition: scipy's MST of w - G / lam (+w + G / lam for maximum)."""
+    n = W.shape[0]
+    rows, cols = np.nonzero(np.triu(np.ones((n, n), bool) if adjacency is None else adjacency, 1))
+    g = np.array([philox.edge_gumbel(key[0], key[1], int(a), int(b)) for a, b in zip(rows, cols)])
+    k = (-W[rows, cols] if maximum else W[rows, cols]) - g / lam
+    k = k - k.min() + 1.0  # positive: scipy drops zeros
+    T = minimum_spanning_tree(sp.coo_matrix((k, (rows, cols)), shape=(n, n))).tocoo()
+    return frozenset(zip(T.row.tolist(), T.col.tolist()))
+
+
+@pytest.mark.parametrize("maximum", [False, True])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_release_is_the_mst_of_the_noisy_keys(maximum, sparse):
+    rng = np.random.default_rng(4)
+    n = 9
+    for _ in range(3):
+        W = _sym(rng.uniform(0, 1, (n, n)))
+        adjacency = None
+        weights = W
+        if sparse:
+            adjacency = _sym(rng.random((n, n)) < 0.5) != 0
+            adjacency[np.arange(n - 1), np.arange(1, n)] = True  # connected: a path
+            adjacency[np.arange(1, n), np.arange(n - 1)] = True
+            weights = sp.csr_matrix(np.where(adjacency, W + 1.0, 0.0))
+            W = W + 1.0
+        key = philox.draw_key(rng)
+        edges = _release(weights, 3.0, maximum, 0, key)
+        assert _tree_key(edges) == _exact_mst_of_noisy_keys(W, adjacency, 3.0, key, maximum)
+
+
+def _random_weights(rng, n, kind):
+    if kind == "uniform":
+        return _sym(rng.random((n, n)))
+    if kind == "integers":
+        return _sym(rng.integers(0, 5, (n, n)).astype(float))
+    if kind == "offset":
+        return 1e12 + _sym(rng.integers(0, 40, (n, n)) * _U)
+    if kind == "pareto":
+        return _sym(rng.pareto(0.7, (n, n)))
+    raise ValueError(kind)
+
+
+@pytest.mark.parametrize("kind, lam", [("uniform", 1e3), ("uniform", 10.0), ("uniform", 0.1),
+                                       ("integers", 2.0), ("offset", 1.0 / _U), ("pareto", 1.0)])
+def test_table_path_equals_the_two_logarithm_path(kind, lam):
+    # 1000 keys per kind (6000 in all): every tree of the table path is the plain one's
+    rng = np.random.default_rng(21)
+    n = 24
+    W = _random_weights(rng, n, kind)
+    S = sp.csr_matrix(np.where(_sym(rng.random((n, n)) < 0.3) + np.eye(n, k=1) + np.eye(n, k=-1),
+                               W + 1.0, 0.0))
+    for i in range(1000):
+        key = philox.draw_key(rng)
+        maximum = bool(i & 1)
+        a = _release(W, lam, maximum, i % n, key)
+        b = _release(W, lam, maximum, i % n, key, plain=True)
+        np.testing.assert_array_equal(a, b)
+        if i % 4 == 0:
+            a = _release(S, lam, maximum, 0, key)
+            b = _release(S, lam, maximum, 0, key, plain=True)
+            np.testing.assert_array_equal(a, b)
+
+
+def test_cdf_table_bounds_the_gumbel_cdf_from_below():
+    tab = gumbel.table()
+    t = gumbel.T_LO + np.arange(tab.size) / gumbel.GRID
+    exact = np.exp(-np.exp(-t))
+    inner = tab[1:-1]
+    assert np.all(inner <= exact[1:-1]) and np.all(inner > exact[1:-1] * (1 - 1e-11))
+    # the end entries: never skip below the grid; past T_SKIP every uniform skips,
+    # which the tail limit justifies (no Gumbel of a 53-bit uniform reaches T_SKIP)
+    assert tab[0] == 0.0 and tab[-1] == 1.0 and t[-1] == gumbel.T_SKIP
+    assert gumbel.T_SKIP > philox.GUMBEL_MAX + 0.5 and gumbel.T_LO < philox.GUMBEL_MIN
+
+
+def test_a_1e12_offset_keeps_the_noise():
+    # the same keys on w and on w + 1e12 give the same trees (w in multiples of the ulp of
+    # 1e12); forming w - b * G in one float would round the noise away and tie by index
+    rng = np.random.default_rng(5)
+    n = 12
+    W = _sym(rng.integers(0, 8, (n, n)) * _U)
+    lam = 1.0 / (2 * _U)
+    differ = 0
+    exact = _tree_key(gumbel.gumbel_dense(W, 0, False, 1e30, philox.draw_key(rng), threads=1))
+    for _ in range(200):
+        key = philox.draw_key(rng)
+        a = gumbel.gumbel_dense(W, 0, False, lam, key, threads=1)
+        b = gumbel.gumbel_dense(W + 1e12, 0, False, lam, key, threads=1)
+        np.testing.assert_array_equal(a, b)
+        differ += _tree_key(a) != exact
+    assert differ > 100  # the noise matters at this rate
+
+
+def test_dd_key_is_exact_where_it_must_be():
+    b = 1e-5
+    b_hi, b_lo = gumbel.split(b)
+    for x, g in [(1e12, 3.7), (0.0, -1.25), (1e12 + 2 * _U, 36.5), (-5e11, 0.1)]:
+        hi, lo = gumbel.dd_key(x, b, b_hi, b_lo, g)
+        assert hi == hi + lo
+        # the exact value of x - b * g, in rationals, against the pair's
+        from fractions import Fraction
+        exact = Fraction(x) - Fraction(b) * Fraction(g)
+        assert abs(Fraction(hi) + Fraction(lo) - exact) <= abs(exact) * Fraction(2) ** -100
+
+
+_THREADS_SCRIPT = textwrap.dedent("""
+    import json, sys
+    import numpy as np
+    from fastpamst_nb import gumbel, philox
+    gumbel.PARALLEL_MIN_N = 0  # the prange kernel at any size
+    rng = np.random.default_rng(31)
+    out = []
+    for n, lam in ((257, 30.0), (300, 0.5), (64, 1e3)):
+        W = rng.random((n, n)); W = (W + W.T) / 2
+        W[:, 5] = W[5, :] = 0.25  # ties
+        for _ in range(3):
+            key = philox.draw_key(rng)
+            out.append(gumbel.gumbel_dense(W, 3, bool(n & 1), lam, key).tolist())
+    print(json.dumps(out))
+""")
+
+
+def test_one_tree_whatever_the_number_of_threads():
+    trees = []
+    for threads in (1, 2, 3, 4):
+        env = {**os.environ, "NUMBA_NUM_THREADS": str(threads)}
+        proc = subprocess.run([sys.executable, "-c", _THREADS_SCRIPT], env=env, text=True,
+                              capture_output=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        trees.append(json.loads(proc.stdout))
+    assert all(t == trees[0] for t in trees)
+    # and the serial kernel's (here, one thread): the same trees
+    rng = np.random.default_rng(31)
+    for n, lam in ((257, 30.0), (300, 0.5), (64, 1e3)):
+        W = rng.random((n, n))
+        W = (W + W.T) / 2
+        W[:, 5] = W[5, :] = 0.25
+        for _ in range(3):
+            key = philox.draw_key(rng)
+            assert gumbel.gumbel_dense(W, 3, bool(n & 1), lam, key, threads=1).tolist() == trees[0].pop(0)
+
+
+# ---------------------------------------------------------------------------
+# the public entry point
+# ---------------------------------------------------------------------------
+
+W_SMALL = _sym(np.random.default_rng(2).random((7, 7)))
+
+
+def test_fast_pamst_gumbel_is_the_engine():
+    rng = np.random.default_rng(8)
+    tree = fp.fast_pamst(W_SMALL, rho=0.5, sensitivity=0.1, noise="gumbel", rng=rng, start=2)
+    lam = privacy.gumbel_rate(0.5, 0.1, 7)
+    key = philox.draw_key(np.random.default_rng(8))
+    np.testing.assert_array_equal(tree.edges, gumbel.gumbel_dense(W_SMALL, 2, False, lam, key))
+    assert dict(tree.info) == {"rho": 0.5, "sensitivity": 0.1, "noise": "gumbel", "rate": lam,
+                               "maximum": False}
+    # the only draw from the user's generator: two 64-bit words
+    ref = np.random.default_rng(8)
+    ref.integers(0, 2 ** 64, size=2, dtype=np.uint64)
+    assert rng.random() == ref.random()
+
+
+def test_fast_pamst_gumbel_on_a_topology_and_maximum():
+    topo = _sym(np.ones((7, 7))) * 0
+    topo[np.arange(6), np.arange(1, 7)] = 1
+    topo[0, 3] = topo[2, 6] = 1
+    topo = (topo + topo.T) != 0
+    key = philox.draw_key(np.random.default_rng(4))
+    tree = fp.fast_pamst(W_SMALL, rho=0.5, sensitivity=0.1, noise="gumbel", rng=4,
+                         topology=topo, maximum=True)
+    graph = as_graph(W_SMALL, topology=topo)
+    lam = privacy.gumbel_rate(0.5, 0.1, 7)
+    expected = gumbel.gumbel_csr(graph.indptr, graph.indices, graph.data, 0, True, lam, key)
+    np.testing.assert_array_equal(tree.edges, expected)
+    assert tree.info["maximum"] is True
+    same, _ = _gumbel_graph(graph, 0.5, 0.1, 0, key, True)
+    assert same == tree
+
+
+def test_gumbel_refuses_a_discretization():
+    with pytest.raises(ValueError, match="discretization= applies to noise='exponential' only"):
+        fp.fast_pamst(W_SMALL, rho=0.5, sensitivity=0.1, noise="gumbel", discretization=0.01)
+
+
+def test_gumbel_rate_is_the_calibration():
+    assert privacy.gumbel_rate(0.1, 1e-3, 4001) == np.sqrt(8 * 0.1 / 4000) / (2 * 1e-3)
+    assert privacy.gumbel_rate(0.1, 1e-3, 1) == np.inf
+    with pytest.raises(ValueError, match="not finite and positive"):
+        privacy.gumbel_rate(1.0, 1e-320, 10)
+    with pytest.raises(ValueError):
+        privacy.gumbel_rate(0.0, 1.0, 10)
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_tiny_graphs(n):
+    W = np.zeros((n, n))
+    tree = fp.fast_pamst(W, rho=1.0, sensitivity=1.0, noise="gumbel", rng=0)
+    assert tree.edges.shape == (n - 1, 2)
