@@ -42,7 +42,7 @@ import numpy as np
 from numba import njit, prange
 
 from .core import CACHE
-from .metrics import metric_row
+from .metrics import EUCLIDEAN, metric_row
 # the edge's Philox block and its 53-bit uniform, as philox.edge_uniform computes them
 # (inlined, so that a loop over a block's edges is vectorized: see _pt_block)
 from .philox import _block as philox_block
@@ -94,11 +94,33 @@ def _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, lo, hi, v, X, c
     theirs one by one; ``tops[blk, 2]``, the share of the last pass, chooses. The
     choice changes the speed only: every edge's noise is a function of (key, edge).
     """
-    row = rows[blk, 0]
-    metric_row(X, v, slot, lo, hi, code, p, aux, row)
     ts = -np.inf
     tg = 0.0
     tk = -1
+    if rule == EXACT and code == EUCLIDEAN:
+        # the common case in one pass: the distance, the relaxation and the block's top
+        d = X.shape[1]
+        for k in range(lo, hi):
+            u = slot[k]
+            if u < 0:
+                continue
+            acc = 0.0
+            for j in range(d):
+                x = np.float64(X[u, j]) - np.float64(X[v, j])
+                acc += x * x
+            s = sgn * math.sqrt(acc)
+            if s > sb[k]:
+                sb[k] = s
+                parent[k] = v
+            if sb[k] > ts:
+                ts = sb[k]
+                tk = k
+        tops[blk, 0] = ts
+        tops[blk, 1] = tg
+        topk[blk] = tk
+        return
+    row = rows[blk, 0]
+    metric_row(X, v, slot, lo, hi, code, p, aux, row)
     if rule == EXACT:
         for k in range(lo, hi):
             u = slot[k]
