@@ -12,7 +12,8 @@ Real releases use ``rng=None`` (fresh entropy): one seed reused correlates relea
 from . import privacy
 from .api import exact_mst, excess_weight, fast_pamst, pamst, post_processing
 from .chow_liu import chow_liu, mi_sensitivity, mutual_information
-from .clustering import adjusted_rand_index, private_edge_weights, single_linkage
+from .clustering import adjusted_rand_index, linkage_matrix, private_edge_weights, single_linkage
+from .metrics import point_sensitivity
 from .plan import Plan, plan
 from .privacy import approx_dp_to_zcdp, zcdp_to_approx_dp
 from .sensitivity import (centroid_distance_sensitivity, clipped_correlation, clipped_covariance,
@@ -25,6 +26,7 @@ __version__ = "0.1.0"
 for _obj in (exact_mst, excess_weight, fast_pamst, pamst, post_processing, chow_liu,
              mi_sensitivity, mutual_information, private_edge_weights, single_linkage,
              approx_dp_to_zcdp, zcdp_to_approx_dp, SpanningTree, plan, Plan, adjusted_rand_index,
+             linkage_matrix, point_sensitivity,
              centroid_distance_sensitivity, clipped_correlation, clipped_covariance,
              correlation_sensitivity, count_sensitivity, covariance_sensitivity):
     _obj.__module__ = __name__
@@ -55,10 +57,12 @@ __all__ = [
     "exact_mst",
     "excess_weight",
     "fast_pamst",
+    "linkage_matrix",
     "mi_sensitivity",
     "mutual_information",
     "pamst",
     "plan",
+    "point_sensitivity",
     "post_processing",
     "privacy",
     "private_edge_weights",

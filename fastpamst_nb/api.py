@@ -71,6 +71,17 @@ _DOCS = {
         copy in its float dtype (4 or 8 n^2 bytes, checked against the
         available memory first; the input is not modified); a sparse one
         keeps that triangle's stored entries. See :func:`fastpamst_nb.graph.as_graph`.""",
+    "metric": """\
+    metric : str or None, default None
+        None: ``weights`` is a weight matrix (any form above). A name of
+        :data:`fastpamst_nb.metrics.METRICS` ("euclidean", "sqeuclidean",
+        "cityblock", "chebyshev", "minkowski", "cosine", "haversine"):
+        ``weights`` is points X of shape (n, d), float32 or float64 (any real
+        dtype is converted), and the edge {i, j} weighs the distance between
+        rows i and j, computed from X when needed: no (n, n) array (see the
+        user guide, Points). Never guessed from the shape.
+    p : float, optional
+        The exponent of ``metric="minkowski"`` (p >= 1); refused otherwise.""",
     "rho": """\
     rho : float, optional
         Total zCDP budget (dimensionless, > 0); or give ``epsilon`` and ``delta`` instead.""",
@@ -162,6 +173,12 @@ def _check_start(start, n):
     if not 0 <= start < n:
         raise ValueError(f"start = {start} is out of range for a graph with n = {n} vertices; use 0 <= start < {n}")
     return int(start)
+
+
+def _refuse_p(p):
+    if p is not None:
+        raise ValueError("p= is the exponent of metric='minkowski' on points; without metric= "
+                         "the weights are a matrix: drop p=, or add metric='minkowski'")
 
 
 def _sign(maximum):
@@ -301,7 +318,8 @@ def _check_tree_size(tree, n):
 
 @_shared_doc
 def exact_mst(weights: Weights, *, maximum: bool = False, start: int = 0,
-              topology: Topology = None, symmetric: Symmetric = None) -> SpanningTree:
+              topology: Topology = None, symmetric: Symmetric = None, metric: str | None = None,
+              p: float | None = None) -> SpanningTree:
     """The exact (non-private) minimum spanning tree.
 
     Parameters
@@ -321,6 +339,7 @@ def exact_mst(weights: Weights, *, maximum: bool = False, start: int = 0,
         The public edge set (see :func:`fast_pamst`); None: every pair of a dense
         ``weights``, the stored entries of a sparse one.
 %(symmetric)s
+%(metric)s
 
     Returns
     -------
@@ -341,7 +360,9 @@ def exact_mst(weights: Weights, *, maximum: bool = False, start: int = 0,
 
     Notes
     -----
-    Dense: O(n^2) Prim. Sparse: O(m log n) Prim with a binary heap.
+    Dense: O(n^2) Prim. Sparse: O(m log n) Prim with a binary heap. Points:
+    O(n^2 d) Prim computing each row from X, O(n d) memory, on every core from
+    32,768 points (the same tree whatever the number of threads).
 
     Examples
     --------
@@ -358,7 +379,16 @@ def exact_mst(weights: Weights, *, maximum: bool = False, start: int = 0,
     >>> X = np.array([[0.0], [1.0], [3.0]])  # three points on a line
     >>> fp.exact_mst(pdist(X)).edges.tolist()
     [[0, 1], [1, 2]]
+
+    The same tree from the points themselves, without the matrix:
+
+    >>> fp.exact_mst(X, metric="euclidean").edges.tolist()
+    [[0, 1], [1, 2]]
     """
+    if metric is not None:
+        from . import points_api
+        return points_api.exact_mst(weights, metric, p, maximum, start, topology, symmetric)
+    _refuse_p(p)
     labels = vertex_labels(weights)
     beside, exact_edges = _exact_beside(_sign(maximum))
     graph, start = _validate(weights, topology, start, symmetric, alongside=beside)
@@ -368,7 +398,8 @@ def exact_mst(weights: Weights, *, maximum: bool = False, start: int = 0,
 
 @_shared_doc
 def excess_weight(weights: Weights, tree: SpanningTree, *, maximum: bool | None = None,
-                  topology: Topology = None, symmetric: Symmetric = None) -> float:
+                  topology: Topology = None, symmetric: Symmetric = None,
+                  metric: str | None = None, p: float | None = None) -> float:
     """How much worse ``tree`` is than the optimum: tree weight minus the exact MST weight.
 
     For a maximum spanning tree (``maximum=True``, or the tree's own setting
@@ -389,6 +420,7 @@ def excess_weight(weights: Weights, tree: SpanningTree, *, maximum: bool | None 
         The public edge set the tree was computed on, as in :func:`fast_pamst`.
 %(symmetric)s
         Pass the value the tree was computed with.
+%(metric)s
 
     Returns
     -------
@@ -421,6 +453,10 @@ def excess_weight(weights: Weights, tree: SpanningTree, *, maximum: bool | None 
                         f"got {type(tree).__name__}")
     if maximum is None:
         maximum = bool(tree.info.get("maximum", False))
+    if metric is not None:
+        from . import points_api
+        return points_api.excess_weight(weights, tree, metric, p, maximum, topology, symmetric)
+    _refuse_p(p)
     n = vertex_count(weights, topology)
     if n:  # from the shapes, before the O(n^2) validation pass
         _check_tree_size(tree, n)
@@ -445,7 +481,7 @@ def pamst(weights: Weights, rho: float | None = None, sensitivity: float | None 
           rng: Seed = None, start: int = 0, noise: Literal["exponential", "gumbel"] = "gumbel",
           maximum: bool = False, epsilon: float | None = None, delta: float | None = None,
           topology: Topology = None, symmetric: Symmetric = None,
-          progress: bool = False) -> SpanningTree:
+          progress: bool = False, metric: str | None = None, p: float | None = None) -> SpanningTree:
     """PAMST (Pinot 2018): Prim with a report-noisy-max over all cut edges per step.
 
     Parameters
@@ -471,6 +507,9 @@ def pamst(weights: Weights, rho: float | None = None, sensitivity: float | None 
         The public edge set, as in :func:`fast_pamst`.
 %(symmetric)s
 %(progress)s
+%(metric)s
+        On points PAMST reads the (n, n) distance matrix, built when it fits
+        in memory (else refused: use ``fast_pamst(noise="gumbel")``).
 
     Returns
     -------
@@ -504,6 +543,13 @@ def pamst(weights: Weights, rho: float | None = None, sensitivity: float | None 
     releases reuses their noise.
     """
     _require_inputs("pamst", rho, epsilon, delta, sensitivity)
+    if metric is not None:
+        from . import points_api
+        tree = points_api.pamst(weights, rho, sensitivity, metric=metric, p=p, rng=rng, start=start,
+                                noise=noise, maximum=maximum, epsilon=epsilon, delta=delta,
+                                topology=topology, symmetric=symmetric, progress=progress)
+        return _released(tree, None, epsilon, delta)
+    _refuse_p(p)
     labels = vertex_labels(weights)
     privacy.check_noise(noise)
     bar_class = _progress_class(progress, "pamst")
@@ -532,7 +578,8 @@ def pamst(weights: Weights, rho: float | None = None, sensitivity: float | None 
 def post_processing(weights: Weights, rho: float | None = None, sensitivity: float | None = None,
                     *, rng: Seed = None, maximum: bool = False, epsilon: float | None = None,
                     delta: float | None = None, topology: Topology = None,
-                    symmetric: Symmetric = None) -> SpanningTree:
+                    symmetric: Symmetric = None, metric: str | None = None,
+                    p: float | None = None) -> SpanningTree:
     """Gaussian post-processing (Sealfon 2016): noise every weight once, then an exact MST.
 
     Adds N(0, sigma^2) to each of the m undirected edges with
@@ -557,6 +604,11 @@ def post_processing(weights: Weights, rho: float | None = None, sensitivity: flo
     topology : None, bool array_like (n, n) or scipy.sparse (n, n)
         The public edge set, as in :func:`fast_pamst`; m counts its edges.
 %(symmetric)s
+%(metric)s
+        On points each edge's normal comes from the counter-based stream
+        keyed by 128 bits drawn from ``rng`` (Box-Muller on the edge's two
+        uniforms), and the exact Prim runs on the noisy distances computed
+        on the fly: no matrix, m = n(n-1)/2.
 
     Returns
     -------
@@ -571,7 +623,8 @@ def post_processing(weights: Weights, rho: float | None = None, sensitivity: flo
 
     Notes
     -----
-    O(n^2) time and one extra float64 (n, n) matrix on a dense graph; O(m log n) sparse.
+    O(n^2) time and one extra float64 (n, n) matrix on a dense graph; O(m log n)
+    sparse; O(n^2 d) time and O(n d) memory on points.
 
     Examples
     --------
@@ -586,6 +639,13 @@ def post_processing(weights: Weights, rho: float | None = None, sensitivity: flo
     releases reuses their noise.
     """
     _require_inputs("post_processing", rho, epsilon, delta, sensitivity)
+    if metric is not None:
+        from . import points_api
+        tree = points_api.post_processing(weights, rho, sensitivity, metric=metric, p=p, rng=rng,
+                                          maximum=maximum, epsilon=epsilon, delta=delta,
+                                          topology=topology, symmetric=symmetric)
+        return _released(tree, None, epsilon, delta)
+    _refuse_p(p)
     labels = vertex_labels(weights)
     graph, rho, sensitivity, _, gen = _private_setup(weights, topology, rho, epsilon, delta,
                                                      sensitivity, 0, rng, symmetric)
@@ -614,7 +674,8 @@ def fast_pamst(weights: Weights, rho: float | None = None, sensitivity: float | 
                discretization: float | None = None, maximum: bool = False,
                epsilon: float | None = None, delta: float | None = None,
                topology: Topology = None, symmetric: Symmetric = None,
-               progress: bool = False, bounds: tuple[float, float] | None = None) -> SpanningTree:
+               progress: bool = False, bounds: tuple[float, float] | None = None,
+               metric: str | None = None, p: float | None = None) -> SpanningTree:
     """Fast-PAMST (Pagh & Retschmeier 2024): private Prim with a discretized, grouped RNM.
 
     With ``noise="exponential"`` each of the n - 1 steps selects a cut edge with
@@ -687,6 +748,13 @@ def fast_pamst(weights: Weights, rho: float | None = None, sensitivity: float | 
         clipped copy (n^2 entries in the weights' dtype dense, checked against
         the available memory for every input of the shape). ``edge_weights``
         stay the true (unclipped) weights.
+%(metric)s
+        On points, ``noise="gumbel"`` is the exact tree of w - G_e / lam
+        (G_e a standard Gumbel per edge from a counter-based stream keyed by
+        128 bits drawn from ``rng``, lam = sqrt(8 rho/(n-1)) / (2 Delta), no
+        discretization): O(n^2 d) time, O(n d) memory.
+        ``noise="exponential"`` builds the (n, n) distance matrix when it
+        fits in memory and is refused otherwise.
 
     Returns
     -------
@@ -744,6 +812,19 @@ def fast_pamst(weights: Weights, rho: float | None = None, sensitivity: float | 
     >>> fp.fast_pamst(G, rho=1.0, sensitivity=0.1, rng=0).edges.tolist()  # doctest: +SKIP
     [[0, 1], [1, 2]]
     """
+    if metric is not None:
+        if bounds is not None:
+            raise ValueError("bounds= clips the entries of a weight matrix; with metric= the weights "
+                             "are distances computed from the points: drop bounds= (or pass the "
+                             "distance matrix without metric=)")
+        _require_inputs("fast_pamst", rho, epsilon, delta, sensitivity)
+        from . import points_api
+        tree = points_api.fast_pamst(weights, rho, sensitivity, metric=metric, p=p, rng=rng,
+                                     start=start, noise=noise, discretization=discretization,
+                                     maximum=maximum, epsilon=epsilon, delta=delta, topology=topology,
+                                     symmetric=symmetric, progress=progress)
+        return _released(tree, None, epsilon, delta)
+    _refuse_p(p)
     labels = vertex_labels(weights)
     tree = _fast_pamst(weights, rho, sensitivity, rng=rng, start=start, noise=noise,
                        discretization=discretization, maximum=maximum, epsilon=epsilon,

@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
+from numba import njit, prange
 from scipy.sparse.csgraph import minimum_spanning_tree
 
 from . import api, privacy
@@ -77,6 +77,88 @@ def floor_prim(W):
             if not visited[v] and row[v] < best[v]:
                 best[v] = row[v]
                 parent[v] = u
+    return total
+
+
+@njit(cache=CACHE, nogil=True)
+def floor_points(X):
+    """Weight of the euclidean minimum spanning tree of the rows of X: the points floor.
+
+    The textbook O(n^2 d) Prim on points: step t scans ``best`` for the nearest
+    unvisited point u, then relaxes ``best`` with u's distances to every unvisited
+    point, computed from X (no (n, n) array). X (n, d) float32/float64,
+    C-contiguous, finite; nothing is checked. O(n) extra memory.
+    """
+    n, d = X.shape
+    best = np.full(n, np.inf)
+    parent = np.zeros(n, dtype=np.int64)
+    visited = np.zeros(n, dtype=np.bool_)
+    best[0] = 0.0
+    total = 0.0
+    for _ in range(n):
+        u = -1
+        b = np.inf
+        for v in range(n):
+            if not visited[v] and best[v] < b:
+                b = best[v]
+                u = v
+        visited[u] = True
+        total += b
+        for v in range(n):
+            if not visited[v]:
+                s = 0.0
+                for k in range(d):
+                    t = np.float64(X[u, k]) - np.float64(X[v, k])
+                    s += t * t
+                w = math.sqrt(s)
+                if w < best[v]:
+                    best[v] = w
+                    parent[v] = u
+    return total
+
+
+@njit(cache=CACHE, nogil=True, parallel=True)
+def pfloor_points(X, n_chunks):
+    """:func:`floor_points` with each step's scan and relaxation split over
+    ``n_chunks`` contiguous ranges by ``prange`` (one fork/join per phase)."""
+    n, d = X.shape
+    best = np.full(n, np.inf)
+    parent = np.zeros(n, dtype=np.int64)
+    visited = np.zeros(n, dtype=np.bool_)
+    cb = np.empty(n_chunks)
+    cu = np.empty(n_chunks, dtype=np.int64)
+    chunk = (n + n_chunks - 1) // n_chunks
+    best[0] = 0.0
+    total = 0.0
+    for _ in range(n):
+        for t in prange(n_chunks):
+            b = np.inf
+            u = -1
+            for v in range(t * chunk, min(n, (t + 1) * chunk)):
+                if not visited[v] and best[v] < b:
+                    b = best[v]
+                    u = v
+            cb[t] = b
+            cu[t] = u
+        b = np.inf
+        u = -1
+        for t in range(n_chunks):
+            if cb[t] < b:
+                b = cb[t]
+                u = cu[t]
+        visited[u] = True
+        total += b
+        for t in prange(n_chunks):
+            for v in range(t * chunk, min(n, (t + 1) * chunk)):
+                if not visited[v]:
+                    s = 0.0
+                    for k in range(d):
+                        x = np.float64(X[u, k]) - np.float64(X[v, k])
+                        s += x * x
+                    w = math.sqrt(s)
+                    if w < best[v]:
+                        best[v] = w
+                        parent[v] = u
     return total
 
 
@@ -373,3 +455,101 @@ def format_sparse(sparse):
     return (f"sparse, n = {sparse['n']}, m = {sparse['m']}: fast_pamst {sparse['fast_pamst']:.3f}s, "
             f"scipy minimum_spanning_tree {sparse['scipy_mst']:.3f}s "
             f"({sparse['fast_pamst'] / sparse['scipy_mst']:.1f}x scipy)")
+
+
+# the sensitivities the points bench releases at (Uniform(0, 1)^d points, rho = RHO):
+# from noise far below the distances (1e-5) to noise wider than them (1)
+POINTS_SENSITIVITIES = (1e-5, 1e-3, 0.1, 1.0)
+
+
+def run_points_bench(n, d=8, repeat=3, sensitivities=POINTS_SENSITIVITIES, seed=0):
+    """``exact_mst`` and ``fast_pamst(noise="gumbel")`` on points against the points floor.
+
+    Parameters
+    ----------
+    n, d : int
+        n points drawn Uniform(0, 1)^d (float64), euclidean metric.
+    repeat : int
+        Runs per case; the minimum is reported (after a warm-up on 64 points).
+    sensitivities : sequence of float
+        The gumbel releases' sensitivities (rho = ``RHO``).
+
+    Returns
+    -------
+    dict
+        ``{"n", "d", "threads", "floor_serial", "floor_parallel", "exact_mst",
+        "gumbel": {sensitivity: seconds}}`` in seconds; the floor is the faster
+        of :func:`floor_points` and :func:`pfloor_points`.
+    """
+    import numba
+
+    X = np.random.default_rng(seed).random((int(n), int(d)))
+    threads = numba.get_num_threads()
+    small = X[:64].copy()
+    floor_points(small)
+    pfloor_points(small, threads)
+    api.exact_mst(small, metric="euclidean")
+    api.fast_pamst(small, RHO, 0.1, rng=0, noise="gumbel", metric="euclidean")
+
+    def best(run):
+        out = []
+        for r in range(repeat):
+            t0 = time.perf_counter()
+            run(r)
+            out.append(time.perf_counter() - t0)
+        return min(out)
+
+    res = {"n": int(n), "d": int(d), "threads": threads,
+           "floor_serial": best(lambda r: floor_points(X)),
+           "floor_parallel": best(lambda r: pfloor_points(X, threads)),
+           "exact_mst": best(lambda r: api.exact_mst(X, metric="euclidean")), "gumbel": {}}
+    for s in sensitivities:
+        res["gumbel"][s] = best(lambda r: api.fast_pamst(X, RHO, s, rng=r, noise="gumbel", metric="euclidean"))
+    return res
+
+
+def format_points(res):
+    """Lines for :func:`run_points_bench`'s result: seconds and x the points floor."""
+    floor = min(res["floor_serial"], res["floor_parallel"])
+    lines = [f"points, n = {res['n']}, d = {res['d']}, euclidean, {res['threads']} thread(s), rho = {RHO}: "
+             f"floor {floor:.3f}s (serial {res['floor_serial']:.3f}s, prange {res['floor_parallel']:.3f}s)",
+             f"  exact_mst {res['exact_mst']:.3f}s ({res['exact_mst'] / floor:.2f}x floor)"]
+    for s, t in res["gumbel"].items():
+        lines.append(f"  fast_pamst gumbel, sensitivity {s:g}: {t:.3f}s ({t / floor:.2f}x floor)")
+    return "\n".join(lines)
+
+
+_RSS_CHILD = """
+import sys, threading, time
+import numpy as np
+import fastpamst_nb as fp
+n, d, what = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+def rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096
+X = np.random.default_rng(0).random((n, d))
+run = {"exact_mst": lambda A: fp.exact_mst(A, metric="euclidean"),
+       "gumbel": lambda A: fp.fast_pamst(A, 0.1, 0.1, rng=0, noise="gumbel", metric="euclidean")}[what]
+run(X[:64].copy())
+base = rss(); peak = [base]; done = []
+def sample():
+    while not done:
+        peak[0] = max(peak[0], rss()); time.sleep(0.01)
+th = threading.Thread(target=sample); th.start()
+t0 = time.perf_counter(); run(X); secs = time.perf_counter() - t0
+done.append(1); th.join()
+print(peak[0], base, secs)
+"""
+
+
+def points_peak_rss(n, d=8, what="gumbel"):
+    """Peak resident memory of a release on n points, measured in a subprocess that
+    samples its RSS every 10 ms during the call. Returns ``{"peak", "before", "seconds"}``
+    (bytes; "before" is the RSS after import, the data and the warm-up)."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _RSS_CHILD, str(n), str(d), what], capture_output=True,
+                         text=True, check=True)
+    peak, before, secs = out.stdout.split()
+    return {"peak": int(peak), "before": int(before), "seconds": float(secs)}

@@ -34,6 +34,7 @@ from . import api, bench, graph, privacy
 from .clustering import private_edge_weights
 from .core import CompileWatch, check_positive
 from .graph import _condensed_n
+from .metrics import METRICS, check_metric
 
 PROG = "fastpamst"
 DEMO_DELTA = 1e-6
@@ -82,7 +83,7 @@ def _build_parser():
     run.add_argument("matrix", metavar="WEIGHTS",
                      help=".npy (dense matrix, or condensed distance vector as scipy's pdist returns), "
                           ".npz (scipy.sparse matrix) or .csv (dense matrix; a header row and a first "
-                          "column of names are skipped)")
+                          "column of names are skipped); with --metric, a .npy of points (n, d)")
     budget = run.add_argument_group(
         "privacy budget", "give --rho, or --epsilon with --delta (required unless --algorithm exact)")
     budget.add_argument("--rho", type=float, help="zCDP budget of the tree")
@@ -109,6 +110,13 @@ def _build_parser():
                      help="vertex Prim's algorithm starts from, 0 <= K < n (fast_pamst, pamst, exact; default 0)")
     run.add_argument("--seed", type=int, default=None,
                      help="seed of the noise (default: fresh OS entropy; a public seed reveals the noise)")
+    run.add_argument("--metric", choices=METRICS, default=None,
+                     help="WEIGHTS holds points X (n, d), one per row, and edge {i, j} weighs the "
+                          "distance of rows i and j (never guessed from the shape; haversine: "
+                          "(lat, lon) in degrees, km); --sensitivity is then in the metric's units, "
+                          "2r when each point moves by at most r (fastpamst_nb.point_sensitivity)")
+    run.add_argument("--p", type=float, metavar="P", dest="p",
+                     help="exponent of --metric minkowski, P >= 1")
     run.add_argument("--output", help="CSV file to write (default: stdout)")
     run.add_argument("--maximum", action="store_true", help="maximum instead of minimum spanning tree")
     run.add_argument("--symmetric", choices=SYMMETRIC, default=None,
@@ -182,7 +190,18 @@ def _small_like(like):
     return W
 
 
-def _warm_up(algorithms=ALGORITHMS, like=None, noise="gumbel", symmetric=None):
+def _small_points_like(like):
+    """8 points with the numba types of the points ``like`` (dtype, read-only flag), of
+    the same d; coordinates in [0, 1) degrees suit every metric, haversine included."""
+    X = np.random.default_rng(0).random((8, like.shape[1])) + 0.5
+    X = X.astype(like.dtype if like.dtype in (np.float32, np.float64) else np.float64)
+    if not like.flags.writeable and like.dtype in (np.float32, np.float64):
+        X.setflags(write=False)
+    return X
+
+
+def _warm_up(algorithms=ALGORITHMS, like=None, noise="gumbel", symmetric=None, metric=None,
+             p=None):
     """Compile (or load from the numba cache) the kernels on a tiny graph, so timings exclude it.
 
     ``like``: the matrix of the real run; the tiny graph is of the same kind (a
@@ -195,7 +214,9 @@ def _warm_up(algorithms=ALGORITHMS, like=None, noise="gumbel", symmetric=None):
     that no tiny matrix reaches (a tiny float32 one is widened to float64): it is
     not warmed up, and ``cmd_run`` subtracts the compilation its release measures.
     """
-    if like is None:
+    if metric is not None:
+        W = _small_points_like(like)
+    elif like is None:
         W = _warm_up_weights()
     elif isinstance(like, np.ndarray) and like.dtype == np.float32 \
             and like.size > graph._WIDEN_FLOAT32_MAX_ENTRIES:
@@ -207,7 +228,7 @@ def _warm_up(algorithms=ALGORITHMS, like=None, noise="gumbel", symmetric=None):
         W = sp.csr_matrix(_warm_up_weights())
     args = argparse.Namespace(rho=1.0, epsilon=None, delta=None, sensitivity=1e-3, seed=0,
                               maximum=False, noise=noise, discretization=None, start=None,
-                              symmetric=symmetric)
+                              symmetric=symmetric, metric=metric, p=p)
     # fast_pamst's queue addresses the buckets of a key range directly when they are few
     # (here 1e5 keys of step 1e-3) and radix-sorts the keys when they are not (1e12 keys
     # of step 1e-10, 1e6 buckets), with kernels of its own: real inputs may take either
@@ -293,7 +314,7 @@ def _check_matrix(path, shape, dtype):
                          "integer dtype): save W.astype(np.float64)")
 
 
-def _check_npy(path):
+def _check_npy(path, metric=None):
     """Read and check the .npy header (shape, dtype, data size) before mapping the file."""
     fmt = np.lib.format
     with open(path, "rb") as f:
@@ -311,11 +332,11 @@ def _check_npy(path):
         except Exception as exc:  # a malformed or truncated header
             raise _not_npy(path, f"unreadable header: {' '.join(str(exc).split())}") from None
         offset = f.tell()
-    _check_matrix(path, shape, dtype)
+    (_check_matrix if metric is None else _check_points)(path, shape, dtype)
     need = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     have = os.path.getsize(path) - offset
     if have < need:
-        raise _not_npy(path, f"truncated: the header announces a {shape[0]} x {shape[1]} matrix of "
+        raise _not_npy(path, f"truncated: the header announces a {shape[0]} x {shape[1]} array of "
                              f"{dtype}, {need} bytes of data, but the file holds {have}")
 
 
@@ -349,9 +370,26 @@ def _load_csv(path):
     return W
 
 
-def _load_weights(path):
-    """Dense .npy as a read-only memmap (never read whole into memory), sparse .npz, or a CSV matrix."""
+def _check_points(path, shape, dtype):
+    """Shape and dtype of points X (n, d) (from the .npy header: no data read)."""
+    if dtype.hasobject or dtype == np.bool_ or not (np.issubdtype(dtype, np.integer)
+                                                     or np.issubdtype(dtype, np.floating)):
+        raise UsageError(f"{path}: holds dtype {dtype}; points must be real numbers: save "
+                         "X.astype(np.float64)")
+    if len(shape) != 2:
+        raise UsageError(f"{path}: --metric reads points X of shape (n, d), one point per row; got shape "
+                         f"{tuple(shape)}")
+    if shape[0] == 0 or shape[1] == 0:
+        raise UsageError(f"{path}: points of shape {tuple(shape)}: need n >= 1 points of d >= 1 coordinates")
+
+
+def _load_weights(path, metric=None):
+    """Dense .npy as a read-only memmap (never read whole into memory), sparse .npz, or a CSV
+    matrix; with ``metric``, points X (n, d) from a .npy."""
     ext = os.path.splitext(path)[1].lower()
+    if metric is not None and ext != ".npy":
+        raise UsageError(f"{path}: --metric {metric} reads points X (n, d) from a .npy file (np.save(path, X)); "
+                         "drop --metric for a weight matrix")
     if ext not in (".npy", ".npz", ".csv"):
         raise UsageError(f"{path}: unsupported file type {ext or '(none)'!r}; give a .npy dense matrix "
                          "or condensed distance vector (np.save), a .npz scipy.sparse matrix "
@@ -363,7 +401,7 @@ def _load_weights(path):
         _check_matrix(path, W.shape, W.dtype)
         return W
     if ext == ".npy":
-        _check_npy(path)
+        _check_npy(path, metric)
     elif not zipfile.is_zipfile(path):  # else np.load would take it for a pickle
         raise UsageError(f"{path}: not a valid .npz file (not a zip archive); save the sparse matrix "
                          "with scipy.sparse.save_npz(path, A)")
@@ -378,7 +416,7 @@ def _load_weights(path):
             raise UsageError(f"{path}: holds Python objects (pickled data), not numbers; save a numeric "
                              f"matrix with {'np.save' if ext == '.npy' else 'scipy.sparse.save_npz'}") from None
         raise UsageError(f"{path}: cannot read it as a {ext} weight matrix: {exc}") from None
-    _check_matrix(path, W.shape, W.dtype)
+    (_check_matrix if metric is None else _check_points)(path, W.shape, W.dtype)
     return W
 
 
@@ -397,10 +435,11 @@ def _noise(algorithm, noise):
 def _release(algorithm, W, args, rng=None):
     rng = args.seed if rng is None else rng
     start = 0 if args.start is None else args.start
+    points = {} if args.metric is None else {"metric": args.metric, "p": args.p}
     if algorithm == "exact":
-        return api.exact_mst(W, maximum=args.maximum, start=start, symmetric=args.symmetric)
+        return api.exact_mst(W, maximum=args.maximum, start=start, symmetric=args.symmetric, **points)
     kw = {"sensitivity": args.sensitivity, "rng": rng, "maximum": args.maximum,
-          "symmetric": args.symmetric, **_budget(args)}
+          "symmetric": args.symmetric, **_budget(args), **points}
     if algorithm in FAST:
         return api.fast_pamst(W, noise=_noise(algorithm, args.noise), discretization=args.discretization,
                               start=start, bounds=getattr(args, "bounds", None), **kw)
@@ -503,6 +542,18 @@ def _check_run_args(args):
     elif args.weights_rho is not None:
         raise UsageError(f"--weights-rho is only used with --weights private (got --weights {args.weights}); "
                          "add --weights private or drop --weights-rho")
+    if args.metric is not None:
+        if args.symmetric is not None:
+            raise UsageError(f"--symmetric reads one triangle of a weight matrix; --metric {args.metric} "
+                             "reads points, whose distances are symmetric: drop --symmetric")
+        try:
+            check_metric(args.metric, args.p)
+        except (TypeError, ValueError) as exc:
+            raise UsageError(str(exc).replace("p=", "--p")) from None
+        if _noise(algorithm, args.noise) == "gumbel" and algorithm in FAST and args.discretization is not None:
+            raise UsageError("--discretization: the gumbel release on points is not discretized; drop it")
+    elif args.p is not None:
+        raise UsageError("--p is the exponent of --metric minkowski; add --metric minkowski or drop --p")
     if args.output:
         _check_writable(args.output, "--output")
         if os.path.isfile(args.matrix) and os.path.exists(args.output) \
@@ -521,6 +572,8 @@ def _summary(args, tree):
         head += f", discretization = {args.discretization:g}"
     if args.start is not None:
         head += f", start = {args.start}"
+    if args.metric is not None:
+        head += f", metric = {args.metric}" + (f" (p = {args.p:g})" if args.p is not None else "")
     head += f", n = {tree.n_vertices}"
     if args.algorithm == "exact":
         privacy_note = "NOT private (the exact tree is computed from the true weights without noise)"
@@ -556,8 +609,11 @@ def cmd_run(args):
     """
     wall0 = time.perf_counter()
     _check_run_args(args)
-    W = _load_weights(args.matrix)  # a memmap: shape and dtype known, no data read
-    n = W.shape[0] if W.ndim == 2 else _condensed_n(W.shape[0])
+    W = _load_weights(args.matrix, args.metric)  # a memmap: shape and dtype known, no data read
+    n = W.shape[0] if args.metric is not None or W.ndim == 2 else _condensed_n(W.shape[0])
+    if args.metric == "haversine" and W.shape[1] != 2:
+        raise UsageError(f"{args.matrix}: --metric haversine reads (latitude, longitude) in degrees, "
+                         f"d = 2 columns; the points have d = {W.shape[1]}")
     if args.start is not None and args.start >= n:
         raise UsageError(f"--start {args.start} is out of range: {args.matrix} has n = {n} vertices; "
                          f"use 0 <= K < {n}")
@@ -566,7 +622,7 @@ def cmd_run(args):
     gen = np.random.default_rng(args.seed)
     with _compile_watch() as watch:
         _warm_up([args.algorithm], like=W, noise=_noise(args.algorithm, args.noise),
-                 symmetric=args.symmetric)
+                 symmetric=args.symmetric, metric=args.metric, p=args.p)
         before = watch.seconds
         try:
             tree, secs = _timed(lambda: _release(args.algorithm, W, args, rng=gen))

@@ -18,7 +18,7 @@ from . import privacy
 from .api import _require_inputs
 from .core import as_generator, check_positive
 
-__all__ = ["adjusted_rand_index", "private_edge_weights", "single_linkage"]
+__all__ = ["adjusted_rand_index", "linkage_matrix", "private_edge_weights", "single_linkage"]
 
 
 def _check_tree(tree):
@@ -34,7 +34,37 @@ def _check_tree(tree):
     return n, edges
 
 
-def single_linkage(tree, n_clusters, *, weights=None):
+def _tree_weights(tree, n, weights, metric, p):
+    """The weights that choose the cut: ``weights`` (per edge, or points X with a
+    metric), else the tree's true weights."""
+    if metric is not None:
+        from .metrics import edge_distances, prepare_points
+
+        if weights is None:
+            raise TypeError(f"metric={metric!r} computes the edges' distances from points: pass "
+                            "weights=X, the (n, d) points the tree was computed from")
+        P = prepare_points(weights, metric, p, name="weights")
+        if P[0].shape[0] != n:
+            raise ValueError(f"weights holds {P[0].shape[0]} points but the tree has n = {n} vertices; "
+                             "pass the points the tree was computed from")
+        return edge_distances(P, np.asarray(tree.edges, dtype=np.int64).reshape(-1, 2))
+    if p is not None:
+        raise ValueError("p= is the exponent of metric='minkowski'; drop it, or add metric='minkowski'")
+    if weights is None:
+        w = np.asarray(tree.edge_weights, dtype=np.float64)
+    else:
+        w = np.asarray(weights, dtype=np.float64)
+        if w.shape != (n - 1,):
+            raise ValueError(f"weights must have one entry per tree edge, shape ({n - 1},), got {w.shape}")
+    if np.isnan(w).any():
+        if weights is None:
+            raise ValueError("tree has no true weights (NaN: loaded from a file saved without "
+                             "include_true_weights=True); pass weights=, e.g. privately released ones")
+        raise ValueError("weights must not contain NaN")
+    return w
+
+
+def single_linkage(tree, n_clusters, *, weights=None, metric=None, p=None):
     """Cluster labels from cutting a spanning tree into ``n_clusters`` components.
 
     Parameters
@@ -44,9 +74,16 @@ def single_linkage(tree, n_clusters, *, weights=None):
         matrix D, or a maximum spanning tree of similarities (``maximum=True``).
     n_clusters : int
         Number of clusters, 1 <= n_clusters <= n.
-    weights : array_like of float, shape (n - 1,), optional
+    weights : array_like of float, shape (n - 1,), or points (n, d) with ``metric``, optional
         Weights of ``tree.edges`` (same order) used to choose the cut. Default
         ``tree.edge_weights``, the tree's *true* input weights (see Privacy).
+        With ``metric``: the points X the tree was computed from, whose
+        distances along the tree's edges are the weights (true distances:
+        not private either).
+    metric : str, optional
+        A name of :data:`fastpamst_nb.metrics.METRICS`: ``weights`` is points.
+    p : float, optional
+        The exponent of ``metric="minkowski"``.
 
     Returns
     -------
@@ -89,17 +126,7 @@ def single_linkage(tree, n_clusters, *, weights=None):
     n_clusters = int(n_clusters)
     if not 1 <= n_clusters <= n:
         raise ValueError(f"n_clusters must satisfy 1 <= n_clusters <= n_vertices = {n}, got {n_clusters}")
-    if weights is None:
-        w = np.asarray(tree.edge_weights, dtype=np.float64)
-    else:
-        w = np.asarray(weights, dtype=np.float64)
-        if w.shape != (n - 1,):
-            raise ValueError(f"weights must have one entry per tree edge, shape ({n - 1},), got {w.shape}")
-    if np.isnan(w).any():
-        if weights is None:
-            raise ValueError("tree has no true weights (NaN: loaded from a file saved without "
-                             "include_true_weights=True); pass weights=, e.g. privately released ones")
-        raise ValueError("weights must not contain NaN")
+    w = _tree_weights(tree, n, weights, metric, p)
     n_cut = n_clusters - 1
     # heaviest first for minimum trees, lightest first for maximum trees; stable => release order on ties
     key = w if tree.info.get("maximum", False) else -w
@@ -112,6 +139,89 @@ def single_linkage(tree, n_clusters, *, weights=None):
     rank = np.empty(n_comp, dtype=np.int64)
     rank[np.argsort(first, kind="stable")] = np.arange(n_comp, dtype=np.int64)
     return rank[raw]
+
+
+def linkage_matrix(tree, weights=None, *, metric=None, p=None):
+    """The scipy linkage matrix of the single-linkage hierarchy of a spanning tree.
+
+    Merging the tree's edges from the lightest to the heaviest (Kruskal's order)
+    builds the single-linkage dendrogram of a minimum spanning tree (Gower &
+    Ross 1969). The result is in the format of ``scipy.cluster.hierarchy.linkage``,
+    so ``fcluster``, ``dendrogram``, ``cut_tree`` and friends take it.
+
+    Parameters
+    ----------
+    tree : SpanningTree
+        A spanning tree on n vertices (a minimum spanning tree of distances;
+        a tree released with ``maximum=True`` needs distance ``weights``).
+    weights : array_like of float, shape (n - 1,), or points (n, d) with ``metric``, optional
+        The merge heights, one per edge of ``tree.edges`` (same order).
+        Default ``tree.edge_weights``, the TRUE weights, which are not private:
+        for a private dendrogram pass privately released weights, e.g.
+        :func:`private_edge_weights` (its own rho), and never the true ones.
+        With ``metric``: points X, the heights are their true distances.
+    metric : str, optional
+        A name of :data:`fastpamst_nb.metrics.METRICS`: ``weights`` is points.
+    p : float, optional
+        The exponent of ``metric="minkowski"``.
+
+    Returns
+    -------
+    ndarray of float64, shape (n - 1, 4)
+        Row i merges clusters ``Z[i, 0]`` < ``Z[i, 1]`` (ids < n are vertices,
+        id n + k is the cluster formed by row k) at height ``Z[i, 2]`` into a
+        cluster of ``Z[i, 3]`` vertices. Heights are the weights sorted
+        (stable: ties in release order), with negative ones (noised weights
+        of short edges can be) raised to 0, as scipy requires; the merge
+        order still follows the weights.
+
+    Raises
+    ------
+    TypeError
+        ``tree`` is not a SpanningTree.
+    ValueError
+        Weights of the wrong shape, with NaN, a tree without true weights and
+        no ``weights``, or a maximum tree without ``weights``.
+
+    Notes
+    -----
+    O(n log n): a sort and a union-find. Post-processing of the tree and the
+    weights: private when both are.
+
+    Examples
+    --------
+    >>> import numpy as np, fastpamst_nb as fp
+    >>> from scipy.cluster.hierarchy import fcluster
+    >>> X = np.array([[0.0], [0.1], [0.2], [5.0], [5.1], [9.0]])
+    >>> Z = fp.linkage_matrix(fp.exact_mst(X, metric="euclidean"))
+    >>> fcluster(Z, 3, criterion="maxclust").tolist()
+    [1, 1, 1, 2, 2, 3]
+    """
+    n, edges = _check_tree(tree)
+    if weights is None and metric is None and tree.info.get("maximum", False):
+        raise ValueError("tree is a maximum spanning tree (similarities: large = close), but a linkage "
+                         "matrix needs distances; pass weights= as distances, e.g. w.max() - w")
+    w = _tree_weights(tree, n, weights, metric, p)
+    order = np.argsort(w, kind="stable")
+    parent = np.arange(2 * n - 1, dtype=np.int64)  # union-find over cluster ids
+
+    def find(a):
+        root = a
+        while parent[root] != root:
+            root = parent[root]
+        while parent[a] != root:  # path compression
+            parent[a], a = root, parent[a]
+        return root
+
+    size = np.ones(2 * n - 1, dtype=np.int64)
+    Z = np.empty((n - 1, 4))
+    for i, e in enumerate(order):
+        a, b = find(edges[e, 0]), find(edges[e, 1])
+        new = n + i
+        parent[a] = parent[b] = new
+        size[new] = size[a] + size[b]
+        Z[i] = (min(a, b), max(a, b), max(float(w[e]), 0.0), size[new])
+    return Z
 
 
 def private_edge_weights(tree, rho=None, sensitivity=None, *, epsilon=None, delta=None, rng=None):

@@ -948,3 +948,86 @@ def test_a_float32_matrix_too_large_to_widen_is_not_warmed_up(tmp_path, capsys, 
     code, out, err = main_run(capsys, "run", tmp_path / "w.npy", *BUDGET, "--seed", 0, "--timing")
     assert code == 0 and released == [(12, 12)], err  # the real release only
     assert len(read_edges(out)) == 11 and "NOT private" in err
+
+
+# --- --metric: points X (n, d)
+
+@pytest.fixture
+def points_file(tmp_path):
+    X = np.random.default_rng(3).random((N_IN, 5))
+    np.save(tmp_path / "x.npy", X)
+    return str(tmp_path / "x.npy"), X
+
+
+@pytest.mark.parametrize("algorithm, noise", [("fast_pamst", "gumbel"), ("fast_pamst", "exponential"),
+                                              ("post_processing", None), ("exact", None)])
+def test_run_points_with_metric_is_what_the_library_releases(points_file, capsys, algorithm, noise):
+    path, X = points_file
+    args = ["run", path, "--metric", "cityblock", "--algorithm", algorithm]
+    if algorithm != "exact":
+        args += ["--rho", "0.5", "--sensitivity", "0.1", "--seed", "4"]
+    if noise:
+        args += ["--noise", noise]
+    assert fp_cli.main(args) == 0
+    out, err = capsys.readouterr()
+    kw = {"rho": 0.5, "sensitivity": 0.1, "rng": np.random.default_rng(4), "metric": "cityblock"}
+    if algorithm == "exact":
+        tree = fp.exact_mst(X, metric="cityblock")
+    elif algorithm == "post_processing":
+        tree = fp.post_processing(X, **kw)
+    else:
+        tree = fp.fast_pamst(X, noise=noise, **kw)
+    assert read_edges(out) == [tuple(e) for e in tree.edges.tolist()]
+    assert "metric = cityblock" in err and f"n = {N_IN}" in err
+
+
+def test_run_points_minkowski_p(points_file, capsys):
+    path, X = points_file
+    assert fp_cli.main(["run", path, "--metric", "minkowski", "--p", "3", "--algorithm", "exact"]) == 0
+    out, err = capsys.readouterr()
+    assert read_edges(out) == [tuple(e) for e in fp.exact_mst(X, metric="minkowski", p=3).edges.tolist()]
+    assert "p = 3" in err
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["--p", "2"], "--p is the exponent of --metric minkowski"),
+    (["--metric", "minkowski"], "needs --p"),
+    (["--metric", "minkowski", "--p", "0.5"], "p >= 1"),
+    (["--metric", "euclidean", "--symmetric", "upper"], "drop --symmetric"),
+    (["--metric", "manhattan"], "invalid choice"),
+])
+def test_run_points_errors_without_data(points_file, capsys, no_reading, args, expected):
+    path, _ = points_file
+    assert fp_cli.main(["run", path, "--algorithm", "exact", *args]) == 2
+    assert expected in capsys.readouterr().err
+
+
+def test_run_points_errors_from_the_header(tmp_path, capsys, no_computing):
+    np.save(tmp_path / "x3.npy", np.zeros((6, 3)))
+    np.save(tmp_path / "x1.npy", np.zeros(6))
+    sp.save_npz(tmp_path / "s.npz", sp.csr_matrix(np.eye(3)))
+    cases = [(["x3.npy", "--metric", "haversine"], "d = 2 columns"),
+             (["x1.npy", "--metric", "euclidean"], "shape (n, d)"),
+             (["s.npz", "--metric", "euclidean"], "from a .npy file")]
+    for args, expected in cases:
+        assert fp_cli.main(["run", str(tmp_path / args[0]), *args[1:], "--algorithm", "exact"]) == 2
+        assert expected in capsys.readouterr().err
+
+
+def test_points_warm_up_compiles_what_the_run_calls(tmp_path):
+    np.save(tmp_path / "x.npy", np.random.default_rng(0).random((300, 4)).astype(np.float32))
+    M = fp_cli._load_weights(str(tmp_path / "x.npy"), "euclidean")
+    assert not M.flags.writeable
+    fp_cli._warm_up(["fast_pamst_gumbel"], like=M, noise="gumbel", metric="euclidean")
+    before = _signatures()
+    fp.fast_pamst(M, 0.1, 1e-3, rng=0, noise="gumbel", metric="euclidean")
+    assert _signatures() == before, _signatures() - before
+
+
+def test_run_points_in_a_subprocess(points_file):
+    path, X = points_file
+    res = cli(MODULE, "run", path, "--metric", "euclidean", "--algorithm", "fast_pamst_gumbel",
+              "--rho", "1", "--sensitivity", "0.05", "--seed", "2")
+    assert res.returncode == 0, res.stderr
+    tree = fp.fast_pamst(X, 1.0, 0.05, rng=np.random.default_rng(2), metric="euclidean", noise="gumbel")
+    assert read_edges(res.stdout) == [tuple(e) for e in tree.edges.tolist()]

@@ -1,0 +1,338 @@
+"""Spanning trees of points: a textbook Prim whose rows are computed from X.
+
+When vertex v joins the tree, its distances to the vertices not yet in the tree
+are computed from the rows of X (:func:`fastpamst_nb.metrics.metric_row`),
+so no (n, n) array ever exists: O(n d) memory for X, O(n) for the state.
+
+One loop, three key rules, all *maximizing* a key (``sgn = -1`` for a minimum
+tree, ``+1`` for a maximum one), the key of an edge being ``s + g * b`` with
+``s = sgn * w``:
+
+- ``EXACT``: g = 0 (the exact tree; ties go to the smallest vertex index);
+- ``GUMBEL``: g = G_e, the standard Gumbel of the edge from the counter-based
+  stream (:func:`fastpamst_nb.philox.edge_gumbel`), b = 1 / lam: the exact tree
+  of w - G / lam (maximum: w + G / lam), the exponential mechanism's law
+  (issue 30, docs/design.rst);
+- ``GAUSS``: g = sgn * Z_e, Z_e a standard normal from the edge's two uniforms
+  (Box-Muller), b = sigma: Gaussian post-processing.
+
+Keys are never formed: a candidate with state (s1, g1) beats (s0, g0) when
+``(s1 - s0) > (g0 - g1) * b``, so a weight offset of 1e12 cannot round the
+noise away (the difference of two large weights is exact or nearly so, the noise
+is scaled on its own). Most edges of a noisy rule are decided without their
+noise's logarithms: a Gumbel above ``t = g_best - (s - s_best) * lam`` is needed
+to relax; none is when t >= ``T_SKIP`` (no 53-bit uniform gives a Gumbel so
+large), and when the edge's uniform U is at most a lower bound of the Gumbel CDF
+at a grid point below t - ``MARGIN`` the exact computation would not relax
+either (docs/design.rst, Points). A normal is bounded by ``Z_MAX`` likewise.
+
+The candidates sit in ``slot`` in increasing vertex order, cut into blocks of
+``BLOCK`` slots; a step relaxes every live slot with the new vertex and keeps
+each block's best, then reduces the blocks in order. The serial and the
+``prange`` kernels share the block pass and the blocks, so they return the same
+tree whatever the number of threads. A slot whose vertex joined dies (-1); the
+slots are compacted when the dead outnumber the live (O(n) in all).
+"""
+
+import math
+from collections import namedtuple
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+from .core import CACHE
+from .metrics import EUCLIDEAN, metric_row
+# the edge's Philox block and its 53-bit uniform, as philox.edge_uniform computes them
+# (inlined, so that a loop over a block's edges is vectorized: see _pt_block)
+from .philox import _block as philox_block
+from .philox import _unit as philox_unit
+
+EXACT, GUMBEL, GAUSS = 0, 1, 2
+BLOCK = 1024
+# philox.GUMBEL_MAX = 36.74: no edge Gumbel reaches this (tests check the order)
+T_SKIP = 37.5
+# |Z| = sqrt(-2 ln U1) |cos| <= 8.65 for the smallest uniform, 2**-54 (philox.py)
+Z_MAX = 9.5
+# how far below t the grid point of the bounds table lies: far above the rounding of t
+# (|t| <= ~45 where the table is used, so its error is ~1e-14)
+MARGIN = 1e-9
+TABLE_LO = -4.0  # the CDF below -4 is < 1e-23: those edges take the exact path
+TABLE_STEP = 32  # grid points per unit
+_TABLE_N = int((T_SKIP - TABLE_LO) * TABLE_STEP) + 2
+# lower bounds of the Gumbel CDF exp(-exp(-x)) at x = TABLE_LO + i / TABLE_STEP: the
+# computed value less 1e-12 of itself (far more than its few ulps of rounding)
+GUMBEL_CDF_LOW = np.exp(-np.exp(-(TABLE_LO + np.arange(_TABLE_N) / TABLE_STEP))) * (1.0 - 1e-12)
+
+# the kernels' state: flat arrays, one row per candidate slot (prefix ``pt_``)
+PtState = namedtuple("PtState", ["slot", "sb", "gb", "parent", "tops", "topk", "rows", "need",
+                                 "meta", "edges"])
+_N_SLOTS, _N_DEAD, _NEXT = 0, 1, 2
+
+
+def pt_state(n, start):
+    """The state of a Prim on n points from ``start``: O(n) memory."""
+    slot = np.delete(np.arange(n, dtype=np.int64), start)
+    nb = max(1, (n + BLOCK - 1) // BLOCK)
+    meta = np.array([n - 1, 0, start], dtype=np.int64)
+    return PtState(slot, np.full(max(n - 1, 0), -np.inf), np.zeros(max(n - 1, 0)),
+                   np.full(max(n - 1, 0), start, dtype=np.int64), np.ones((nb, 3)),
+                   np.empty(nb, dtype=np.int64), np.empty((nb, 3, BLOCK)),
+                   np.empty((nb, BLOCK), dtype=np.int64), meta, np.empty((max(n - 1, 0), 2), dtype=np.int64))
+
+
+@njit(cache=CACHE, nogil=True)
+def _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, lo, hi, v, X, code, p, aux, sgn,
+              rule, k0, k1, lam, b, table):
+    """Relax slots lo..hi-1 with the new vertex v (rule EXACT/GUMBEL/GAUSS); write the
+    block's best (s, g) to tops[blk] and its slot to topk[blk] (-1: no live slot).
+
+    ``rows[blk]``: the block's scratch rows (distances, then the edges' uniforms),
+    ``need[blk]``: the slots of the edges that may relax. A noisy rule draws the
+    uniforms of the whole block in a loop of their own when most edges may relax (the
+    Philox rounds of many edges vectorize there), else lists those edges and draws
+    theirs one by one; ``tops[blk, 2]``, the share of the last pass, chooses. The
+    choice changes the speed only: every edge's noise is a function of (key, edge).
+    """
+    ts = -np.inf
+    tg = 0.0
+    tk = -1
+    if rule == EXACT and code == EUCLIDEAN:
+        # the common case in one pass: the distance, the relaxation and the block's top
+        d = X.shape[1]
+        for k in range(lo, hi):
+            u = slot[k]
+            if u < 0:
+                continue
+            acc = 0.0
+            for j in range(d):
+                x = np.float64(X[u, j]) - np.float64(X[v, j])
+                acc += x * x
+            s = sgn * math.sqrt(acc)
+            if s > sb[k]:
+                sb[k] = s
+                parent[k] = v
+            if sb[k] > ts:
+                ts = sb[k]
+                tk = k
+        tops[blk, 0] = ts
+        tops[blk, 1] = tg
+        topk[blk] = tk
+        return
+    row = rows[blk, 0]
+    metric_row(X, v, slot, lo, hi, code, p, aux, row)
+    if rule == EXACT:
+        for k in range(lo, hi):
+            u = slot[k]
+            if u < 0:
+                continue
+            s = sgn * row[k - lo]
+            if s > sb[k]:
+                sb[k] = s
+                parent[k] = v
+            if sb[k] > ts:
+                ts = sb[k]
+                tk = k
+    else:
+        us = rows[blk, 1]
+        us2 = rows[blk, 2]
+        if tops[blk, 2] > 0.125:
+            # most edges were needed last time: draw every slot's uniforms in one contiguous
+            # loop without branches (it vectorizes, where a loop that draws one listed edge
+            # at a time does not), then decide every edge and keep the top in one pass
+            if rule == GUMBEL:
+                for k in range(lo, hi):
+                    x0, x1, x2, x3 = philox_block(k0, k1, v, slot[k])
+                    us[k - lo] = philox_unit(x0, x1)
+            else:
+                for k in range(lo, hi):
+                    x0, x1, x2, x3 = philox_block(k0, k1, v, slot[k])
+                    us[k - lo] = philox_unit(x0, x1)
+                    us2[k - lo] = philox_unit(x2, x3)
+            c = 0
+            for k in range(lo, hi):
+                if slot[k] < 0:
+                    continue
+                s = sgn * row[k - lo]
+                ds = s - sb[k]
+                if rule == GUMBEL:
+                    t = gb[k] - ds * lam
+                    if t < T_SKIP:
+                        c += 1
+                        te = (t - MARGIN - TABLE_LO) * TABLE_STEP
+                        x = us[k - lo]
+                        if not (te >= 0.0 and x <= table[int(te)]):
+                            g = -math.log(-math.log(x))
+                            if ds > (gb[k] - g) * b:
+                                sb[k] = s
+                                gb[k] = g
+                                parent[k] = v
+                elif ds > (gb[k] - Z_MAX) * b:
+                    c += 1
+                    g = sgn * math.sqrt(-2.0 * math.log(us[k - lo])) * math.cos(2.0 * math.pi * us2[k - lo])
+                    if ds > (gb[k] - g) * b:
+                        sb[k] = s
+                        gb[k] = g
+                        parent[k] = v
+                if (sb[k] - ts) > (tg - gb[k]) * b:
+                    ts = sb[k]
+                    tg = gb[k]
+                    tk = k
+        else:
+            # few edges may relax: list them, draw their uniforms one by one, decide them
+            nd = need[blk]
+            c = 0
+            for k in range(lo, hi):
+                if slot[k] >= 0:
+                    ds = sgn * row[k - lo] - sb[k]
+                    if (gb[k] - ds * lam < T_SKIP) if rule == GUMBEL else (ds > (gb[k] - Z_MAX) * b):
+                        nd[c] = k
+                        c += 1
+            for q in range(c):
+                k = nd[q]
+                x0, x1, x2, x3 = philox_block(k0, k1, v, slot[k])
+                x = philox_unit(x0, x1)
+                s = sgn * row[k - lo]
+                ds = s - sb[k]
+                if rule == GUMBEL:
+                    te = (gb[k] - ds * lam - MARGIN - TABLE_LO) * TABLE_STEP
+                    if te >= 0.0 and x <= table[int(te)]:
+                        continue  # G <= the grid point <= t - MARGIN: the exact test would not relax
+                    g = -math.log(-math.log(x))
+                else:  # Box-Muller
+                    g = sgn * math.sqrt(-2.0 * math.log(x)) * math.cos(2.0 * math.pi * philox_unit(x2, x3))
+                if ds > (gb[k] - g) * b:
+                    sb[k] = s
+                    gb[k] = g
+                    parent[k] = v
+            for k in range(lo, hi):
+                if slot[k] >= 0 and (sb[k] - ts) > (tg - gb[k]) * b:
+                    ts = sb[k]
+                    tg = gb[k]
+                    tk = k
+        # which way the next pass over this block goes: a speed choice, never the tree's
+        tops[blk, 2] = c / max(hi - lo, 1)
+    tops[blk, 0] = ts
+    tops[blk, 1] = tg
+    topk[blk] = tk
+
+
+@njit(cache=CACHE, nogil=True)
+def _pt_reduce(tops, topk, nb, b):
+    """The best block's slot: blocks in order, strict comparisons (ties: first)."""
+    ts = -np.inf
+    tg = 0.0
+    tk = -1
+    for i in range(nb):
+        k = topk[i]
+        if k >= 0 and (tk < 0 or (tops[i, 0] - ts) > (tg - tops[i, 1]) * b):
+            ts = tops[i, 0]
+            tg = tops[i, 1]
+            tk = k
+    return tk
+
+
+@njit(cache=CACHE, nogil=True)
+def _pt_compact(slot, sb, gb, parent, meta):
+    """Drop the dead slots, keeping the order (so the blocks are a function of the counts)."""
+    m = meta[_N_SLOTS]
+    j = 0
+    for k in range(m):
+        if slot[k] >= 0:
+            slot[j] = slot[k]
+            sb[j] = sb[k]
+            gb[j] = gb[k]
+            parent[j] = parent[k]
+            j += 1
+    meta[_N_SLOTS] = j
+    meta[_N_DEAD] = 0
+
+
+@njit(cache=CACHE, nogil=True)
+def _pt_select(st, step, b):
+    """Step ``step``: the best live slot joins; its edge is recorded; returns the
+    vertex that joined. Compacts the slots when the dead outnumber the live."""
+    m = st.meta[_N_SLOTS]
+    nb = (m + BLOCK - 1) // BLOCK
+    k = _pt_reduce(st.tops, st.topk, nb, b)
+    v = st.slot[k]
+    st.edges[step, 0] = st.parent[k]
+    st.edges[step, 1] = v
+    st.slot[k] = -1
+    st.meta[_N_DEAD] += 1
+    if 2 * st.meta[_N_DEAD] > m:
+        _pt_compact(st.slot, st.sb, st.gb, st.parent, st.meta)
+    st.meta[_NEXT] = v
+    return v
+
+
+@njit(cache=CACHE, nogil=True)
+def pt_steps_serial(st, step0, n_steps, X, code, p, aux, sgn, rule, k0, k1, lam, b, table):
+    """Run Prim steps step0 .. step0 + n_steps - 1 (step -1: the start's relaxation) on one thread."""
+    for step in range(step0, step0 + n_steps):
+        v = st.meta[_NEXT] if step < 0 else _pt_select(st, step, b)
+        m = st.meta[_N_SLOTS]
+        if step == st.edges.shape[0] - 1:
+            break
+        nb = (m + BLOCK - 1) // BLOCK
+        for blk in range(nb):
+            _pt_block(st.slot, st.sb, st.gb, st.parent, st.tops, st.topk, st.rows, st.need, blk, blk * BLOCK,
+                      min(m, (blk + 1) * BLOCK), v, X, code, p, aux, sgn, rule, k0, k1, lam, b, table)
+
+
+@njit(cache=CACHE, nogil=True, parallel=True)
+def pt_steps_parallel(st, step0, n_steps, X, code, p, aux, sgn, rule, k0, k1, lam, b, table):
+    """:func:`pt_steps_serial` with each step's blocks split over the threads by prange
+    (the same blocks, reduced in the same order: the same tree)."""
+    for step in range(step0, step0 + n_steps):
+        v = st.meta[_NEXT] if step < 0 else _pt_select(st, step, b)
+        m = st.meta[_N_SLOTS]
+        if step == st.edges.shape[0] - 1:
+            break
+        nb = (m + BLOCK - 1) // BLOCK
+        slot, sb, gb, parent, tops, topk = st.slot, st.sb, st.gb, st.parent, st.tops, st.topk
+        rows, need = st.rows, st.need
+        for blk in prange(nb):
+            _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, blk * BLOCK, min(m, (blk + 1) * BLOCK),
+                      v, X, code, p, aux, sgn, rule, k0, k1, lam, b, table)
+
+
+# from this many points a step's blocks are split over the threads (with 2 or more): a
+# parallel step is one fork/join, which lost to one thread at n = 20,000 on 2 shared
+# cores (docs/design.rst, Points: measured); the dense gumbel engine's threshold too
+PARALLEL_MIN_N = 32 * BLOCK
+
+
+def use_parallel(n, threads=None):
+    """Whether the prange kernel runs: n >= PARALLEL_MIN_N and two threads or more
+    (numba's current thread count, capped by the CPUs the process may use)."""
+    if threads is None:
+        from .threads import thread_count
+        threads = min(numba.get_num_threads(), thread_count())
+    return threads >= 2 and n >= PARALLEL_MIN_N
+
+
+def pt_prim(P, start, sgn, rule=EXACT, key=(0, 0), lam=1.0, b=0.0, advance=None, parallel=None):
+    """The tree of prepared points ``P = (X, code, p, aux)`` (see
+    :func:`fastpamst_nb.metrics.prepare_points`) from ``start``: edges (n - 1, 2).
+
+    ``rule``/``key``/``lam``/``b``: the key rule, the counter-based key (k0, k1),
+    the rate and the noise scale (1 / lam for GUMBEL, sigma for GAUSS, 0 for
+    EXACT). ``advance``: a ``run_in_chunks``-style runner ``(advance, n_steps)``
+    or None (one call). ``parallel``: force a kernel (tests), None chooses.
+    """
+    X, code, p, aux = P
+    n = X.shape[0]
+    st = pt_state(n, start)
+    if n < 2:
+        return st.edges
+    par = use_parallel(n) if parallel is None else parallel
+    kernel = pt_steps_parallel if par else pt_steps_serial
+    k0, k1 = np.uint64(key[0]), np.uint64(key[1])
+    args = (X, code, float(p), aux, float(sgn), rule, k0, k1, float(lam), float(b), GUMBEL_CDF_LOW)
+    kernel(st, -1, 1, *args)
+    if advance is None:
+        kernel(st, 0, n - 1, *args)
+    else:
+        advance(lambda s0, k: kernel(st, s0, k, *args), n - 1)
+    return st.edges

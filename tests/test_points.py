@@ -1,0 +1,553 @@
+"""Spanning trees of points X (n, d) with metric=: kernels against slow references,
+the gumbel law against Kruskal's exponential mechanism, threads, errors, clustering."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import naive
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from numba import njit
+from scipy.cluster.hierarchy import dendrogram, fcluster, linkage
+from scipy.spatial.distance import cdist, pdist
+
+import fastpamst_nb as fp
+from fastpamst_nb import metrics, philox, points, privacy
+
+def _points(metric, n, d=3, seed=0, dtype=np.float64):
+    rng = np.random.default_rng(seed)
+    if metric == "haversine":
+        X = np.c_[rng.uniform(-80, 80, n), rng.uniform(-180, 180, n)]
+    else:
+        X = rng.normal(size=(n, d))
+    return X.astype(dtype)
+
+
+def _p(metric):
+    return 3.0 if metric == "minkowski" else None
+
+
+def _haversine_ref(X):
+    lat, lon = np.radians(X[:, 0]), np.radians(X[:, 1])
+    h = (np.sin((lat[:, None] - lat[None, :]) / 2) ** 2
+         + np.cos(lat[:, None]) * np.cos(lat[None, :]) * np.sin((lon[:, None] - lon[None, :]) / 2) ** 2)
+    return 2 * metrics.EARTH_RADIUS_KM * np.arcsin(np.sqrt(h))
+
+
+def _matrix(P):
+    n = P[0].shape[0]
+    D = np.empty((n, n))
+    metrics.pt_matrix(P[0], P[1], P[2], P[3], D)
+    return D
+
+
+@njit
+def _gumbel_matrix(k0, k1, n):
+    G = np.zeros((n, n))
+    for i in range(n):
+        for j in range(n):
+            if i != j:
+                G[i, j] = philox.edge_gumbel(k0, k1, i, j)
+    return G
+
+
+@njit
+def _normal_matrix(k0, k1, n):
+    Z = np.zeros((n, n))
+    for i in range(n):
+        for j in range(n):
+            if i != j:
+                u1, u2 = philox.edge_uniform_pair(k0, k1, i, j)
+                Z[i, j] = np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
+    return Z
+
+
+def _edge_set(edges):
+    return frozenset((int(min(a, b)), int(max(a, b))) for a, b in np.asarray(edges))
+
+
+# ---------------------------------------------------------------------------
+# distances
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("metric", metrics.METRICS)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_distances_match_scipy(metric, dtype):
+    X = _points(metric, 12, dtype=dtype)
+    P = metrics.prepare_points(X, metric, _p(metric))
+    D = _matrix(P)
+    X64 = X.astype(np.float64)
+    if metric == "haversine":
+        ref = _haversine_ref(X64)
+    else:
+        ref = cdist(X64, X64, metric, **({"p": 3.0} if metric == "minkowski" else {}))
+    np.testing.assert_allclose(D, ref, rtol=1e-12, atol=1e-12)
+    # the row kernel (what Prim reads) equals the scalar kernel bit for bit
+    row = np.empty(12)
+    metrics.metric_row(P[0], 5, np.arange(12, dtype=np.int64), 0, 12, P[1], P[2], P[3], row)
+    assert np.array_equal(np.delete(row, 5), np.delete(D[5], 5))
+
+
+def test_haversine_known_distance():
+    # London (51.5074 N, 0.1278 W) to Paris (48.8566 N, 2.3522 E): ~343.6 km on the mean sphere
+    X = np.array([[51.5074, -0.1278], [48.8566, 2.3522]])
+    w = fp.exact_mst(X, metric="haversine").weight
+    assert abs(w - 343.56) < 0.1
+
+
+# ---------------------------------------------------------------------------
+# the kernels against naive.prim_mst on the matrix
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("metric", metrics.METRICS)
+@pytest.mark.parametrize("maximum", [False, True])
+def test_exact_kernel_matches_naive_prim(metric, maximum):
+    X = _points(metric, 40, seed=1)
+    P = metrics.prepare_points(X, metric, _p(metric))
+    D = _matrix(P)
+    sgn = 1.0 if maximum else -1.0
+    for parallel in (False, True):
+        edges = points.pt_prim(P, 3, sgn, parallel=parallel)
+        ref, _ = naive.prim_mst(-D if maximum else D, start=3)
+        assert np.array_equal(edges, ref)
+
+
+def test_exact_kernel_ties_go_to_the_smallest_index():
+    # a 5 x 5 grid (many equal distances) and duplicated points (distance 0)
+    g = np.array([(i, j) for i in range(5) for j in range(5)], dtype=np.float64)
+    X = np.vstack([g, g[:7]])
+    for metric in ("euclidean", "cityblock", "chebyshev"):
+        P = metrics.prepare_points(X, metric, None)
+        ref, _ = naive.prim_mst(_matrix(P))
+        for parallel in (False, True):
+            assert np.array_equal(points.pt_prim(P, 0, -1.0, parallel=parallel), ref)
+
+
+@pytest.mark.parametrize("rule", ["exact", "gumbel", "gauss"])
+def test_kernels_match_naive_across_blocks(rule):
+    # n > 2 * BLOCK: several blocks, compactions, and the prange kernel's block split
+    n = 2 * points.BLOCK + 300
+    X = _points("euclidean", n, d=2, seed=3)
+    P = metrics.prepare_points(X, "euclidean", None)
+    D = _matrix(P)
+    k0, k1 = philox.draw_key(np.random.default_rng(5))
+    if rule == "exact":
+        args, W = (points.EXACT, (0, 0), 1.0, 0.0), D
+    elif rule == "gumbel":
+        lam = 30.0
+        args, W = (points.GUMBEL, (k0, k1), lam, 1 / lam), D - _gumbel_matrix(k0, k1, n) / lam
+    else:
+        sigma = 0.05
+        args, W = (points.GAUSS, (k0, k1), 1.0, sigma), D + sigma * _normal_matrix(k0, k1, n)
+    ref, _ = naive.prim_mst(W)
+    for parallel in (False, True):
+        edges = points.pt_prim(P, 0, -1.0, *args, parallel=parallel)
+        assert _edge_set(edges) == _edge_set(ref)
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "cosine", "haversine", "minkowski"])
+@pytest.mark.parametrize("maximum", [False, True])
+@pytest.mark.parametrize("lam", [0.3, 5.0, 1e4])
+def test_gumbel_kernel_is_the_exact_tree_of_w_minus_g_over_lam(metric, maximum, lam):
+    n = 30
+    X = _points(metric, n, seed=2)
+    P = metrics.prepare_points(X, metric, _p(metric))
+    D = _matrix(P)
+    if metric == "haversine":
+        lam = lam / 1000.0  # km
+    k0, k1 = philox.draw_key(np.random.default_rng(int(lam * 7) + maximum))
+    G = _gumbel_matrix(k0, k1, n)
+    noisy = D + G / lam if maximum else D - G / lam
+    ref, _ = naive.prim_mst(-noisy if maximum else noisy)
+    edges = points.pt_prim(P, 0, 1.0 if maximum else -1.0, points.GUMBEL, (k0, k1), lam, 1 / lam)
+    assert _edge_set(edges) == _edge_set(ref)
+
+
+def test_gumbel_kernel_keeps_the_noise_at_large_distances():
+    # distances ~1e9 with noise of scale 1: the comparisons subtract the weights first
+    X = np.array([[0.0], [1e9], [1e9 + 0.5], [2e9 + 0.25], [2e9 + 1.0]])
+    P = metrics.prepare_points(X, "euclidean", None)
+    D = _matrix(P)
+    seen = set()
+    for seed in range(30):
+        k0, k1 = philox.draw_key(np.random.default_rng(seed))
+        G = _gumbel_matrix(k0, k1, 5)
+        # the reference in exact rationals would be best; in float64 D - G stays exact enough here
+        ref, _ = naive.prim_mst(D - G)
+        edges = points.pt_prim(P, 0, -1.0, points.GUMBEL, (k0, k1), 1.0, 1.0)
+        assert _edge_set(edges) == _edge_set(ref)
+        seen.add(_edge_set(edges))
+    assert len(seen) > 1  # the noise is not rounded away
+
+
+def test_bounds_table_only_skips_what_the_exact_test_skips():
+    # the table's lower bounds of the Gumbel CDF: below the CDF at each grid point
+    x = points.TABLE_LO + np.arange(points.GUMBEL_CDF_LOW.size) / points.TABLE_STEP
+    assert np.all(points.GUMBEL_CDF_LOW <= np.exp(-np.exp(-x)))
+    assert philox.GUMBEL_MAX < points.T_SKIP
+    # the largest |normal| philox's uniforms give is below Z_MAX
+    assert np.sqrt(-2 * np.log(2.0 ** -54)) < points.Z_MAX
+
+
+# ---------------------------------------------------------------------------
+# the law: Kruskal with the exponential mechanism at every step
+# ---------------------------------------------------------------------------
+
+def _kruskal_em_law(W, lam, maximum=False):
+    """P(tree) of Kruskal whose every step draws, among the edges joining two components,
+    e with probability proportional to exp(-lam w_e) (maximum: exp(+lam w_e)); exact,
+    by enumerating the sequences with a memo over forests."""
+    n = W.shape[0]
+    edges = [(i, j) for i in range(n) for j in range(i + 1, n)]
+    sgn = 1.0 if maximum else -1.0
+    memo = {}
+
+    def comp(forest):
+        label = list(range(n))
+
+        def find(a):
+            while label[a] != a:
+                a = label[a]
+            return a
+        for a, b in forest:
+            label[find(a)] = find(b)
+        return find
+
+    def law(forest):
+        if len(forest) == n - 1:
+            return {forest: 1.0}
+        if forest in memo:
+            return memo[forest]
+        find = comp(forest)
+        cand = [e for e in edges if find(e[0]) != find(e[1])]
+        s = np.array([sgn * lam * W[e] for e in cand])
+        pr = np.exp(s - s.max())
+        pr /= pr.sum()
+        out = {}
+        for e, q in zip(cand, pr):
+            for tree, r in law(forest | {e}).items():
+                out[tree] = out.get(tree, 0.0) + q * r
+        memo[forest] = out
+        return out
+
+    return law(frozenset())
+
+
+CHI_RUNS = 20_000
+LAW_CASES = {
+    "easy": (np.array([[0.0, 0.0], [1.0, 0.2], [0.3, 1.1], [1.4, 1.3]]), "euclidean", 2.0, False),
+    "ties": (np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]), "cityblock", 1.5, False),
+    "far groups": (np.array([[0.0], [0.4], [50.0], [50.3], [51.0]]), "euclidean", 1.0, False),
+    "maximum": (np.array([[0.0, 0.0], [1.0, 0.2], [0.3, 1.1], [1.4, 1.3]]), "chebyshev", 2.0, True),
+    "large scale": (np.array([[0.0], [1.0], [2.5], [4.0]]) * 1e6, "euclidean", 1.5e-6, False),
+}
+
+
+@pytest.mark.parametrize("case", list(LAW_CASES))
+def test_gumbel_release_law_is_kruskal_exponential_mechanism(case):
+    X, metric, lam, maximum = LAW_CASES[case]
+    P = metrics.prepare_points(X, metric, None)
+    expected = _kruskal_em_law(_matrix(P), lam, maximum)
+    gen = np.random.default_rng(2026)
+    counts = {}
+    sgn = 1.0 if maximum else -1.0
+    for _ in range(CHI_RUNS):
+        key = philox.draw_key(gen)
+        t = _edge_set(points.pt_prim(P, 0, sgn, points.GUMBEL, key, lam, 1 / lam))
+        counts[t] = counts.get(t, 0) + 1
+    pvalue, stat, dof = naive.chisquare_pvalue(counts, expected, CHI_RUNS)
+    assert pvalue > 1e-4, (case, stat, dof)
+
+
+def test_post_processing_law_on_a_triangle():
+    X = np.array([[0.0, 0.0], [1.0, 0.0], [0.2, 0.7]])
+    P = metrics.prepare_points(X, "euclidean", None)
+    D = _matrix(P)
+    sigma = 0.4
+    expected = naive.post_processing_triangle_probs(D[0, 1], D[0, 2], D[1, 2], sigma)
+    gen = np.random.default_rng(7)
+    counts = {}
+    for _ in range(CHI_RUNS):
+        t = _edge_set(points.pt_prim(P, 0, -1.0, points.GAUSS, philox.draw_key(gen), 1.0, sigma))
+        counts[t] = counts.get(t, 0) + 1
+    pvalue, stat, dof = naive.chisquare_pvalue(counts, expected, CHI_RUNS)
+    assert pvalue > 1e-4, (stat, dof)
+
+
+# ---------------------------------------------------------------------------
+# the API on points
+# ---------------------------------------------------------------------------
+
+def test_api_exact_mst_equals_the_matrix_tree():
+    X = _points("euclidean", 25, seed=4)
+    D = cdist(X, X)
+    t = fp.exact_mst(X, metric="euclidean")
+    assert t.edges.tolist() == fp.exact_mst(D).edges.tolist()
+    assert t.weight == pytest.approx(fp.exact_mst(D).weight, rel=1e-12)
+    assert dict(t.info) == {"maximum": False, "metric": "euclidean"}
+    assert fp.excess_weight(X, t, metric="euclidean") == 0.0
+
+
+def test_api_release_reads_the_user_array_in_place_and_never_modifies_it():
+    X = _points("euclidean", 20, seed=5)
+    X.setflags(write=False)
+    before = X.copy()
+    fp.fast_pamst(X, 1.0, 0.1, rng=0, metric="euclidean", noise="gumbel")
+    fp.post_processing(X, 1.0, 0.1, rng=0, metric="euclidean")
+    assert np.array_equal(X, before)
+
+
+def test_api_gumbel_release_reproducible_and_public_info():
+    X = _points("cityblock", 30, seed=6)
+    a = fp.fast_pamst(X, 0.5, 0.2, rng=3, metric="cityblock", noise="gumbel")
+    b = fp.fast_pamst(X, 0.5, 0.2, rng=np.random.default_rng(3), metric="cityblock", noise="gumbel")
+    assert a.edges.tolist() == b.edges.tolist()
+    lam = privacy.gumbel_rate(0.5, 0.2, 30)
+    assert dict(a.info) == {"rho": 0.5, "sensitivity": 0.2, "noise": "gumbel", "rate": lam,
+                            "maximum": False, "metric": "cityblock"}
+    # the tree is the kernel's with the key drawn from the same generator
+    key = philox.draw_key(np.random.default_rng(3))
+    P = metrics.prepare_points(X, "cityblock", None)
+    assert np.array_equal(a.edges, points.pt_prim(P, 0, -1.0, points.GUMBEL, key, lam, 1 / lam))
+
+
+def test_api_points_same_tree_as_the_dense_gumbel_release():
+    X = _points("euclidean", 40, seed=8)
+    D = _matrix(metrics.prepare_points(X, "euclidean", None))
+    dense = fp.fast_pamst(D, 0.5, 0.1, rng=11, noise="gumbel")
+    if "discretization" in dense.info:
+        pytest.skip("fast_pamst(D, noise='gumbel') is still the grouped-queue engine (discretized, "
+                    "its own noise stream); the one-draw-per-edge engine comes with branch i30")
+    pts = fp.fast_pamst(X, 0.5, 0.1, rng=11, metric="euclidean", noise="gumbel")
+    assert _edge_set(pts.edges) == _edge_set(dense.edges)
+
+
+@pytest.mark.parametrize("func", ["fast_pamst", "pamst"])
+def test_api_exponential_and_pamst_build_the_matrix(func):
+    X = _points("euclidean", 15, seed=9)
+    D = _matrix(metrics.prepare_points(X, "euclidean", None))
+    t = getattr(fp, func)(X, 1.0, 0.1, rng=4, metric="euclidean")
+    ref = getattr(fp, func)(D, 1.0, 0.1, rng=4)
+    assert t.edges.tolist() == ref.edges.tolist()
+    assert t.info["metric"] == "euclidean"
+
+
+def test_api_exponential_refused_when_the_matrix_does_not_fit(monkeypatch):
+    from fastpamst_nb import core
+
+    monkeypatch.setattr(core, "available_memory_bytes", lambda: 2**20)
+    X = np.zeros((3000, 2))  # an (n, n) float64 matrix: 72 MB; decided before any work
+    with pytest.raises(ValueError, match="noise='gumbel'"):
+        fp.fast_pamst(X, 1.0, 0.1, rng=0, metric="euclidean")
+    with pytest.raises(ValueError, match="noise='gumbel'"):
+        fp.pamst(X, 1.0, 0.1, rng=0, metric="euclidean")
+
+
+def test_api_post_processing_info_and_sigma():
+    X = _points("euclidean", 20, seed=10)
+    t = fp.post_processing(X, 2.0, 0.1, rng=0, metric="euclidean", maximum=True)
+    assert t.info["sigma"] == privacy.gaussian_sigma(2.0, 0.1, 20 * 19 // 2)
+    assert t.info["maximum"] is True and t.info["metric"] == "euclidean"
+    assert fp.excess_weight(X, t, metric="euclidean") >= 0.0
+
+
+def test_api_float32_points():
+    X = np.random.default_rng(0).integers(0, 50, size=(30, 3)).astype(np.float32)
+    t32 = fp.fast_pamst(X, 1.0, 0.5, rng=1, metric="euclidean", noise="gumbel")
+    t64 = fp.fast_pamst(X.astype(np.float64), 1.0, 0.5, rng=1, metric="euclidean", noise="gumbel")
+    assert t32.edges.tolist() == t64.edges.tolist()
+
+
+@pytest.mark.parametrize("kwargs, exc, match", [
+    ({"metric": "mahalanobis"}, ValueError, "known metrics are euclidean, sqeuclidean"),
+    ({"metric": 3}, TypeError, "metric must be a str"),
+    ({"metric": "minkowski", "p": 0.0}, ValueError, "p >= 1"),
+    ({"metric": "minkowski", "p": 0.5}, ValueError, "p >= 1"),
+    ({"metric": "minkowski"}, TypeError, "needs p="),
+    ({"metric": "euclidean", "p": 2.0}, ValueError, "drop p="),
+    ({"p": 2.0}, ValueError, "metric='minkowski'"),
+    ({"metric": "euclidean", "topology": np.ones((4, 4), bool)}, ValueError, "drop topology="),
+    ({"metric": "euclidean", "symmetric": "upper"}, ValueError, "drop symmetric="),
+])
+def test_api_bad_parameters(kwargs, exc, match):
+    X = np.zeros((4, 4)) + np.arange(4)[:, None]
+    with pytest.raises(exc, match=match):
+        fp.exact_mst(X, **kwargs)
+
+
+@pytest.mark.parametrize("X, metric, match", [
+    (np.array([[0.0, 1.0], [np.nan, 2.0], [3.0, np.inf]]), "euclidean", "row 1"),
+    (np.zeros((5, 0)), "euclidean", "d = 0"),
+    (np.zeros((0, 3)), "euclidean", "n = 0"),
+    (np.zeros(5), "euclidean", "2-D"),
+    (np.array([[91.0, 0.0], [0.0, 0.0]]), "haversine", r"\[-90, 90\]"),
+    (np.zeros((3, 3)), "haversine", "d = 2"),
+    (np.array([[1.0, 0.0], [0.0, 0.0]]), "cosine", "zero vector, row 1"),
+])
+def test_api_bad_points(X, metric, match):
+    with pytest.raises(ValueError, match=match):
+        fp.fast_pamst(X, 1.0, 0.1, metric=metric, noise="gumbel")
+
+
+def test_api_points_type_errors():
+    with pytest.raises(TypeError, match="dense"):
+        fp.exact_mst(sp.csr_matrix(np.eye(3)), metric="euclidean")
+    with pytest.raises(TypeError, match="real numbers"):
+        fp.exact_mst(np.array([[1 + 1j], [2]]), metric="euclidean")
+    with pytest.raises(TypeError, match="sensitivity="):
+        fp.fast_pamst(np.zeros((3, 2)), 1.0, metric="euclidean")
+    with pytest.raises(ValueError, match="drop discretization="):
+        fp.fast_pamst(np.zeros((3, 2)), 1.0, 0.1, metric="euclidean", noise="gumbel", discretization=0.01)
+
+
+def test_api_start_checked_against_n():
+    with pytest.raises(ValueError, match="start = 5"):
+        fp.fast_pamst(np.zeros((3, 2)), 1.0, 0.1, metric="euclidean", noise="gumbel", start=5)
+
+
+# ---------------------------------------------------------------------------
+# sensitivity and clustering
+# ---------------------------------------------------------------------------
+
+def test_point_sensitivity():
+    for metric in ("euclidean", "cityblock", "chebyshev", "minkowski", "haversine"):
+        assert fp.point_sensitivity(0.25, metric) == 0.5
+    assert fp.point_sensitivity(0.5, "sqeuclidean", diameter=3.0) == 4 * 0.5 * 3 + 4 * 0.25
+    with pytest.raises(ValueError, match="not a metric"):
+        fp.point_sensitivity(0.5, "sqeuclidean")
+    with pytest.raises(ValueError, match="not a metric"):
+        fp.point_sensitivity(0.5, "cosine")
+    with pytest.raises(ValueError, match="unknown metric"):
+        fp.point_sensitivity(0.5, "hamming")
+    with pytest.raises(ValueError):
+        fp.point_sensitivity(-1.0, "euclidean")
+
+
+def test_point_sensitivity_bounds_the_distance_moves():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20, 3))
+    r = 0.3
+    step = rng.normal(size=X.shape)
+    Y = X + r * step / np.linalg.norm(step, axis=1, keepdims=True)  # every point moves by r
+    for metric in ("euclidean", "cityblock", "chebyshev"):
+        # a euclidean move of r is a move of at most r in cityblock only up to sqrt(d): use its own norm
+        move = cdist(X, Y, metric).diagonal().max()
+        assert np.abs(cdist(Y, Y, metric) - cdist(X, X, metric)).max() <= fp.point_sensitivity(move, metric) + 1e-12
+
+
+def test_linkage_matrix_equals_scipy_single_linkage():
+    X = _points("euclidean", 40, seed=12)
+    Z = fp.linkage_matrix(fp.exact_mst(X, metric="euclidean"))
+    Zs = linkage(pdist(X), "single")
+    np.testing.assert_allclose(Z[:, 2], Zs[:, 2], rtol=1e-12)
+    assert np.array_equal(Z[:, [0, 1, 3]], Zs[:, [0, 1, 3]])
+    for k in (2, 5, 9):
+        a, b = fcluster(Z, k, "maxclust"), fcluster(Zs, k, "maxclust")
+        assert len(set(zip(a, b))) == len(set(a)) == len(set(b)) == k
+    dendrogram(Z, no_plot=True)
+    # heights from points, and private weights (negative ones raised to 0)
+    t = fp.fast_pamst(X, 1.0, 0.1, rng=0, metric="euclidean", noise="gumbel")
+    assert np.array_equal(fp.linkage_matrix(t, X, metric="euclidean"), fp.linkage_matrix(t))
+    w = fp.private_edge_weights(t, 0.01, 0.1, rng=0)
+    Zp = fp.linkage_matrix(t, w)
+    assert Zp.shape == (39, 4) and Zp[:, 2].min() >= 0 and np.all(np.diff(Zp[:, 2]) >= 0)
+    fcluster(Zp, 3, "maxclust")
+
+
+def test_linkage_matrix_refuses_a_maximum_tree_without_distances():
+    X = _points("euclidean", 6)
+    t = fp.exact_mst(X, metric="euclidean", maximum=True)
+    with pytest.raises(ValueError, match="distances"):
+        fp.linkage_matrix(t)
+
+
+def test_single_linkage_on_points():
+    X = np.array([[0.0], [0.1], [0.2], [5.0], [5.1], [9.0]])
+    t = fp.exact_mst(X, metric="euclidean")
+    assert fp.single_linkage(t, 3, weights=X, metric="euclidean").tolist() == [0, 0, 0, 1, 1, 2]
+    with pytest.raises(ValueError, match="points"):
+        fp.single_linkage(t, 3, weights=X[:4], metric="euclidean")
+
+
+# ---------------------------------------------------------------------------
+# threads and memory (subprocesses)
+# ---------------------------------------------------------------------------
+
+_THREADS_SCRIPT = textwrap.dedent("""
+    import json, numba, numpy as np
+    from fastpamst_nb import metrics, philox, points
+    X = np.random.default_rng(1).random((3 * points.BLOCK + 77, 3))
+    P = metrics.prepare_points(X, "euclidean", None)
+    key = philox.draw_key(np.random.default_rng(2))
+    out = {}
+    for t in range(1, 5):
+        numba.set_num_threads(t)
+        for rule, lam, b in ((points.EXACT, 1.0, 0.0), (points.GUMBEL, 40.0, 1 / 40.0),
+                             (points.GAUSS, 1.0, 0.01)):
+            for par in (False, True):
+                e = points.pt_prim(P, 0, -1.0, rule, key, lam, b, parallel=par)
+                out[f"{t}-{rule}-{par}"] = e.tolist()
+    print(json.dumps(out))
+""")
+
+
+def test_same_tree_for_one_to_four_threads():
+    env = {**os.environ, "NUMBA_NUM_THREADS": "4"}
+    res = subprocess.run([sys.executable, "-c", _THREADS_SCRIPT], env=env, capture_output=True,
+                         text=True, timeout=600)
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    for rule in (points.EXACT, points.GUMBEL, points.GAUSS):
+        trees = {json.dumps(v) for k, v in out.items() if k.split("-")[1] == str(rule)}
+        assert len(trees) == 1, rule
+
+
+_RSS_SCRIPT = textwrap.dedent("""
+    import threading, time, numpy as np, fastpamst_nb as fp
+    def rss():
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * 4096
+    X = np.random.default_rng(0).random((12000, 2))
+    fp.fast_pamst(X[:50], 1.0, 0.1, rng=0, metric="euclidean", noise="gumbel")  # compile
+    base = rss(); peak = [base]; done = []
+    def sample():
+        while not done:
+            peak[0] = max(peak[0], rss()); time.sleep(0.005)
+    th = threading.Thread(target=sample); th.start()
+    fp.fast_pamst(X, 1.0, 0.1, rng=0, metric="euclidean", noise="gumbel")
+    done.append(1); th.join()
+    print(peak[0] - base)
+""")
+
+
+def test_gumbel_release_on_points_allocates_no_matrix():
+    res = subprocess.run([sys.executable, "-c", _RSS_SCRIPT], capture_output=True, text=True,
+                         timeout=600)
+    assert res.returncode == 0, res.stderr
+    extra = int(res.stdout.split()[-1])
+    # an (n, n) float64 matrix would be 1.15 GB; the state is O(n)
+    assert extra < 64 * 2**20, extra
+
+
+def test_points_floor_is_the_mst_weight():
+    from fastpamst_nb import bench
+
+    X = _points("euclidean", 300, d=8, seed=13)
+    w = fp.exact_mst(X, metric="euclidean").weight
+    assert bench.floor_points(X) == pytest.approx(w, rel=1e-12)
+    assert bench.pfloor_points(X, 3) == pytest.approx(w, rel=1e-12)
+    res = bench.run_points_bench(200, d=3, repeat=1, sensitivities=(0.1,))
+    assert set(res) == {"n", "d", "threads", "floor_serial", "floor_parallel", "exact_mst", "gumbel"}
+    assert "x floor" in bench.format_points(res)
+
+
+def test_progress_bar_does_not_change_the_tree():
+    pytest.importorskip("tqdm")
+    X = _points("euclidean", 50, seed=14)
+    a = fp.fast_pamst(X, 1.0, 0.1, rng=5, metric="euclidean", noise="gumbel", progress=True)
+    b = fp.fast_pamst(X, 1.0, 0.1, rng=5, metric="euclidean", noise="gumbel")
+    assert a.edges.tolist() == b.edges.tolist()
