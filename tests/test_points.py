@@ -342,7 +342,7 @@ def test_api_exponential_refused_when_the_matrix_does_not_fit(monkeypatch):
     monkeypatch.setattr(core, "available_memory_bytes", lambda: 2**20)
     X = np.zeros((3000, 2))  # an (n, n) float64 matrix: 72 MB; decided before any work
     with pytest.raises(ValueError, match="noise='gumbel'"):
-        fp.fast_pamst(X, 1.0, 0.1, rng=0, metric="euclidean")
+        fp.fast_pamst(X, 1.0, 0.1, rng=0, metric="euclidean", noise="exponential")
     with pytest.raises(ValueError, match="noise='gumbel'"):
         fp.pamst(X, 1.0, 0.1, rng=0, metric="euclidean")
 
