@@ -138,6 +138,25 @@ def _exact(x, h, l, U, b, b_hi, b_lo):
     return h, l, False
 
 
+@njit(cache=CACHE, inline="always")
+def _relax(x, h, l, U, bound, plain, b, b_hi, b_lo):
+    """A dense step's relaxation of a vertex with best key (h, l) by an edge of weight x
+    and uniform U: the exact path unless U <= ``bound`` (the table's entry at t) decides
+    it. Returns the smaller key and whether it is the new one."""
+    if plain or U > bound:
+        return _exact(x, h, l, U, b, b_hi, b_lo)
+    return h, l, False
+
+
+@njit(cache=CACHE, inline="always")
+def _dd_min(h, l, k, th, tl, tk):
+    """The running argmin of the dense steps: (h, l, k) if (h, l) is below (th, tl), else
+    (th, tl, tk) (so equal keys keep the first position)."""
+    if _dd_less(h, l, th, tl):
+        return h, l, k
+    return th, tl, tk
+
+
 # rest: unvisited vertices, increasing; hi/lo/parent: their best keys and tree ends at
 # the same positions; U: the uniforms of one step's edges; state: [r (unvisited count),
 # gone (position of the vertex that joined last, to remove; r: none), cur (that vertex)]
@@ -189,34 +208,28 @@ def gd_steps(W, c, kw, b, b_hi, b_lo, inv_b, tab, plain, rest, hi, lo, parent, U
             x = c * np.float64(row[rest[k]])
             h = hi[k]
             l = lo[k]
-            if plain or U[k] > tab[_grid(((x - h) - l) * inv_b, last)]:
-                h, l, better = _exact(x, h, l, U[k], b, b_hi, b_lo)
-                if better:
-                    hi[k] = h
-                    lo[k] = l
-                    parent[k] = cur
-            if _dd_less(h, l, top_h, top_l):
-                top_h = h
-                top_l = l
-                arg = k
+            bound = tab[_grid(((x - h) - l) * inv_b, last)]  # the table's entry at t
+            h, l, better = _relax(x, h, l, U[k], bound, plain, b, b_hi, b_lo)
+            if better:
+                hi[k] = h
+                lo[k] = l
+                parent[k] = cur
+            top_h, top_l, arg = _dd_min(h, l, k, top_h, top_l, arg)
         for k in range(gone + 1, r):  # after it: shifted down by one
             v = rest[k]
             x = c * np.float64(row[v])
             h = hi[k]
             l = lo[k]
             p = parent[k]
-            if plain or U[k] > tab[_grid(((x - h) - l) * inv_b, last)]:
-                h, l, better = _exact(x, h, l, U[k], b, b_hi, b_lo)
-                if better:
-                    p = cur
+            bound = tab[_grid(((x - h) - l) * inv_b, last)]  # the table's entry at t
+            h, l, better = _relax(x, h, l, U[k], bound, plain, b, b_hi, b_lo)
+            if better:
+                p = cur
             rest[k - 1] = v
             hi[k - 1] = h
             lo[k - 1] = l
             parent[k - 1] = p
-            if _dd_less(h, l, top_h, top_l):
-                top_h = h
-                top_l = l
-                arg = k - 1
+            top_h, top_l, arg = _dd_min(h, l, k - 1, top_h, top_l, arg)
         if gone < r:
             r -= 1
         edges[step, 0] = parent[arg]
@@ -264,16 +277,13 @@ def gd_steps_parallel(W, c, kw, b, b_hi, b_lo, inv_b, tab, plain, hi, lo, parent
                 x = c * np.float64(row[v])
                 h = hi[v]
                 l = lo[v]
-                if plain or U[v] > tab[_grid(((x - h) - l) * inv_b, last)]:
-                    h, l, better = _exact(x, h, l, U[v], b, b_hi, b_lo)
-                    if better:
-                        hi[v] = h
-                        lo[v] = l
-                        parent[v] = cur
-                if _dd_less(h, l, th, tl):
-                    th = h
-                    tl = l
-                    tk = v
+                bound = tab[_grid(((x - h) - l) * inv_b, last)]  # the table's entry at t
+                h, l, better = _relax(x, h, l, U[v], bound, plain, b, b_hi, b_lo)
+                if better:
+                    hi[v] = h
+                    lo[v] = l
+                    parent[v] = cur
+                th, tl, tk = _dd_min(h, l, v, th, tl, tk)
             top_hi[t] = th
             top_lo[t] = tl
             top_k[t] = tk
