@@ -194,6 +194,7 @@ def _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, lo, hi, v, X, c
                         sb[k] = s
                         gb[k] = g
                         parent[k] = v
+                # kept flat: a helper returning the new top (s, g, slot) measured slower here
                 if _pt_beats(sb[k], gb[k], ts, tg, b):
                     ts = sb[k]
                     tg = gb[k]
@@ -205,7 +206,8 @@ def _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, lo, hi, v, X, c
             for k in range(lo, hi):
                 if slot[k] >= 0:
                     s = sgn * row[k - lo]
-                    if (gb[k] - (s - sb[k]) * lam < T_SKIP) if rule == GUMBEL else _pt_beats(s, Z_MAX, sb[k], gb[k], b):
+                    if ((gb[k] - (s - sb[k]) * lam < T_SKIP) if rule == GUMBEL
+                            else _pt_beats(s, Z_MAX, sb[k], gb[k], b)):
                         nd[c] = k
                         c += 1
             for q in range(c):
