@@ -47,6 +47,20 @@ ALGORITHMS = ("floor", "exact_mst", "fast_pamst", "fast_pamst_gumbel",
 SPARSE_DEGREE = 6
 
 
+@njit(cache=CACHE, nogil=True, inline="always")
+def _floor_next(best, visited):
+    """A floor step's scan (per step, not per edge): the nearest unvisited vertex u
+    (ties: the smallest) and its distance b; marks u visited."""
+    u = -1
+    b = np.inf
+    for v in range(best.shape[0]):
+        if not visited[v] and best[v] < b:
+            b = best[v]
+            u = v
+    visited[u] = True
+    return u, b
+
+
 @njit(cache=CACHE, nogil=True)
 def floor_prim(W):
     """Weight of the minimum spanning tree of the complete graph of W: the floor.
@@ -64,13 +78,7 @@ def floor_prim(W):
     best[0] = 0.0
     total = 0.0
     for _ in range(n):
-        u = -1
-        b = np.inf
-        for v in range(n):
-            if not visited[v] and best[v] < b:
-                b = best[v]
-                u = v
-        visited[u] = True
+        u, b = _floor_next(best, visited)
         total += b
         row = W[u]
         for v in range(n):
@@ -96,13 +104,7 @@ def floor_points(X):
     best[0] = 0.0
     total = 0.0
     for _ in range(n):
-        u = -1
-        b = np.inf
-        for v in range(n):
-            if not visited[v] and best[v] < b:
-                b = best[v]
-                u = v
-        visited[u] = True
+        u, b = _floor_next(best, visited)
         total += b
         for v in range(n):
             if not visited[v]:

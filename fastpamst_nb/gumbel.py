@@ -115,14 +115,46 @@ def split(b):
 
 
 @njit(cache=CACHE, inline="always")
+def _grid(t, last):
+    """The table index of the grid point at or below t - EPS, clamped to the table's two
+    end entries (``last``: the last index, as a float)."""
+    return int(min(max((t - EPS - T_LO) * GRID, 0.0), last))
+
+
+@njit(cache=CACHE, inline="always")
+def _dd_less(h, l, th, tl):
+    """Whether the double-double key (h, l) is below (th, tl) (their lexicographic order)."""
+    return h < th or (h == th and l < tl)
+
+
+@njit(cache=CACHE, inline="always")
 def _exact(x, h, l, U, b, b_hi, b_lo):
     """The rare path: the two logarithms, then the exact comparison of the double-double
     key of x - b * G(U) with (h, l). Returns the smaller key and whether it is the new one."""
     g = -math.log(-math.log(U))
     nh, nl = dd_key(x, b, b_hi, b_lo, g)
-    if nh < h or (nh == h and nl < l):
+    if _dd_less(nh, nl, h, l):
         return nh, nl, True
     return h, l, False
+
+
+@njit(cache=CACHE, inline="always")
+def _relax(x, h, l, U, bound, plain, b, b_hi, b_lo):
+    """A dense step's relaxation of a vertex with best key (h, l) by an edge of weight x
+    and uniform U: the exact path unless U <= ``bound`` (the table's entry at t) decides
+    it. Returns the smaller key and whether it is the new one."""
+    if plain or U > bound:
+        return _exact(x, h, l, U, b, b_hi, b_lo)
+    return h, l, False
+
+
+@njit(cache=CACHE, inline="always")
+def _dd_min(h, l, k, th, tl, tk):
+    """The running argmin of the dense steps: (h, l, k) if (h, l) is below (th, tl), else
+    (th, tl, tk) (so equal keys keep the first position)."""
+    if _dd_less(h, l, th, tl):
+        return h, l, k
+    return th, tl, tk
 
 
 # rest: unvisited vertices, increasing; hi/lo/parent: their best keys and tree ends at
@@ -176,38 +208,28 @@ def gd_steps(W, c, kw, b, b_hi, b_lo, inv_b, tab, plain, rest, hi, lo, parent, U
             x = c * np.float64(row[rest[k]])
             h = hi[k]
             l = lo[k]
-            # the grid point at or below t - EPS, clamped to the table's two end entries
-            tt = min(max((((x - h) - l) * inv_b - EPS - T_LO) * GRID, 0.0), last)
-            if plain or U[k] > tab[int(tt)]:
-                h, l, better = _exact(x, h, l, U[k], b, b_hi, b_lo)
-                if better:
-                    hi[k] = h
-                    lo[k] = l
-                    parent[k] = cur
-            if h < top_h or (h == top_h and l < top_l):
-                top_h = h
-                top_l = l
-                arg = k
+            bound = tab[_grid(((x - h) - l) * inv_b, last)]  # the table's entry at t
+            h, l, better = _relax(x, h, l, U[k], bound, plain, b, b_hi, b_lo)
+            if better:
+                hi[k] = h
+                lo[k] = l
+                parent[k] = cur
+            top_h, top_l, arg = _dd_min(h, l, k, top_h, top_l, arg)
         for k in range(gone + 1, r):  # after it: shifted down by one
             v = rest[k]
             x = c * np.float64(row[v])
             h = hi[k]
             l = lo[k]
             p = parent[k]
-            # the grid point at or below t - EPS, clamped to the table's two end entries
-            tt = min(max((((x - h) - l) * inv_b - EPS - T_LO) * GRID, 0.0), last)
-            if plain or U[k] > tab[int(tt)]:
-                h, l, better = _exact(x, h, l, U[k], b, b_hi, b_lo)
-                if better:
-                    p = cur
+            bound = tab[_grid(((x - h) - l) * inv_b, last)]  # the table's entry at t
+            h, l, better = _relax(x, h, l, U[k], bound, plain, b, b_hi, b_lo)
+            if better:
+                p = cur
             rest[k - 1] = v
             hi[k - 1] = h
             lo[k - 1] = l
             parent[k - 1] = p
-            if h < top_h or (h == top_h and l < top_l):
-                top_h = h
-                top_l = l
-                arg = k - 1
+            top_h, top_l, arg = _dd_min(h, l, k - 1, top_h, top_l, arg)
         if gone < r:
             r -= 1
         edges[step, 0] = parent[arg]
@@ -255,17 +277,13 @@ def gd_steps_parallel(W, c, kw, b, b_hi, b_lo, inv_b, tab, plain, hi, lo, parent
                 x = c * np.float64(row[v])
                 h = hi[v]
                 l = lo[v]
-                tt = min(max((((x - h) - l) * inv_b - EPS - T_LO) * GRID, 0.0), last)
-                if plain or U[v] > tab[int(tt)]:
-                    h, l, better = _exact(x, h, l, U[v], b, b_hi, b_lo)
-                    if better:
-                        hi[v] = h
-                        lo[v] = l
-                        parent[v] = cur
-                if h < th or (h == th and l < tl):
-                    th = h
-                    tl = l
-                    tk = v
+                bound = tab[_grid(((x - h) - l) * inv_b, last)]  # the table's entry at t
+                h, l, better = _relax(x, h, l, U[v], bound, plain, b, b_hi, b_lo)
+                if better:
+                    hi[v] = h
+                    lo[v] = l
+                    parent[v] = cur
+                th, tl, tk = _dd_min(h, l, v, th, tl, tk)
             top_hi[t] = th
             top_lo[t] = tl
             top_k[t] = tk
@@ -273,7 +291,7 @@ def gd_steps_parallel(W, c, kw, b, b_hi, b_lo, inv_b, tab, plain, hi, lo, parent
         tl = np.inf
         arg = -1
         for t in range(T):
-            if top_k[t] >= 0 and (arg < 0 or top_hi[t] < th or (top_hi[t] == th and top_lo[t] < tl)):
+            if top_k[t] >= 0 and (arg < 0 or _dd_less(top_hi[t], top_lo[t], th, tl)):
                 th = top_hi[t]
                 tl = top_lo[t]
                 arg = top_k[t]
@@ -457,8 +475,7 @@ def gc_steps(indptr, indices, data, c, kw, b, b_hi, b_lo, inv_b, tab, plain, hi,
                 continue
             U = unit_of_words(ka, kb, c2, c3, v, u)
             if not plain:
-                tt = min(max((t - EPS - T_LO) * GRID, 0.0), last)
-                if U <= tab[int(tt)]:
+                if U <= tab[_grid(t, last)]:
                     continue
             h, l, better = _exact(x, h, l, U, b, b_hi, b_lo)
             if better:

@@ -70,6 +70,25 @@ PtState = namedtuple("PtState", ["slot", "sb", "gb", "parent", "tops", "topk", "
 _N_SLOTS, _N_DEAD, _NEXT = 0, 1, 2
 
 
+@njit(cache=CACHE, inline="always")
+def _pt_beats(s1, g1, s0, g0, b):
+    """Whether the key s1 + g1 * b beats s0 + g0 * b, compared without forming the keys
+    (the difference of the weights, then the scaled noise: see the module's docstring)."""
+    return (s1 - s0) > (g0 - g1) * b
+
+
+@njit(cache=CACHE, inline="always")
+def _pt_grid(t):
+    """Where t - MARGIN falls on the bounds table's grid (< 0: below it; truncate for the index)."""
+    return (t - MARGIN - TABLE_LO) * TABLE_STEP
+
+
+@njit(cache=CACHE, inline="always")
+def _pt_normal(u1, u2):
+    """The standard normal of two uniforms (Box-Muller)."""
+    return math.sqrt(-2.0 * math.log(u1)) * math.cos(2.0 * math.pi * u2)
+
+
 def pt_state(n, start):
     """The state of a Prim on n points from ``start``: O(n) memory."""
     slot = np.delete(np.arange(n, dtype=np.int64), start)
@@ -98,7 +117,8 @@ def _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, lo, hi, v, X, c
     tg = 0.0
     tk = -1
     if rule == EXACT and code == EUCLIDEAN:
-        # the common case in one pass: the distance, the relaxation and the block's top
+        # the common case in one pass: the distance, the relaxation and the block's top.
+        # kept flat: one loop for both exact cases (this one and the row's below) measured slower
         d = X.shape[1]
         for k in range(lo, hi):
             u = slot[k]
@@ -159,22 +179,23 @@ def _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, lo, hi, v, X, c
                     t = gb[k] - ds * lam
                     if t < T_SKIP:
                         c += 1
-                        te = (t - MARGIN - TABLE_LO) * TABLE_STEP
+                        te = _pt_grid(t)
                         x = us[k - lo]
                         if not (te >= 0.0 and x <= table[int(te)]):
                             g = -math.log(-math.log(x))
-                            if ds > (gb[k] - g) * b:
+                            if _pt_beats(s, g, sb[k], gb[k], b):
                                 sb[k] = s
                                 gb[k] = g
                                 parent[k] = v
-                elif ds > (gb[k] - Z_MAX) * b:
+                elif _pt_beats(s, Z_MAX, sb[k], gb[k], b):
                     c += 1
-                    g = sgn * math.sqrt(-2.0 * math.log(us[k - lo])) * math.cos(2.0 * math.pi * us2[k - lo])
-                    if ds > (gb[k] - g) * b:
+                    g = sgn * _pt_normal(us[k - lo], us2[k - lo])
+                    if _pt_beats(s, g, sb[k], gb[k], b):
                         sb[k] = s
                         gb[k] = g
                         parent[k] = v
-                if (sb[k] - ts) > (tg - gb[k]) * b:
+                # kept flat: a helper returning the new top (s, g, slot) measured slower here
+                if _pt_beats(sb[k], gb[k], ts, tg, b):
                     ts = sb[k]
                     tg = gb[k]
                     tk = k
@@ -184,8 +205,9 @@ def _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, lo, hi, v, X, c
             c = 0
             for k in range(lo, hi):
                 if slot[k] >= 0:
-                    ds = sgn * row[k - lo] - sb[k]
-                    if (gb[k] - ds * lam < T_SKIP) if rule == GUMBEL else (ds > (gb[k] - Z_MAX) * b):
+                    s = sgn * row[k - lo]
+                    if ((gb[k] - (s - sb[k]) * lam < T_SKIP) if rule == GUMBEL
+                            else _pt_beats(s, Z_MAX, sb[k], gb[k], b)):
                         nd[c] = k
                         c += 1
             for q in range(c):
@@ -195,18 +217,18 @@ def _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, lo, hi, v, X, c
                 s = sgn * row[k - lo]
                 ds = s - sb[k]
                 if rule == GUMBEL:
-                    te = (gb[k] - ds * lam - MARGIN - TABLE_LO) * TABLE_STEP
+                    te = _pt_grid(gb[k] - ds * lam)
                     if te >= 0.0 and x <= table[int(te)]:
                         continue  # G <= the grid point <= t - MARGIN: the exact test would not relax
                     g = -math.log(-math.log(x))
                 else:  # Box-Muller
-                    g = sgn * math.sqrt(-2.0 * math.log(x)) * math.cos(2.0 * math.pi * philox_unit(x2, x3))
-                if ds > (gb[k] - g) * b:
+                    g = sgn * _pt_normal(x, philox_unit(x2, x3))
+                if _pt_beats(s, g, sb[k], gb[k], b):
                     sb[k] = s
                     gb[k] = g
                     parent[k] = v
             for k in range(lo, hi):
-                if slot[k] >= 0 and (sb[k] - ts) > (tg - gb[k]) * b:
+                if slot[k] >= 0 and _pt_beats(sb[k], gb[k], ts, tg, b):
                     ts = sb[k]
                     tg = gb[k]
                     tk = k
@@ -225,7 +247,7 @@ def _pt_reduce(tops, topk, nb, b):
     tk = -1
     for i in range(nb):
         k = topk[i]
-        if k >= 0 and (tk < 0 or (tops[i, 0] - ts) > (tg - tops[i, 1]) * b):
+        if k >= 0 and (tk < 0 or _pt_beats(tops[i, 0], tops[i, 1], ts, tg, b)):
             ts = tops[i, 0]
             tg = tops[i, 1]
             tk = k

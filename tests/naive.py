@@ -555,6 +555,34 @@ def spanning_trees(n, edges):
     return out
 
 
+def compositions(total, parts):
+    """Every vector of ``parts`` non-negative integers summing to ``total`` (stars and
+    bars), as the rows of an int64 array (C(total + parts - 1, parts - 1) rows)."""
+    from itertools import combinations
+
+    out = []
+    for bars in combinations(range(total + parts - 1), parts - 1):
+        prev, row = -1, []
+        for b in bars:
+            row.append(b - prev - 1)
+            prev = b
+        row.append(total + parts - 2 - prev)
+        out.append(row)
+    return np.array(out, dtype=np.int64).reshape(-1, parts)
+
+
+def ring6():
+    """Six vertices: a ring plus two chords, non-integer weights (a public sparse
+    topology, symmetric CSR)."""
+    from scipy import sparse
+
+    rows = [0, 1, 2, 3, 4, 5, 0, 1]
+    cols = [1, 2, 3, 4, 5, 0, 3, 4]
+    vals = [0.3, 1.7, 0.9, 2.2, 0.1, 1.1, 0.4, 1.3]
+    A = sparse.coo_matrix((vals, (rows, cols)), shape=(6, 6))
+    return (A + A.T).tocsr()
+
+
 # ----------------------------------------------------------------------------
 # Philox (the counter-based noise of the gumbel release)
 # ----------------------------------------------------------------------------

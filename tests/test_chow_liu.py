@@ -12,6 +12,8 @@ import fastpamst_nb as fp
 from fastpamst_nb.chow_liu import chow_liu, mi_sensitivity, mutual_information
 from fastpamst_nb.privacy import approx_dp_to_zcdp
 
+import naive
+
 # the package exports the function chow_liu under the module's name, so fetch the module itself
 cl_module = importlib.import_module("fastpamst_nb.chow_liu")
 
@@ -176,20 +178,9 @@ def test_sensitivity_brute_force_ternary(N):
         assert worst > mi_sensitivity(N, 2) + 1e-6
 
 
-def compositions(N, cells):
-    """Every count vector of length ``cells`` summing to N (stars and bars)."""
-    for bars in itertools.combinations(range(N + cells - 1), cells - 1):
-        prev, out = -1, []
-        for b in bars:
-            out.append(b - prev - 1)
-            prev = b
-        out.append(N + cells - 2 - prev)
-        yield out
-
-
 def brute_force_table_sensitivity(N, kx, ky):
     """Same maximum over larger N: MI depends only on the table, so enumerate tables and moves."""
-    T = np.array(list(compositions(N, kx * ky)), dtype=np.int64)
+    T = naive.compositions(N, kx * ky)
     base = table_mi(T.reshape(-1, kx, ky))
     worst = 0.0
     for src in range(kx * ky):

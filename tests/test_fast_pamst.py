@@ -65,21 +65,12 @@ def _far_graph():
     return _sym([[0, 0, 1, 7, 1e6], [0, 0, 2, 6, 9e5], [0, 0, 0, 3, 8e5], [0, 0, 0, 0, 2], [0] * 5])
 
 
-def _sparse_graph():
-    # six vertices: a ring plus two chords, non-integer weights
-    rows = [0, 1, 2, 3, 4, 5, 0, 1]
-    cols = [1, 2, 3, 4, 5, 0, 3, 4]
-    vals = [0.3, 1.7, 0.9, 2.2, 0.1, 1.1, 0.4, 1.3]
-    A = sp.coo_matrix((vals, (rows, cols)), shape=(6, 6))
-    return (A + A.T).tocsr()
-
-
 CONFIGS = {
     # name: (weights, rho, sensitivity, discretization)
     "integer": (_integer_graph(), 24.0, 1.0, None),
     "ties": (_tied_graph(), 40.0, 1.0, None),
     "far": (_far_graph(), 80.0, 1.0, None),
-    "sparse": (_sparse_graph(), 20.0, 0.5, 0.25),
+    "sparse": (naive.ring6(), 20.0, 0.5, 0.25),
 }
 
 

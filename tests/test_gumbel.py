@@ -36,23 +36,14 @@ def _sym(upper):
     return np.triu(W, 1) + np.triu(W, 1).T
 
 
-def _ring6():
-    # six vertices: a ring plus two chords (a public sparse topology)
-    rows = [0, 1, 2, 3, 4, 5, 0, 1]
-    cols = [1, 2, 3, 4, 5, 0, 3, 4]
-    vals = [0.3, 1.7, 0.9, 2.2, 0.1, 1.1, 0.4, 1.3]
-    A = sp.coo_matrix((vals, (rows, cols)), shape=(6, 6))
-    return (A + A.T).tocsr()
-
-
 _U = 2.0 ** -13  # the ulp of 1e12: weights 1e12 + k * _U are exact
 
 CASES = {
     # name: (weights, lam, maximum, start)
     "dense4": (_sym([[0, 0.5, 1.0, 2.0], [0, 0, 0.2, 0.9], [0, 0, 0, 1.5], [0] * 4]), 1.5, False, 2),
     "dense5": (_sym(np.random.default_rng(7).uniform(0, 3, (5, 5))), 1.2, False, 0),
-    "sparse": (_ring6(), 1.5, False, 0),
-    "sparse-max": (_ring6(), 1.5, True, 3),
+    "sparse": (naive.ring6(), 1.5, False, 0),
+    "sparse-max": (naive.ring6(), 1.5, True, 3),
     "ties": (_sym(np.random.default_rng(3).integers(0, 2, (5, 5)).astype(float)), 1.0, False, 0),
     "maximum": (_sym(np.random.default_rng(8).uniform(0, 3, (5, 5))), 1.2, True, 0),
     # differences of a few ulps of 1e12, noise of scale b = 1 / lam ~ one ulp

@@ -455,3 +455,12 @@ def test_discretized_scores_use_the_exact_floor_when_the_quotient_underflows():
     for x in w:
         for inv in (exact_inverse(2.0), 0.0):  # a product by 1/2 and the quotient by 2
             assert naive.discretized_scores([x], 2.0)[0] == 2.0 * discretize(x, -1.0, 2.0, inv)
+
+
+def test_compositions_are_every_count_vector_once():
+    # stars and bars: C(total + parts - 1, parts - 1) distinct rows, each summing to total
+    for total, parts in ((0, 3), (4, 1), (5, 3), (6, 4)):
+        K = naive.compositions(total, parts)
+        assert K.shape == (math.comb(total + parts - 1, parts - 1), parts)
+        assert K.dtype == np.int64 and (K >= 0).all() and (K.sum(axis=1) == total).all()
+        assert len({tuple(r) for r in K}) == len(K)

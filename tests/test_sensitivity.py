@@ -8,6 +8,8 @@ import pytest
 
 import fastpamst_nb as fp
 
+import naive
+
 GRID_X = np.array([0.0, 0.5, 1.0])  # the box [0, 1] for x
 GRID_Y = np.array([0.0, 1.0, 2.0])  # the box [0, 2] for y
 POINTS = np.array([(x, y) for x in GRID_X for y in GRID_Y])  # 9 possible rows
@@ -75,19 +77,6 @@ def test_correlation_sensitivity_brute_force(n_rows, sigma):
     assert R[0, 1] == pytest.approx(floored_corr(X, sigma, 1))
 
 
-def compositions(total, parts):
-    """Every vector of ``parts`` non-negative integers summing to ``total`` (stars and bars)."""
-    out = []
-    for bars in itertools.combinations(range(total + parts - 1), parts - 1):
-        prev, row = -1, []
-        for b in bars:
-            row.append(b - prev - 1)
-            prev = b
-        row.append(total + parts - 2 - prev)
-        out.append(row)
-    return np.array(out)
-
-
 def _corr_from_counts(K, T, sigma, n):
     x, y = T[:, 0], T[:, 1]
     sx, sy = K @ x, K @ y
@@ -103,7 +92,7 @@ def test_correlation_sensitivity_brute_force_below_the_cap(sigma):
     # counts (rows are exchangeable), every neighbour as one row moved from one point to another
     T = np.array([(0.0, 0.0), (1.0, 0.0), (0.0, 2.0), (1.0, 2.0), (0.5, 1.0)])
     n = 30
-    K = compositions(n, len(T))
+    K = naive.compositions(n, len(T))
     r = _corr_from_counts(K, T, sigma, n)
     change = 0.0
     for a in range(len(T)):
