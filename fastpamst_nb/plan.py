@@ -75,20 +75,17 @@ def _noise_units(n, m, noise, failure):
     c = _cut_size(n, m)
     if noise == "exponential":
         return _chernoff(k, _max_exp_log_mgf(c), failure)
-    # Prim with the exponential mechanism: the selected edge's Gumbel is at most the cut's
-    # largest (Gumbel located at ln C) and the lightest cut edge's is a standard Gumbel
-    prim = (_chernoff(k, lambda t: t * math.log(c) + gammaln(1.0 - t), failure / 2)
+    # the exact MST of the per-edge noised weights (the gumbel engine): G(T') <= the k
+    # largest of m Gumbels, G(T*) a sum of k i.i.d. standard Gumbels on the fixed edges of T*
+    return (_top_gumbel_sum(max(m, k), k, failure / 2)
             + _chernoff(k, lambda t: gammaln(1.0 + t), failure / 2))
-    # the exact MST of the per-edge noised weights: G(T') <= the k largest of m Gumbels,
-    # G(T*) a sum of k i.i.d. standard Gumbels on the fixed edges of T*
-    kruskal = (_top_gumbel_sum(max(m, k), k, failure / 2)
-               + _chernoff(k, lambda t: gammaln(1.0 + t), failure / 2))
-    # either engine may run this noise: the larger bound holds for both
-    return max(prim, kruskal)
 
 
 def _rate(rho, sensitivity, n, noise):
-    """The smaller of the engines' rates (the most noise): D_s at the default step."""
+    """The engine's rate and discretization step: D_s at the default step for the
+    exponential noise, the raw sensitivity (no step) for gumbel."""
+    if noise == "gumbel":
+        return privacy.gumbel_rate(rho, sensitivity, n), 0.0
     s = privacy.default_discretization(sensitivity)
     d_s = privacy.discretized_sensitivity(sensitivity, s)
     return privacy.pamst_rate(rho, d_s, n, noise), s
@@ -148,8 +145,9 @@ def excess_bound(n, rho, sensitivity, noise="gumbel", *, m=None, confidence=CONF
     Notes
     -----
     k = n - 1 selections, C = min(m, floor(n^2/4)) the largest cut, s the default
-    step (:func:`fastpamst_nb.privacy.default_discretization`), lam the smaller
-    rate the engines use (D_s in place of Delta), beta = 1 - confidence.
+    step of the exponential noise (:func:`fastpamst_nb.privacy.default_discretization`;
+    its rate uses D_s in place of Delta), lam the rate of the noise planned,
+    beta = 1 - confidence.
     Every Prim step selects e_i from the cut where the lightest edge is f_i.
 
     * Pinot's lemma: the lightest cut edges of Prim's nested cuts can be matched
@@ -162,18 +160,13 @@ def excess_bound(n, rho, sensitivity, noise="gumbel", *, m=None, confidence=CONF
       Gamma(C+1) Gamma(1-t) / Gamma(C+1-t). A Chernoff bound on the sum of the k
       step maxima (fresh noise each step, so conditional MGFs multiply) gives
       B = k s + x / lam with exp(k log MGF(t) - t x) = beta.
-    * Gumbel noise (the exponential mechanism), two engines, the larger bound:
-
-      - Prim with fresh Gumbels per step: w(e_i) - w(f_i) < s + (M_i - G_i) / lam,
-        M_i <= ln C + a standard Gumbel (log MGF t ln C + ln Gamma(1-t)), and
-        -G_i the negated standard Gumbel of f_i (log MGF ln Gamma(1+t)); one
-        Chernoff bound each, at beta / 2.
-      - One Gumbel per edge and the exact MST of the noised weights T': as T'
-        minimises w - G/lam, w(T') - w(T*) <= (G(T') - G(T*)) / lam. G(T') is at
-        most the sum of the k largest of m Gumbels, itself at most
-        k t0 + sum_e (G_e - t0)_+ (Chernoff over the m edges, t0 on a grid);
-        G(T*) is a sum of k i.i.d. Gumbels on the fixed edges of T* (lower tail).
-        Each at beta / 2, plus k s for a discretized score.
+    * Gumbel noise (the exponential mechanism, rate lam = sqrt(8 rho / k) / (2 Delta),
+      no discretization): one Gumbel per edge and the exact MST T' of the noised
+      weights. As T' minimises w - G/lam, w(T') - w(T*) <= (G(T') - G(T*)) / lam.
+      G(T') is at most the sum of the k largest of m Gumbels, itself at most
+      k t0 + sum_e (G_e - t0)_+ (Chernoff over the m edges, t0 on a grid); G(T*)
+      is a sum of k i.i.d. Gumbels on the fixed edges of T* (lower tail). Each at
+      beta / 2.
 
     The bound grows like n^1.5 Delta ln(n) / sqrt(rho): the paper's rate. It is
     a worst case over the weights; releases on weights with many near-ties (or
@@ -449,11 +442,12 @@ def plan(n_or_weights, *, sensitivity, rho=None, epsilon=None, delta=None, noise
 
     target_rho = None
     if target is not None:
-        # the bound is k s + c / sqrt(rho) (lam grows like sqrt(rho)): solved in closed form
-        k_s = (n - 1) * privacy.default_discretization(sensitivity) if n > 1 else 0.0
+        # the bound is k s + c / sqrt(rho) (lam grows like sqrt(rho); s = 0 for gumbel):
+        # solved in closed form
+        k_s = (n - 1) * _rate(1.0, sensitivity, n, noise)[1] if n > 1 else 0.0
         c = bound(1.0) - k_s
         rest = target - k_s
-        target_rho = (c / rest) ** 2 if rest > 0 and c > 0 else (0.0 if c == 0 else math.inf)
+        target_rho = float((c / rest) ** 2) if rest > 0 and c > 0 else (0.0 if c == 0 else math.inf)
     sim = rt_excess = best = None
     if graph is not None:
         best_tree = api.exact_mst(n_or_weights, maximum=maximum, topology=topology)

@@ -79,8 +79,7 @@ def test_plan_from_n_only():
     p = fp.plan(2000, sensitivity=1e-5, rho=[0.01, 0.1, 1])
     assert p.rho.tolist() == [0.01, 0.1, 1.0]
     assert p.simulated_excess is None and p.random_tree_excess is None
-    lam = privacy.pamst_rate(0.1, privacy.discretized_sensitivity(1e-5, privacy.default_discretization(1e-5)),
-                             2000, "gumbel")
+    lam = privacy.gumbel_rate(0.1, 1e-5, 2000)  # the gumbel release: no discretization
     assert p.noise_scale[1] == pytest.approx(1 / lam, rel=1e-12)
     # noise and bound shrink like 1/sqrt(rho) (the rounding term k s aside)
     assert p.noise_scale[0] / p.noise_scale[2] == pytest.approx(10.0, rel=1e-12)
@@ -88,7 +87,9 @@ def test_plan_from_n_only():
     # the exponential mechanism has twice the rate: a lower bound than report-noisy-max
     e = fp.plan(2000, sensitivity=1e-5, rho=[0.01, 0.1, 1], noise="exponential")
     assert np.all(p.excess_bound < e.excess_bound)
-    assert np.allclose(e.noise_scale, 2 * p.noise_scale)
+    # ... on the discretized sensitivity D_s (gumbel: the raw Delta)
+    d_s = privacy.discretized_sensitivity(1e-5, privacy.default_discretization(1e-5))
+    assert np.allclose(e.noise_scale, 2 * p.noise_scale * d_s / 1e-5, rtol=1e-12)
     text = repr(p)
     assert "excess_bound" in text and "n = 2000" in text and "gumbel" in text
     assert "<table>" in p._repr_html_()
@@ -125,8 +126,9 @@ def test_target_from_the_bound_is_the_smallest_rho_meeting_it():
     assert p.rho.tolist() == [p.target_rho]
     assert p.excess_bound[0] == pytest.approx(2.0, rel=1e-9)
     assert fp_plan.excess_bound(500, p.target_rho * 0.99, 1e-3) > 2.0
-    # below the rounding term k s no budget meets it
-    assert fp.plan(500, sensitivity=1e-3, target=1e-9).target_rho == math.inf
+    # below the rounding term k s of the exponential noise no budget meets it; gumbel has none
+    assert fp.plan(500, sensitivity=1e-3, target=1e-9, noise="exponential").target_rho == math.inf
+    assert math.isfinite(fp.plan(500, sensitivity=1e-3, target=1e-9).target_rho)
 
 
 # ---------------------------------------------------------------------------
