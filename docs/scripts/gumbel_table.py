@@ -9,6 +9,8 @@ process). Run from a checkout beside ``shared/``::
 It runs with whichever fastpamst_nb is installed, so the same command measures
 another version (before and after a change). ``--sparse N`` also times a random
 topology with about 7 N stored edges against scipy's ``minimum_spanning_tree``.
+``--kernel`` also times the dense kernel alone (``gumbel.gumbel_dense`` on one thread,
+no validation) beside each full call.
 """
 import argparse
 import importlib
@@ -21,6 +23,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import minimum_spanning_tree
 
 import fastpamst_nb as fp
+from fastpamst_nb import gumbel, philox, privacy
 
 RHO = 0.1
 
@@ -66,6 +69,7 @@ def main():
     ap.add_argument("--n", type=int, nargs="+", default=[4000])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--sparse", type=int, default=0)
+    ap.add_argument("--kernel", action="store_true", help="also time the dense kernel alone")
     a = ap.parse_args()
     floor = _load_floor(a.floor)
     warm = floor.uniform(64, 1)
@@ -73,6 +77,15 @@ def main():
     floor.pfloor_prim(warm)
     for d in (1e-5, 1.0):
         fp.fast_pamst(warm, rho=RHO, sensitivity=d, noise="gumbel", rng=0)
+    key = philox.draw_key(np.random.default_rng(1))
+    gumbel.gumbel_dense(warm, 0, False, 1.0, key, threads=1)
+
+    def kernel(M, d):
+        # the serial kernel alone, as fast_pamst runs it beside the validation
+        if not a.kernel:
+            return ""
+        lam = privacy.gumbel_rate(RHO, d, M.shape[0])
+        return f" (kernel alone {best(a.repeat, lambda: gumbel.gumbel_dense(M, 0, False, lam, key, threads=1)) / t0:.2f}x)"
     for n in a.n:
         W = floor.uniform(n, 0)
         ts = best(a.repeat, lambda: floor.floor_prim(W))
@@ -82,10 +95,10 @@ def main():
               f"{best(a.repeat, lambda: fp.exact_mst(W)) / t0:.2f}x", flush=True)
         for d in (1e-5, 1e-3, 0.1, 1.0):
             t = best(a.repeat, lambda: fp.fast_pamst(W, rho=RHO, sensitivity=d, noise="gumbel", rng=1))
-            print(f"  Uniform(0, 1), sensitivity {d:g}: {t / t0:.2f}x", flush=True)
+            print(f"  Uniform(0, 1), sensitivity {d:g}: {t / t0:.2f}x{kernel(W, d)}", flush=True)
         for name, M in shapes(W).items():
             t = best(a.repeat, lambda: fp.fast_pamst(M, rho=RHO, sensitivity=1e-3, noise="gumbel", rng=1))
-            print(f"  {name}, sensitivity 1e-3: {t / t0:.2f}x", flush=True)
+            print(f"  {name}, sensitivity 1e-3: {t / t0:.2f}x{kernel(M, 1e-3)}", flush=True)
     if a.sparse:
         n = a.sparse
         rng = np.random.default_rng(0)
