@@ -50,10 +50,9 @@ if TYPE_CHECKING:  # annotations only: nothing here is imported at run time
 # speed knobs of the selection kernel (see sampler.py); they never change the output law.
 # A bottom candidate costs a rank selection and a pick in a cold bucket (often its
 # compaction), a bucket a single max draw: stopping when 0.03 noises are expected
-# above the best measured ~2x faster selections than theta = 1 at n = 4000. Buckets
-# of up to 2 noise units (sigma) halve the nodes a walk visits against 1 unit, for a
-# few more extra candidates: sparse n = 100,000 0.49 -> 0.43 s, dense n = 4000 the
-# same or faster (2026-11-23, after the calls stopped passing the whole queue).
+# above the best made selections faster than theta = 1. Buckets of up to 2 noise
+# units (sigma) halve the nodes a walk visits against 1 unit, for a few more extra
+# candidates (docs/design.rst, Measurements behind the code).
 DEFAULT_THETA = 0.03
 DEFAULT_SIGMA = 2.0
 
@@ -263,7 +262,7 @@ def _progress_class(progress, func):
 
 # a Fast-PAMST step reads one row of n entries (and now and then a materialization
 # pass), so its first chunk takes about this many entries' worth of steps: a tiny
-# release is one kernel call, where each call costs ~100 us to unbox the queue
+# release is one kernel call, where each call pays to unbox the queue
 _FIRST_CHUNK_ENTRIES = 1 << 16
 
 
@@ -293,8 +292,8 @@ def _exact_beside(sgn):
 
     ``beside(W, start)`` is an ``as_graph(alongside=)`` call: the exact dense Prim on
     a thread of its own while W is validated (it needs nothing the validation computes
-    and only compares values, so it is safe on any W; 1.2-1.3x -> 0.8-0.9x the floor
-    at n = 4000-16000 on 2 cores). ``edges(graph, start)`` returns its tree, or runs
+    and only compares values, so it is safe on any W; it hides most of the Prim's cost
+    behind the validation's). ``edges(graph, start)`` returns its tree, or runs
     the Prim now when as_graph did not call it (sparse, one thread, a small matrix).
     """
     found = []

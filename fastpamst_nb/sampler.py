@@ -55,7 +55,7 @@ ST_NODES = 7            # groups, buckets and blocks visited (empty ones include
 N_STATS = 8
 
 # the bottom trick's stopping threshold (expected candidates) where the walk would
-# otherwise count more buckets: a candidate from the cut costs ~0.1-0.2 us, a
+# otherwise count more buckets: a candidate from the cut is cheap, a
 # materialization a pass over the cut
 _UNCOUNTED_THETA = 16.0
 
@@ -117,7 +117,7 @@ def binomial(n, p, rng):
 
     Every binomial here has a small mean (about theta, or the few non-carriers
     that can still win), where this is exact and cheap; numba's BTPE binomial
-    alone took ~3 s of compile time per call site.
+    alone took seconds of compile time per call site.
 
     Exact for every 0 <= p <= 1 and 0 <= n < 2**62. A gap is floor(log U / log(1-p)),
     which exceeds 2**63 once p < ~4e-18 (p = 1e-300 gives ~1e300): it is compared
@@ -150,8 +150,8 @@ def binomial(n, p, rng):
 
 # The kernels below take the queue's role tuples (lay, keys, counts, st, cut), not
 # the queue: numba increments and decrements the reference count of every array a
-# call passes, and a call passing the whole queue (18 arrays) cost ~130 ns more
-# than one passing its counters. The per-node helpers take no tuple with arrays
+# call passes, so a call passing the whole queue (18 arrays) costs more than one
+# passing its counters. The per-node helpers take no tuple with arrays
 # beyond the few they read, and the draws are inlined into the one kernel that
 # looks up a node's edges (_resolve) or the bottom candidates (_bottom).
 
@@ -167,8 +167,8 @@ def _take_below(lay, keys, counts, st, cut, W, level, node, count, pmax, visited
     if level == ROOT and lay.dense and count * lay.n >= total:
         # 1/n of the cut or more qualifies: draw from the cut itself, in at most n
         # tries expected, and no bucket is touched. A rank among the buckets would
-        # count, size and materialize them all: 0.85 s of a 1.5 s release at
-        # n = 16000 for the seeds that needed it, 30% of a wide release at n = 4000
+        # count, size and materialize them all: most of a release for the seeds that
+        # needed it (docs/design.rst, Measurements behind the code)
         return gq_take_cut(lay, keys, cut, W, pmax, 64 * (total // count + 1), rng)
     if level == ROOT and lay.lazy_counts and st.materialized[0] > 0:
         # a rank among every bucket's count: count (and materialize) them all, once
@@ -482,7 +482,7 @@ def rnm_select(q, W, visited, r, theta, sigma, rng, stats):
         if not first:
             t = best - ktop
             # before counting more buckets (a pass over the cut, and over W to size
-            # them: 0.66 s at n = 16000) the walk stops while the bottom trick expects
+            # them) the walk stops while the bottom trick expects
             # at most _UNCOUNTED_THETA candidates; it is exact wherever it stops
             k, log_pt = _bottom_count(r, max(theta, _UNCOUNTED_THETA) if uncounted else theta,
                                       rng, stats, remaining, t)
