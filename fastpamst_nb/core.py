@@ -173,7 +173,7 @@ def jit_only(func=None, *, inline="never"):
 
     numba compiles a CPython wrapper (and a C wrapper) beside every kernel, code
     that unboxes each argument from Python objects; for a kernel that takes the
-    29-field queue that wrapper costs about as much to compile as the kernel.
+    whole queue (five role tuples of arrays) that wrapper costs about as much to compile as the kernel.
     The sampler's and the queue's inner kernels are never entered from Python,
     so they skip both wrappers: with the literal specializations gone too, a cold
     first ``fast_pamst`` compiles in about half the time (docs/design.rst, Compile
