@@ -162,7 +162,7 @@ _THREADED_MIN_ENTRIES = 1 << 20
 _THREADED_MIN_STORED = 1 << 17
 # the chunk after the first tile row reads about this many entries (a few ms), so that
 # the hand-offs are few; later chunks grow to ~0.1 s (run_in_chunks)
-_FIRST_CHUNK_ENTRIES = 1 << 22
+_FIRST_SCAN_ENTRIES = 1 << 22
 
 
 def _scan_dense(W, window=NO_WINDOW, workers=None, alongside=None):
@@ -214,7 +214,7 @@ def _scan_dense(W, window=NO_WINDOW, workers=None, alongside=None):
     rows = -(-n // _TILE) - 1
     if rows > 0:
         run_in_chunks(lambda t0, k: advance(1 + t0, k), rows,
-                      first=max(1, _FIRST_CHUNK_ENTRIES // (_TILE * n)))
+                      first=max(1, _FIRST_SCAN_ENTRIES // (_TILE * n)))
     status, i, j, wmin, wmax = found[-1]
     if status == 0 and window is not NO_WINDOW:
         window_join(window, windows[1:])

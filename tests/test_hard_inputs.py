@@ -26,7 +26,7 @@ from numba import njit
 
 import fastpamst_nb as fp
 from fastpamst_nb import api, queue
-from fastpamst_nb.api import DEFAULT_SIGMA, DEFAULT_THETA
+from fastpamst_nb.api import DEFAULT_BUCKET_WIDTH, DEFAULT_THETA
 from fastpamst_nb.graph import as_graph
 from fastpamst_nb.privacy import discretized_sensitivity
 from fastpamst_nb.queue import discretize, exact_inverse, gq_build
@@ -317,7 +317,7 @@ HARD = {
     # at the bottom of a block and every block down to the far group empty
     "layered-gap-400": (_graph(5, {(0, 1): 32, (1, 2): 82, (2, 3): 32, (3, 4): 132, (0, 2): 82,
                                    (1, 3): 132}, 20000), 1.0, None, 0.02),
-    # the same with the default knobs (sigma = 2): buckets of 16 groups, 16,385 of them,
+    # the same with the default knobs (bucket_width = 2): buckets of 16 groups, 16,385 of them,
     # so two counter layers; the top group (w = 1344) sits at the bottom of a block of
     # 4096 groups and the far group is 26,214 noise units down (p underflows to 0)
     "layered-default": (_graph(5, {(0, 1): 1344, (1, 2): 1364, (2, 3): 1344, (3, 4): 1384,
@@ -340,7 +340,7 @@ HARD = {
 }
 
 
-def _hard_check(name, noise, theta, sigma, maximum=False, window=False):
+def _hard_check(name, noise, theta, bucket_width, maximum=False, window=False):
     W, sensitivity, disc, lam = HARD[name]
     if maximum:
         W = -W  # the maximum tree of -W is the minimum tree of W: same walks
@@ -348,7 +348,7 @@ def _hard_check(name, noise, theta, sigma, maximum=False, window=False):
     s = sensitivity if disc is None else disc
     rho = _rho_for_rate(lam, sensitivity, s, n, noise)
     counts, stats, rate = within(LIMIT, released_counts, W, rho, sensitivity, disc, noise=noise,
-                                 maximum=maximum, theta=theta, sigma=sigma, window=window)
+                                 maximum=maximum, theta=theta, bucket_width=bucket_width, window=window)
     assert rate == pytest.approx(lam, rel=1e-12)
     expected = expected_sequences(W, rate, s, noise=noise, maximum=maximum)
     assert sum(RUNS * p >= 5 for p in expected.values()) >= 3, "configuration too concentrated"
@@ -357,8 +357,8 @@ def _hard_check(name, noise, theta, sigma, maximum=False, window=False):
     return stats
 
 
-KNOBS = {"default": (DEFAULT_THETA, DEFAULT_SIGMA), "groups-only": (0.0, -1.0),
-         "bottom-asap": (math.inf, 0.0), "no-wide": (DEFAULT_THETA, DEFAULT_SIGMA)}
+KNOBS = {"default": (DEFAULT_THETA, DEFAULT_BUCKET_WIDTH), "groups-only": (0.0, -1.0),
+         "bottom-asap": (math.inf, 0.0), "no-wide": (DEFAULT_THETA, DEFAULT_BUCKET_WIDTH)}
 # layered-default exists for its default layout (263,000 groups, which one-group knobs walk);
 # integer-fine-sensitivity with one-group buckets and no early stop walks 3,200 empty
 # groups a step (70 s): its buckets are what it tests
@@ -385,8 +385,8 @@ def no_wide(monkeypatch):
 def test_exponential_law_across_large_gaps(name, knobs, monkeypatch):
     if knobs == "no-wide":
         monkeypatch.setattr(queue, "_WIDE_MIN_FINE", 1 << 62)
-    theta, sigma = KNOBS[knobs]
-    stats = _hard_check(name, "exponential", theta, sigma)
+    theta, bucket_width = KNOBS[knobs]
+    stats = _hard_check(name, "exponential", theta, bucket_width)
     if theta == math.inf:
         assert stats[ST_BOTTOM_CALLS] > 0
 
@@ -418,9 +418,9 @@ def test_gumbel_law_across_large_gaps(name):
 
 def test_hard_layouts_are_what_they_claim():
     # guard the configurations: a change of layout rules must not quietly make them easy
-    def queue_of(name, sigma):
+    def queue_of(name, bucket_width):
         W, sensitivity, _, lam = HARD[name]
-        return gq_build(as_graph(W), -1.0, sensitivity, lam * sensitivity, sigma)
+        return gq_build(as_graph(W), -1.0, sensitivity, lam * sensitivity, bucket_width)
 
     q = queue_of("layered-gap-400", -1.0)
     assert q.layout.layered and q.layout.direct and q.layout.bucket_shift == 0
@@ -429,7 +429,7 @@ def test_hard_layouts_are_what_they_claim():
     assert top % block_width == 0, "top group not at the bottom of a block"
     # wide by default: their wide buckets are split into several sub-buckets
     for name in WIDE_BY_DEFAULT:
-        q = queue_of(name, DEFAULT_SIGMA)
+        q = queue_of(name, DEFAULT_BUCKET_WIDTH)
         assert q.layout.wide and q.layout.bucket_shift > q.layout.sub_shift, name
     assert _layout(queue_of("compressed-gap-700000", -1.0)) == "radix"
 
@@ -437,7 +437,7 @@ def test_hard_layouts_are_what_they_claim():
 def test_hard_layouts_without_wide_buckets(no_wide):
     def queue_of(name):
         W, sensitivity, _, lam = HARD[name]
-        return gq_build(as_graph(W), -1.0, sensitivity, lam * sensitivity, DEFAULT_SIGMA)
+        return gq_build(as_graph(W), -1.0, sensitivity, lam * sensitivity, DEFAULT_BUCKET_WIDTH)
 
     q = queue_of("layered-default")
     assert q.layout.layered and q.layout.direct and not q.layout.wide
@@ -456,15 +456,15 @@ def test_wide_buckets_sized_by_the_validation_window(name):
     s = sensitivity if disc is None else disc
     rho = _rho_for_rate(lam, sensitivity, s, W.shape[0], noise)
     rate = fp.privacy.fast_pamst_rate(rho, sensitivity, W.shape[0], s, noise) * s
-    win = queue.top_window(-1.0, s, rate, DEFAULT_SIGMA)
-    q = gq_build(as_graph(W, window=win), -1.0, s, rate, DEFAULT_SIGMA, win)
+    win = queue.top_window(-1.0, s, rate, DEFAULT_BUCKET_WIDTH)
+    q = gq_build(as_graph(W, window=win), -1.0, s, rate, DEFAULT_BUCKET_WIDTH, win)
     assert int(win.state[4]) == queue._WINDOW_BINS_WIDE
     assert q.layout.wide and int(q.store.sized[0]) < q.layout.n_buckets
-    _hard_check(name, noise, DEFAULT_THETA, DEFAULT_SIGMA, window=True)
+    _hard_check(name, noise, DEFAULT_THETA, DEFAULT_BUCKET_WIDTH, window=True)
 
 
 def test_maximum_tree_across_a_large_gap():
-    _hard_check("layered-gap-400", "exponential", DEFAULT_THETA, DEFAULT_SIGMA, maximum=True)
+    _hard_check("layered-gap-400", "exponential", DEFAULT_THETA, DEFAULT_BUCKET_WIDTH, maximum=True)
 
 
 # ---------------------------------------------------------------------------
@@ -633,7 +633,7 @@ def test_validation_runs_in_chunks(monkeypatch):
         real(wrapped, n_steps, **kw)
 
     monkeypatch.setattr(graph, "run_in_chunks", counting)
-    monkeypatch.setattr(graph, "_FIRST_CHUNK_ENTRIES", 1)  # chunks from one tile row on
+    monkeypatch.setattr(graph, "_FIRST_SCAN_ENTRIES", 1)  # chunks from one tile row on
     n = 1000
     W = np.random.default_rng(0).random((n, n))
     W = W + W.T
