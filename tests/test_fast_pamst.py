@@ -28,6 +28,8 @@ from fastpamst_nb.sampler import (
 
 import naive
 
+pytestmark = pytest.mark.nojit_lane  # the NUMBA_DISABLE_JIT=1 lane runs this file but its slow_python tests
+
 RUNS = 20_000
 P_FAIL = 1e-4
 
@@ -131,6 +133,7 @@ def _check(weights, rho, sensitivity, discretization, noise="exponential", maxim
 
 @pytest.mark.parametrize("knobs", list(KNOBS), ids=list(KNOBS))
 @pytest.mark.parametrize("config", list(CONFIGS), ids=list(CONFIGS))
+@pytest.mark.slow_python
 def test_exponential_noise_matches_exact_rnm(config, knobs):
     weights, rho, sensitivity, disc = CONFIGS[config]
     theta, bucket_width = KNOBS[knobs]
@@ -168,17 +171,20 @@ def test_blocks_draw_extra_candidates():
     assert stats[ST_BLOCK_DRAWS] > 0 and stats[ST_BLOCK_EXTRA] > 0
 
 
+@pytest.mark.slow_python
 def test_maximum_tree_matches_exact_rnm():
     weights, rho, sensitivity, disc = CONFIGS["integer"]
     _check(weights, rho, sensitivity, disc, maximum=True)
 
 
+@pytest.mark.slow_python
 def test_non_default_discretization_on_dense_weights():
     rng = np.random.default_rng(11)
     W = _sym(rng.random((5, 5)) * 3)
     _check(W, 30.0, 0.4, 0.7)
 
 
+@pytest.mark.slow_python
 def test_the_chi_square_test_detects_a_wrong_lambda():
     # the same counts judged against lambda computed with n instead of n - 1 must fail:
     # the test has the power to see a calibration error of that size
@@ -256,6 +262,7 @@ def test_noise_must_be_known():
 
 
 @pytest.mark.parametrize("noise", ["exponential", "gumbel"])
+@pytest.mark.slow_python
 def test_a_release_is_the_same_whatever_the_validation_threads(noise, monkeypatch):
     # n = 1100 makes 1.2M entries: the validation splits its tile rows across threads
     # by default. The joined window must be the one thread's window (so the same

@@ -41,6 +41,8 @@ import naive
 from test_fast_pamst import expected_sequences, released_counts
 from test_sampler import _binomials as _binomials_jit
 
+pytestmark = pytest.mark.nojit_lane  # the NUMBA_DISABLE_JIT=1 lane runs this file but its slow_python tests
+
 RUNS = 20_000
 P_FAIL = 1e-4
 LIMIT = 300  # seconds: a hang, not a speed bound (each case takes a few seconds)
@@ -382,6 +384,7 @@ def no_wide(monkeypatch):
 
 
 @pytest.mark.parametrize("name, knobs", CASES, ids=[f"{a}-{b}" for a, b in CASES])
+@pytest.mark.slow_python
 def test_exponential_law_across_large_gaps(name, knobs, monkeypatch):
     if knobs == "no-wide":
         monkeypatch.setattr(queue, "_WIDE_MIN_FINE", 1 << 62)
@@ -408,6 +411,7 @@ def _gumbel_law_check(W, lam, maximum=False):
 
 
 @pytest.mark.parametrize("name", list(HARD))
+@pytest.mark.slow_python
 def test_gumbel_law_across_large_gaps(name):
     # the same hard inputs (ties at rate 100, gaps of 400 to 700,000 noise units, 1e12
     # offsets with keys near 2**53) for the gumbel release, at the same rate
@@ -447,6 +451,7 @@ def test_hard_layouts_without_wide_buckets(no_wide):
 
 
 @pytest.mark.parametrize("name", WIDE_BY_DEFAULT)
+@pytest.mark.slow_python
 def test_wide_buckets_sized_by_the_validation_window(name):
     noise = "exponential"
     # fast_pamst's own path: the validation pass counts wide bins (the matrix is one
@@ -463,6 +468,7 @@ def test_wide_buckets_sized_by_the_validation_window(name):
     _hard_check(name, noise, DEFAULT_THETA, DEFAULT_BUCKET_WIDTH, window=True)
 
 
+@pytest.mark.slow_python
 def test_maximum_tree_across_a_large_gap():
     _hard_check("layered-gap-400", "exponential", DEFAULT_THETA, DEFAULT_BUCKET_WIDTH, maximum=True)
 
@@ -471,6 +477,7 @@ def test_maximum_tree_across_a_large_gap():
 # neighbouring inputs through the public API
 # ---------------------------------------------------------------------------
 
+@pytest.mark.slow_python
 def test_neighbouring_inputs_release_laws_within_their_privacy_bound():
     # per-step epsilon 0.2 (exponential RNM: lam = eps / (2 D_s)); the far edges sit
     # 500 noise units below, so every selection ends with the bottom trick at
@@ -533,7 +540,9 @@ def _counting_chunks(monkeypatch):
     return done
 
 
-@pytest.mark.parametrize("algorithm", ["fast_pamst", "fast_pamst_sparse", "pamst", "pamst_sparse"])
+@pytest.mark.parametrize("algorithm", ["fast_pamst", "fast_pamst_sparse",
+                                       pytest.param("pamst", marks=pytest.mark.slow_python),
+                                       pytest.param("pamst_sparse", marks=pytest.mark.slow_python)])
 def test_releases_run_in_chunks(monkeypatch, algorithm):
     done = _counting_chunks(monkeypatch)
     n = 300
@@ -555,6 +564,7 @@ def test_releases_run_in_chunks(monkeypatch, algorithm):
     assert np.array_equal(a.edges, b.edges)
 
 
+@pytest.mark.slow_python
 def test_ctrl_c_stops_a_long_release(monkeypatch):
     # SIGINT arrives while a jitted chunk runs (PAMST at n = 700 runs for seconds); it is
     # honoured when the chunk returns, so the release stops with steps left undone
@@ -598,6 +608,7 @@ def _metre_sites(layout):
 
 @pytest.mark.parametrize("layout", ["uniform", "two-towns"])
 @pytest.mark.parametrize("algorithm", ["fast_pamst", "fast_pamst_gumbel"])
+@pytest.mark.slow_python
 def test_cli_run_on_a_metre_distance_matrix(tmp_path, layout, algorithm):
     import subprocess
     import sys
@@ -650,6 +661,7 @@ def test_validation_runs_in_chunks(monkeypatch):
         as_graph(W)
 
 
+@pytest.mark.slow_python
 def test_gumbel_law_with_keys_near_2_53_and_a_non_dyadic_rate():
     # weights 2**53 + even integers, rate 0.2 per unit: the Kruskal reference shifts
     # before scaling, the release keeps the noise on weights of 2**53 (double-double keys)

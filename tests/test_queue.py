@@ -21,6 +21,8 @@ from fastpamst_nb.queue import (
     gq_update_csr,
 )
 
+pytestmark = pytest.mark.nojit_lane  # the NUMBA_DISABLE_JIT=1 lane runs this file but its slow_python tests
+
 CODE_MASK = (1 << 40) - 1
 
 
@@ -169,6 +171,10 @@ WINDOWED = ("direct-wide-buckets", "direct-fine-step", "layered", "wide")
 def test_queue_matches_a_naive_cut(layout, window, monkeypatch):
     build, s, r, bucket_width = LAYOUTS[layout]
     if layout in NO_WIDE:
+        # gq_build (a Python function) reads the module global at each call, so the patch
+        # acts there. The window's first-tile rule (_window_for_wide, a compiled kernel)
+        # froze the value at compile time and cannot see it: it is asserted below not to
+        # have widened the window's bins, so the frozen copy changes nothing here
         monkeypatch.setattr(queue, "_WIDE_MIN_FINE", 1 << 62)
     rng = np.random.default_rng(7)
     W = build(rng)
@@ -179,6 +185,8 @@ def test_queue_matches_a_naive_cut(layout, window, monkeypatch):
     q = gq_build(graph, -1.0, s, r, bucket_width, win)
     if window:  # the top buckets are sized at build, from the pass that validated W
         assert win.state[3] == 1 and int(q.store.sized[0]) <= q.layout.n_buckets - queue._SIZE_MIN
+        if layout in NO_WIDE:  # the window kept its fine bins (wide ones: state[4] == _WINDOW_BINS_WIDE)
+            assert win.state[4] == queue._WINDOW_BINS
     assert q.layout.wide == (layout == "wide")
     if layout == "layered":
         assert q.layout.layered
