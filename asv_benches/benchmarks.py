@@ -197,8 +197,8 @@ class FloorRatio:
     param_names = ["case"]
 
     def setup(self, case):
-        self.run, scale = bench._runners()[case]
-        floor = bench._runners()["floor"][0]
+        self.run, scale = bench.runners()[case]
+        floor = bench.runners()["floor"][0]
         W = uniform_weights(8, seed=SEED)
         floor(W, 0)
         self.run(W * scale, 0)

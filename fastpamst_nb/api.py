@@ -50,12 +50,11 @@ if TYPE_CHECKING:  # annotations only: nothing here is imported at run time
 # speed knobs of the selection kernel (see sampler.py); they never change the output law.
 # A bottom candidate costs a rank selection and a pick in a cold bucket (often its
 # compaction), a bucket a single max draw: stopping when 0.03 noises are expected
-# above the best measured ~2x faster selections than theta = 1 at n = 4000. Buckets
-# of up to 2 noise units (sigma) halve the nodes a walk visits against 1 unit, for a
-# few more extra candidates: sparse n = 100,000 0.49 -> 0.43 s, dense n = 4000 the
-# same or faster (2026-11-23, after the calls stopped passing the whole queue).
+# above the best made selections faster than theta = 1. Buckets of up to 2 noise
+# units (bucket_width) halve the nodes a walk visits against 1 unit, for a few more extra
+# candidates (docs/design.rst, Measurements behind the code).
 DEFAULT_THETA = 0.03
-DEFAULT_SIGMA = 2.0
+DEFAULT_BUCKET_WIDTH = 2.0
 
 
 # numpydoc blocks shared by several public functions, substituted into their docstrings
@@ -263,7 +262,7 @@ def _progress_class(progress, func):
 
 # a Fast-PAMST step reads one row of n entries (and now and then a materialization
 # pass), so its first chunk takes about this many entries' worth of steps: a tiny
-# release is one kernel call, where each call costs ~100 us to unbox the queue
+# release is one kernel call, where each call pays to unbox the queue
 _FIRST_CHUNK_ENTRIES = 1 << 16
 
 
@@ -293,8 +292,8 @@ def _exact_beside(sgn):
 
     ``beside(W, start)`` is an ``as_graph(alongside=)`` call: the exact dense Prim on
     a thread of its own while W is validated (it needs nothing the validation computes
-    and only compares values, so it is safe on any W; 1.2-1.3x -> 0.8-0.9x the floor
-    at n = 4000-16000 on 2 cores). ``edges(graph, start)`` returns its tree, or runs
+    and only compares values, so it is safe on any W; it hides most of the Prim's cost
+    behind the validation's). ``edges(graph, start)`` returns its tree, or runs
     the Prim now when as_graph did not call it (sparse, one thread, a small matrix).
     """
     found = []
@@ -884,7 +883,7 @@ def _clipped(graph, bounds):
 
 def _fast_pamst(weights, rho, sensitivity, *, rng=None, start=0, noise="gumbel",
                 discretization=None, maximum=False, epsilon=None, delta=None, topology=None,
-                symmetric=None, progress=False, bounds=None, theta=DEFAULT_THETA, sigma=DEFAULT_SIGMA):
+                symmetric=None, progress=False, bounds=None, theta=DEFAULT_THETA, bucket_width=DEFAULT_BUCKET_WIDTH):
     """Validate, then run :func:`_fast_pamst_graph`."""
     _require_inputs("fast_pamst", rho, epsilon, delta, sensitivity)
     privacy.check_noise(noise)
@@ -945,23 +944,23 @@ def _fast_pamst(weights, rho, sensitivity, *, rng=None, start=0, noise="gumbel",
         # public inputs only: the queue's fine key bins, from n, rho, Delta and s
         s = privacy.default_discretization(sensitivity) if discretization is None else float(discretization)
         r = privacy.fast_pamst_key_rate(rho, sensitivity, n, s, noise)
-        windows.append(top_window(_sign(maximum), s, r, sigma))
+        windows.append(top_window(_sign(maximum), s, r, bucket_width))
         return windows[-1]
 
     graph, rho, sensitivity, start, gen = _private_setup(weights, topology, rho, epsilon, delta,
                                                          sensitivity, start, rng, symmetric,
                                                          window_for)
     s = privacy.default_discretization(sensitivity) if discretization is None else float(discretization)
-    return _fast_pamst_graph(graph, rho, sensitivity, s, start, gen, noise, maximum, theta, sigma,
+    return _fast_pamst_graph(graph, rho, sensitivity, s, start, gen, noise, maximum, theta, bucket_width,
                              bar_class, windows[0] if windows else None, bounds)
 
 
-def _fast_pamst_graph(graph, rho, sensitivity, s, start, gen, noise, maximum, theta, sigma,
+def _fast_pamst_graph(graph, rho, sensitivity, s, start, gen, noise, maximum, theta, bucket_width,
                       bar_class=None, window=None, bounds=None):
     """Fast-PAMST on a validated ``Graph``; returns the tree and the kernel's counters.
 
     Tests call it directly to run thousands of tiny releases without re-validating,
-    and force the speed knobs theta/sigma to their extremes. ``bar_class``: a
+    and force the speed knobs theta/bucket_width to their extremes. ``bar_class``: a
     tqdm-like class for a progress bar over the steps, or None. ``window``: the
     ``queue.TopWindow`` the validation filled, or None (speed only). ``bounds``:
     checked (lo, hi) the weights are clipped to before they are discretized; the
@@ -976,18 +975,18 @@ def _fast_pamst_graph(graph, rho, sensitivity, s, start, gen, noise, maximum, th
     edges = np.empty((graph.n - 1, 2), dtype=np.int64)
     if graph.n >= 2:
         r = privacy.fast_pamst_key_rate(rho, sensitivity, graph.n, s, noise)
-        q = gq_build(keyed, sgn, s, r, sigma, window)
+        q = gq_build(keyed, sgn, s, r, bucket_width, window)
         visited = np.zeros(graph.n, dtype=np.bool_)
         nxt = [start]  # the vertex that joins the tree at the next step
 
         if graph.dense:
             def advance(step0, k):
                 nxt[0] = prim_dense_private(q, keyed.W, visited, edges, step0, k, nxt[0], r,
-                                            theta, sigma, gen, stats)
+                                            theta, bucket_width, gen, stats)
         else:
             def advance(step0, k):
                 nxt[0] = prim_csr_private(q, keyed.indptr, keyed.indices, keyed.data, visited,
-                                          edges, step0, k, nxt[0], r, theta, sigma, gen, stats)
+                                          edges, step0, k, nxt[0], r, theta, bucket_width, gen, stats)
         _run_steps(advance, graph.n - 1, bar_class, "fast_pamst",
                    first=max(1, _FIRST_CHUNK_ENTRIES // graph.n))
     info = {"rho": rho, "sensitivity": sensitivity, "noise": noise, "rate": lam,

@@ -26,24 +26,17 @@ import scipy.sparse as sp
 from numba import njit, prange
 from scipy.sparse.csgraph import minimum_spanning_tree
 
-from . import api, privacy
+from . import api, privacy, registry
 from .core import CACHE, require_memory
 
 RHO = 0.1
 SENSITIVITY = 1e-5
 # PAMST redraws noise for every cut edge at every step, O(n^3): beyond this it takes minutes
 PAMST_MAX_N = 1500
-# numpy's noisy copy plus scipy's MST takes ~25 s at n = 8000 and grows as n^2 log n
+# numpy's noisy copy plus scipy's MST grows as n^2 log n: beyond this it takes too long
 SCIPY_MAX_N = 8000
-# the cases timed; "W*1000" and "W*1e6" run on the weights times that factor (the same
-# sensitivity: 1000x and 10**6x more distinct keys), "s=D/16" at discretization SENSITIVITY / 16
-# (gumbel has no discretization: its fourth case is "D=0.1", sensitivity 0.1, an honest
-# noise level for real data)
-ALGORITHMS = ("floor", "exact_mst", "fast_pamst", "fast_pamst_gumbel",
-              "fast_pamst W*1000", "fast_pamst_gumbel W*1000",
-              "fast_pamst W*1e6", "fast_pamst_gumbel W*1e6",
-              "fast_pamst s=D/16", "fast_pamst_gumbel D=0.1",
-              "post_processing", "pamst", "numpy+scipy")
+# the cases timed: the two baselines (the floor, numpy+scipy) and registry.BENCH_CASES
+ALGORITHMS = ("floor", *registry.BENCH_CASES, "numpy+scipy")
 SPARSE_DEGREE = 6
 
 
@@ -72,7 +65,6 @@ def floor_prim(W):
     n = W.shape[0]
     best = np.full(n, np.inf)
     # the textbook kernel records the tree; without this store LLVM chose a slower loop
-    # (0.043 s against 0.029 s at n = 4000)
     parent = np.zeros(n, dtype=np.int64)
     visited = np.zeros(n, dtype=np.bool_)
     best[0] = 0.0
@@ -235,36 +227,22 @@ def numpy_scipy_mst(W, rho, sensitivity, rng):
     return float(W[tree.row, tree.col].sum())
 
 
-def _runners():
-    """Name -> (callable(W, seed), the factor its weights are multiplied by)."""
-    kw = {"rho": RHO, "sensitivity": SENSITIVITY}
-    fine = SENSITIVITY / 16
+def runners():
+    """Name -> (callable(W, seed), the factor its weights are multiplied by), in ``ALGORITHMS``
+    order: the floor, the cases of :data:`fastpamst_nb.registry.BENCH_CASES` (each run at
+    ``RHO`` and ``SENSITIVITY`` unless the case says otherwise) and numpy+scipy."""
+    def case(name):
+        return lambda W, seed: registry.bench_release(name, W, RHO, SENSITIVITY, seed).weight
 
-    def fast(noise, s=None):
-        return lambda W, seed: api.fast_pamst(W, rng=seed, noise=noise, discretization=s, **kw).weight
-
-    return {
-        "floor": (lambda W, seed: floor_prim(W), 1.0),
-        "exact_mst": (lambda W, seed: api.exact_mst(W).weight, 1.0),
-        "fast_pamst": (fast("exponential"), 1.0),
-        "fast_pamst_gumbel": (fast("gumbel"), 1.0),
-        "fast_pamst W*1000": (fast("exponential"), 1e3),
-        "fast_pamst_gumbel W*1000": (fast("gumbel"), 1e3),
-        "fast_pamst W*1e6": (fast("exponential"), 1e6),
-        "fast_pamst_gumbel W*1e6": (fast("gumbel"), 1e6),
-        "fast_pamst s=D/16": (fast("exponential", fine), 1.0),
-        "fast_pamst_gumbel D=0.1": (lambda W, seed: api.fast_pamst(
-            W, rng=seed, noise="gumbel", rho=RHO, sensitivity=0.1).weight, 1.0),
-        "post_processing": (lambda W, seed: api.post_processing(W, rng=seed, **kw).weight, 1.0),
-        "pamst": (lambda W, seed: api.pamst(W, rng=seed, noise="exponential", **kw).weight, 1.0),
-        "numpy+scipy": (lambda W, seed: numpy_scipy_mst(W, RHO, SENSITIVITY, seed), 1.0),
-    }
+    return {"floor": (lambda W, seed: floor_prim(W), 1.0),
+            **{name: (case(name), entry.scale) for name, entry in registry.BENCH_CASES.items()},
+            "numpy+scipy": (lambda W, seed: numpy_scipy_mst(W, RHO, SENSITIVITY, seed), 1.0)}
 
 
 def warm_up():
     """Compile (or load from the numba cache) every kernel on 16-vertex graphs."""
     W = uniform_weights(16, seed=0)
-    for name, (run, scale) in _runners().items():
+    for name, (run, scale) in runners().items():
         run(W * scale, 0)
     run_sparse_bench(16, repeat=1)
 
@@ -319,23 +297,23 @@ def run_bench(ns=(1000, 2000, 4000, 8000), repeat=3, log=None):
     for n in ns:  # before minutes of timing
         require_memory(3 * 8 * n * n, f"the benchmark at n = {n} (two weight matrices and a noisy copy)")
     warm_up()
-    runners = _runners()
+    cases = runners()
     seconds = {}
     for n in ns:
         if log is not None:
             log(f"bench: n = {n} ({repeat} run(s) per case)")
         W = uniform_weights(n, seed=n)
         row = {}
-        for factor in sorted({scale for _, scale in runners.values()}):
+        for factor in sorted({scale for _, scale in cases.values()}):
             M = W if factor == 1.0 else W * factor  # one scaled copy at a time
-            for name, (run, scale) in runners.items():
+            for name, (run, scale) in cases.items():
                 if scale != factor:
                     continue
                 if (name == "pamst" and n > PAMST_MAX_N) or (name == "numpy+scipy" and n > SCIPY_MAX_N):
                     continue
                 row[name] = _median_seconds(run, M, repeat)
             del M
-        seconds[n] = {name: row[name] for name in runners if name in row}
+        seconds[n] = {name: row[name] for name in cases if name in row}
         del W
     slope = loglog_slope(ns, [seconds[n]["fast_pamst"] for n in ns])
     return {"seconds": seconds, "fast_pamst_slope": slope, "rho": RHO,

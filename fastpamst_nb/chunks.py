@@ -12,7 +12,7 @@ nothing in the output (the same random stream is consumed in the same order).
 import time
 
 # seconds one chunk aims at: Ctrl-C is honoured within about a second even when a
-# single step is as slow as the target, and the per-call overhead (~10 us) is noise
+# single step is as slow as the target, and the per-call overhead is noise beside it
 TARGET_SECONDS = 0.1
 
 

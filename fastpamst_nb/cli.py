@@ -30,7 +30,7 @@ import zipfile
 
 import numpy as np
 
-from . import api, bench, graph, privacy
+from . import api, bench, graph, privacy, registry
 from .clustering import private_edge_weights
 from .core import CompileWatch, check_positive
 from .graph import _condensed_n
@@ -39,14 +39,14 @@ from .metrics import METRICS, check_metric
 PROG = "fastpamst"
 DEMO_DELTA = 1e-6
 RUN_DELTA = 1e-6  # delta of the (epsilon, delta) equivalent printed by `fastpamst run` without --delta
-ALGORITHMS = ("fast_pamst", "fast_pamst_gumbel", "pamst", "post_processing", "exact")
+ALGORITHMS = registry.cli_names()  # fast_pamst, fast_pamst_gumbel, pamst, post_processing, exact
 WEIGHTS = ("none", "private", "true")
 NOISES = ("exponential", "gumbel")
 SYMMETRIC = ("upper", "lower")
 # which algorithms take which option of `fastpamst run` (fast_pamst_gumbel is fast_pamst --noise gumbel)
-FAST = ("fast_pamst", "fast_pamst_gumbel")
-NOISE_ALGORITHMS = (*FAST, "pamst")
-START_ALGORITHMS = (*FAST, "pamst", "exact")
+FAST = registry.names_of("api.fast_pamst")
+NOISE_ALGORITHMS = (*FAST, *registry.names_of("api.pamst"))
+START_ALGORITHMS = (*NOISE_ALGORITHMS, *registry.names_of("api.exact_mst"))
 
 
 class UsageError(Exception):
@@ -436,16 +436,17 @@ def _release(algorithm, W, args, rng=None):
     rng = args.seed if rng is None else rng
     start = 0 if args.start is None else args.start
     points = {} if args.metric is None else {"metric": args.metric, "p": args.p}
-    if algorithm == "exact":
-        return api.exact_mst(W, maximum=args.maximum, start=start, symmetric=args.symmetric, **points)
+    run = registry.function(algorithm)
+    if not registry.ALGORITHMS[algorithm].private:
+        return run(W, maximum=args.maximum, start=start, symmetric=args.symmetric, **points)
     kw = {"sensitivity": args.sensitivity, "rng": rng, "maximum": args.maximum,
           "symmetric": args.symmetric, **_budget(args), **points}
     if algorithm in FAST:
-        return api.fast_pamst(W, noise=_noise(algorithm, args.noise), discretization=args.discretization,
-                              start=start, bounds=getattr(args, "bounds", None), **kw)
-    if algorithm == "pamst":
-        return api.pamst(W, noise=_noise(algorithm, args.noise), start=start, **kw)
-    return api.post_processing(W, **kw)
+        return run(W, noise=_noise(algorithm, args.noise), discretization=args.discretization,
+                   start=start, bounds=getattr(args, "bounds", None), **kw)
+    if algorithm in NOISE_ALGORITHMS:
+        return run(W, noise=_noise(algorithm, args.noise), start=start, **kw)
+    return run(W, **kw)
 
 
 def _in_cli_words(message):

@@ -21,7 +21,7 @@ numba checks a cached kernel against the source of *its own* file only, but a
 driver inlines kernels from other modules (``prim.prim_dense_private`` carries
 ``queue`` and ``sampler`` code). After an edit or an upgrade that leaves
 ``prim.py`` unchanged, numba would load a driver compiled from the old queue: it
-happened here (a stale driver measured 5x slower, and could as well have been
+happened here (a stale driver ran much slower, and could as well have been
 wrong). So the import fingerprints every module of the package and, when the
 fingerprint differs from the one stored beside the cache, deletes the package's
 cached kernels first (``purge_stale_kernels``).
@@ -173,7 +173,7 @@ def jit_only(func=None, *, inline="never"):
 
     numba compiles a CPython wrapper (and a C wrapper) beside every kernel, code
     that unboxes each argument from Python objects; for a kernel that takes the
-    29-field queue that wrapper costs about as much to compile as the kernel.
+    whole queue (five role tuples of arrays) that wrapper costs about as much to compile as the kernel.
     The sampler's and the queue's inner kernels are never entered from Python,
     so they skip both wrappers: with the literal specializations gone too, a cold
     first ``fast_pamst`` compiles in about half the time (docs/design.rst, Compile
@@ -183,9 +183,9 @@ def jit_only(func=None, *, inline="never"):
 
     ``inline="always"`` (numba's IR-level inlining) is for the small kernels a
     selection calls once per node (``gq_key``, ``gq_count``, ``sampler._node_at``,
-    ...): a call that passes the 29-field queue cost ~0.3-0.9 us, and inlining
-    them took a sparse release at n = 100,000 from 2.6 s to 1.3 s (docs/design.rst,
-    Compile time). It also compiles faster: the kernel has no library of its own.
+    ...): a call that passes the queue's arrays pays for their reference counts, and
+    inlining them halved a large sparse release (docs/design.rst, Compile time). It
+    also compiles faster: the kernel has no library of its own.
     """
     if func is None:  # @jit_only(inline="always")
         return lambda f: jit_only(f, inline=inline)

@@ -49,35 +49,17 @@ import time
 
 import numpy as np
 
-from . import api, privacy
+from . import api, privacy, registry
 from .bench import loglog_slope, uniform_weights
 
-ALGORITHMS = ("fast_pamst", "fast_pamst_gumbel", "fast_pamst_default", "fast_pamst_gumbel_default", "pamst",
-              "post_processing", "post_processing_paper", "exact")
-# Fast-PAMST as the paper ran it (step s = Delta) and at the library's default step
-# (privacy.default_discretization: the largest power of two at most Delta / 16)
-FAST = ("fast_pamst", "fast_pamst_gumbel", "fast_pamst_default", "fast_pamst_gumbel_default")
+# the figures' lines, from the one registry (registry.SERIES): Fast-PAMST as the paper ran
+# it (step s = Delta) and at the library's default step (privacy.default_discretization:
+# the largest power of two at most Delta / 16)
+ALGORITHMS = tuple(registry.SERIES)
+FAST = tuple(name for name, series in registry.SERIES.items() if series.algorithm in registry.names_of("api.fast_pamst"))
 COLUMNS = ("algorithm", "n", "rho", "sensitivity", "seed", "seconds", "weight", "excess", "bound")
-LABELS = {
-    "fast_pamst": "Fast-PAMST (paper's step s = Delta)",
-    "fast_pamst_gumbel": "noise='gumbel' (exponential mechanism, no discretization)",
-    "fast_pamst_default": "Fast-PAMST, library default step (Delta/16)",
-    "fast_pamst_gumbel_default": "noise='gumbel' (the same release: no step)",
-    "pamst": "PAMST",
-    "post_processing": "Post-processing (correct sigma)",
-    "post_processing_paper": "Post-processing, paper's sigma (NOT private-correct)",
-    "exact": "Exact MST (not private)",
-}
-STYLES = {
-    "fast_pamst": {"color": "C0", "marker": "o"},
-    "fast_pamst_gumbel": {"color": "C2", "marker": "D"},
-    "fast_pamst_default": {"color": "C0", "marker": "o", "linestyle": "--", "markerfacecolor": "none"},
-    "fast_pamst_gumbel_default": {"color": "C2", "marker": "D", "linestyle": "--", "markerfacecolor": "none"},
-    "pamst": {"color": "C1", "marker": "s"},
-    "post_processing": {"color": "C3", "marker": "^"},
-    "post_processing_paper": {"color": "C3", "marker": "v", "linestyle": "--"},
-    "exact": {"color": "0.4", "marker": ".", "linestyle": ":"},
-}
+LABELS = {name: series.label for name, series in registry.SERIES.items()}
+STYLES = {name: series.style for name, series in registry.SERIES.items()}
 # the quick-mode switch every notebook honours
 QUICK_ENV = "FASTPAMST_QUICK"
 
@@ -181,12 +163,10 @@ def utility_bound(n, rho, sensitivity, *, noise="exponential", discretization=No
 
 
 def _fast_settings(algorithm, sensitivity):
-    """(noise, discretization) of a FAST series: the paper's experiments ran Fast-PAMST
-    at s = Delta, the "_default" series at the library's finer default step (None)."""
-    noise = "gumbel" if "gumbel" in algorithm else "exponential"
-    if noise == "gumbel":  # the exponential mechanism runs on the raw weights: no step
-        return noise, None
-    return noise, None if algorithm.endswith("_default") else sensitivity
+    """(noise, discretization) of a FAST series (registry.SERIES): the paper's experiments
+    ran Fast-PAMST at s = Delta, the "_default" series at the library's finer default step (None)."""
+    options = registry.resolved_options(registry.SERIES[algorithm].options, sensitivity)
+    return options["noise"], options.get("discretization")
 
 
 def _bound(algorithm, n, rho, sensitivity):
@@ -236,19 +216,7 @@ def post_processing_paper(W, rho, sensitivity, rng=None):
 
 
 def _call(algorithm, W, rho, sensitivity, rng):
-    if algorithm in FAST:
-        noise, step = _fast_settings(algorithm, sensitivity)
-        return api.fast_pamst(W, rho=rho, sensitivity=sensitivity, rng=rng, noise=noise,
-                              discretization=step)
-    if algorithm == "pamst":
-        return api.pamst(W, rho=rho, sensitivity=sensitivity, rng=rng, noise="exponential")
-    if algorithm == "post_processing":
-        return api.post_processing(W, rho=rho, sensitivity=sensitivity, rng=rng)
-    if algorithm == "post_processing_paper":
-        return post_processing_paper(W, rho, sensitivity, rng)
-    if algorithm == "exact":
-        return api.exact_mst(W)
-    raise ValueError(f"unknown algorithm {algorithm!r}; choose from {', '.join(ALGORITHMS)}")
+    return registry.release(algorithm, W, rho=rho, sensitivity=sensitivity, rng=rng)
 
 
 def _weights_of(weights, n, seed):

@@ -74,8 +74,8 @@ def _dense_scan(W, t0, t1, ring, state, scale):
     flag and the range into min/max (a NaN fails its own comparison, an inf
     shows in the range). Off-diagonal tiles are read 8 rows at a time, so the
     transposed reads W[j, i .. i + 7] are one 32- or 64-byte run instead of 8
-    strided loads (measured at n = 4000: 0.5-0.7x the floor against 0.8-0.9x for
-    an entry-by-entry scan). Only when the pass finds a defect does
+    strided loads (faster than an entry-by-entry scan: docs/design.rst, Measurements
+    behind the code). Only when the pass finds a defect does
     :func:`_dense_locate` rescan the range to name the first one.
 
     ``ring, state, scale``: a ``queue.TopWindow`` (``queue.NO_WINDOW`` for none).
@@ -156,13 +156,13 @@ def _dense_locate(W, t0, t1):
     return 0, 0, 0, wmin, wmax
 
 
-# below this many entries a pass stays on one thread: a hand-off costs ~50 us
+# below this many entries a pass stays on one thread: a hand-off would cost more than it saves
 _THREADED_MIN_ENTRIES = 1 << 20
 # a sparse input's two checks run side by side from this many stored entries
 _THREADED_MIN_STORED = 1 << 17
 # the chunk after the first tile row reads about this many entries (a few ms), so that
 # the hand-offs are few; later chunks grow to ~0.1 s (run_in_chunks)
-_FIRST_CHUNK_ENTRIES = 1 << 22
+_FIRST_SCAN_ENTRIES = 1 << 22
 
 
 def _scan_dense(W, window=NO_WINDOW, workers=None, alongside=None):
@@ -214,7 +214,7 @@ def _scan_dense(W, window=NO_WINDOW, workers=None, alongside=None):
     rows = -(-n // _TILE) - 1
     if rows > 0:
         run_in_chunks(lambda t0, k: advance(1 + t0, k), rows,
-                      first=max(1, _FIRST_CHUNK_ENTRIES // (_TILE * n)))
+                      first=max(1, _FIRST_SCAN_ENTRIES // (_TILE * n)))
     status, i, j, wmin, wmax = found[-1]
     if status == 0 and window is not NO_WINDOW:
         window_join(window, windows[1:])
@@ -850,8 +850,7 @@ def _mirrors_match(indptr, indices, data):
     value: row j is sorted, so the mirrors of its upper part arrive in its own
     column order and a cursor per row finds each in O(1). At the end every upper
     entry must have been matched. A diagonal entry is its own mirror. scipy's
-    transpose and sort took 26 ms of the 55 ms validation at n = 100,000,
-    m = 600,000."""
+    transpose and sort took about half of the validation."""
     n = indptr.shape[0] - 1
     cursor = np.empty(n, dtype=np.int64)  # row j's next unmatched upper entry, set at row j
     for i in range(n):
@@ -877,8 +876,7 @@ def _mirrors_match(indptr, indices, data):
 def _n_components(indptr, indices):
     """Connected components of a symmetric CSR pattern: a depth-first search with an
     explicit stack, O(n + m). scipy's connected_components(directed=False), which
-    symmetrizes first, took 35 ms at n = 100,000, m = 600,000, a third of the
-    validation."""
+    symmetrizes first, took a third of the validation."""
     n = indptr.shape[0] - 1
     seen = np.zeros(n, dtype=np.bool_)
     stack = np.empty(n, dtype=np.int64)  # each vertex is pushed once
@@ -912,7 +910,7 @@ def _checked_csr(S, name):
     # a copy: S.data may be the user's array, and the graph must not alias it
     d = S.data.astype(np.float64)
     # two independent scans of the pattern (nogil kernels), side by side when there are
-    # two threads and enough entries for a hand-off to pay: 29 -> 16 ms at m = 600,000
+    # two threads and enough entries for a hand-off to pay
     checks = [lambda: _mirrors_match(indptr, indices, d), lambda: _n_components(indptr, indices)]
     if threads.thread_count() < 2 or indices.shape[0] < _THREADED_MIN_STORED:
         symmetric, n_comp = checks[0](), checks[1]()

@@ -28,7 +28,7 @@ def prim_dense_exact(W, start, sgn):
     best score and its tree end at the same position (``best``, ``parent``), so
     step t touches only the n - t candidates and reads row v of W in address
     order: the hardware prefetcher streams the row. (A swap-remove order reads it
-    at random and measured 1.2-1.5x the floor at n = 4000, against 0.6-0.7x.)
+    at random, and measured about twice as slow.)
     The vertex that joins is removed by shifting the positions after it down by
     one inside the same loop, so the order costs no extra pass. Ties go to the
     smallest vertex.
@@ -181,7 +181,7 @@ def prim_csr_exact(indptr, indices, data, start, sgn):
 # ----------------------------------------------------------------------------
 
 @njit(cache=CACHE, nogil=True)
-def prim_dense_private(q, W, visited, edges, step0, n_steps, v, rate, theta, sigma, rng, stats):
+def prim_dense_private(q, W, visited, edges, step0, n_steps, v, key_rate, theta, bucket_width, rng, stats):
     """Steps ``step0 .. step0 + n_steps - 1`` of Fast-PAMST on the complete graph of W
     (q built by ``gq_build``); ``v`` is the vertex that joins the tree first (the
     start, or the last vertex selected). Returns the next vertex to join.
@@ -195,7 +195,7 @@ def prim_dense_private(q, W, visited, edges, step0, n_steps, v, rate, theta, sig
     for step in range(step0, step0 + n_steps):
         gq_join(q.layout, q.cut, v, visited)
         gq_update(q, W[v], v, visited, v * n)
-        code = rnm_select(q, W, visited, rate, theta, sigma, rng, stats)
+        code = rnm_select(q, W, visited, key_rate, theta, bucket_width, rng, stats)
         a = code >> 20  # dense codes are a << 20 | b (queue._END_BITS)
         b = code & ((1 << 20) - 1)
         edges[step, 0] = a
@@ -205,15 +205,15 @@ def prim_dense_private(q, W, visited, edges, step0, n_steps, v, rate, theta, sig
 
 
 @njit(cache=CACHE, nogil=True)
-def prim_csr_private(q, indptr, indices, data, visited, edges, step0, n_steps, v, rate,
-                     theta, sigma, rng, stats):
+def prim_csr_private(q, indptr, indices, data, visited, edges, step0, n_steps, v, key_rate,
+                     theta, bucket_width, rng, stats):
     """As :func:`prim_dense_private` on a symmetric CSR topology."""
     no_dense = np.zeros((0, 0))
     for step in range(step0, step0 + n_steps):
         gq_join(q.layout, q.cut, v, visited)
         gq_update_csr(q, indptr, indices, data, v, visited)
         # a sparse edge's code is its CSR position in the row of its visited end
-        p = rnm_select(q, no_dense, visited, rate, theta, sigma, rng, stats)
+        p = rnm_select(q, no_dense, visited, key_rate, theta, bucket_width, rng, stats)
         b = indices[p]
         edges[step, 0] = np.searchsorted(indptr, p, side="right") - 1
         edges[step, 1] = b

@@ -111,7 +111,7 @@ def _checked(value, what, fix):
 
 def _positive(name, value):
     """:func:`check_positive`, with a fast path for a plain float (the chi-square
-    suites compute rates ~10**6 times; the generic checks cost ~1.6 us)."""
+    suites compute rates ~10**6 times, where the generic checks' cost shows)."""
     if type(value) is float and 0.0 < value < math.inf:
         return value
     return check_positive(name, value)
@@ -243,7 +243,7 @@ def key_limit(discretization):
     return 2.0 ** 62 if is_power_of_two(discretization) else 2.0 ** 52
 
 
-# cached: exact fractions cost ~70 us a call, and a release computes the rate twice
+# cached: exact fractions are slow, and a release computes the rate twice
 # (its window and its queue); the chi-square suites make ~10**6 tiny releases
 @functools.lru_cache(maxsize=1024)
 def discretized_sensitivity(sensitivity, discretization):

@@ -9,7 +9,7 @@ the noise that matters is drawn:
 * **Buckets from the top down.** Starting at the best non-empty bucket and
   walking down, each step takes the largest aligned node of the queue (a bucket,
   a block of buckets, or a single group where a bucket's key span exceeds
-  ``sigma / r``) and draws its maximum noise in one go, ``MaxNoise(c)`` (for a
+  ``bucket_width / r``) and draws its maximum noise in one go, ``MaxNoise(c)`` (for a
   single group that is the paper's MaxExp). Only when ``key_top + MaxNoise`` could
   beat the best so far is the carrier of that maximum looked up (a uniformly
   random active member, found by rank selection): its value is exact. The other
@@ -24,7 +24,7 @@ the noise that matters is drawn:
 
 The stopping point and the node sizes depend only on counts and on noise
 already drawn for *other* edges, never on the noise of the edges they decide
-about, so the output distribution does not depend on ``theta`` or ``sigma``
+about, so the output distribution does not depend on ``theta`` or ``bucket_width``
 (tests run the extremes). They only change the speed.
 
 The noise law is handled through its survival function S(t) = exp(-r t) (t >= 0)
@@ -55,7 +55,7 @@ ST_NODES = 7            # groups, buckets and blocks visited (empty ones include
 N_STATS = 8
 
 # the bottom trick's stopping threshold (expected candidates) where the walk would
-# otherwise count more buckets: a candidate from the cut costs ~0.1-0.2 us, a
+# otherwise count more buckets: a candidate from the cut is cheap, a
 # materialization a pass over the cut
 _UNCOUNTED_THETA = 16.0
 
@@ -117,7 +117,7 @@ def binomial(n, p, rng):
 
     Every binomial here has a small mean (about theta, or the few non-carriers
     that can still win), where this is exact and cheap; numba's BTPE binomial
-    alone took ~3 s of compile time per call site.
+    alone took seconds of compile time per call site.
 
     Exact for every 0 <= p <= 1 and 0 <= n < 2**62. A gap is floor(log U / log(1-p)),
     which exceeds 2**63 once p < ~4e-18 (p = 1e-300 gives ~1e300): it is compared
@@ -150,8 +150,8 @@ def binomial(n, p, rng):
 
 # The kernels below take the queue's role tuples (lay, keys, counts, st, cut), not
 # the queue: numba increments and decrements the reference count of every array a
-# call passes, and a call passing the whole queue (18 arrays) cost ~130 ns more
-# than one passing its counters. The per-node helpers take no tuple with arrays
+# call passes, so a call passing the whole queue (18 arrays) costs more than one
+# passing its counters. The per-node helpers take no tuple with arrays
 # beyond the few they read, and the draws are inlined into the one kernel that
 # looks up a node's edges (_resolve) or the bottom candidates (_bottom).
 
@@ -167,8 +167,8 @@ def _take_below(lay, keys, counts, st, cut, W, level, node, count, pmax, visited
     if level == ROOT and lay.dense and count * lay.n >= total:
         # 1/n of the cut or more qualifies: draw from the cut itself, in at most n
         # tries expected, and no bucket is touched. A rank among the buckets would
-        # count, size and materialize them all: 0.85 s of a 1.5 s release at
-        # n = 16000 for the seeds that needed it, 30% of a wide release at n = 4000
+        # count, size and materialize them all: most of a release for the seeds that
+        # needed it (docs/design.rst, Measurements behind the code)
         return gq_take_cut(lay, keys, cut, W, pmax, 64 * (total // count + 1), rng)
     if level == ROOT and lay.lazy_counts and st.materialized[0] > 0:
         # a rank among every bucket's count: count (and materialize) them all, once
@@ -205,7 +205,7 @@ def _seen_set(k):
     """An empty set for up to k edge codes: open addressing in a power-of-two table
     at most half full (-1 = free slot), so a lookup costs O(1) expected instead of
     the O(k) scan of a list of the codes drawn so far (O(k**2) per selection). Where
-    k nears the node's count (sigma = theta = inf at a small rate) the rejections
+    k nears the node's count (bucket_width = theta = inf at a small rate) the rejections
     of already-drawn edges still cost O(count log count): the set removes the scan,
     not the coupon-collector draws."""
     size = 16
@@ -286,10 +286,10 @@ def _bottom(lay, keys, counts, st, cut, W, visited, r, rng, stats, k, p, k0, rem
 
 
 @jit_only(inline="always")
-def _node_at(lay, keys, counts, p, first, r, sigma):
+def _node_at(lay, keys, counts, p, first, r, bucket_width):
     """The node a walk at group p resolves next: the largest aligned node whose top
     is p (on the first step any node holding p: nothing above p is active) that is
-    empty or narrow enough (r * key span <= sigma) to be resolved whole; buckets
+    empty or narrow enough (r * key span <= bucket_width) to be resolved whole; buckets
     always are when groups are not tracked, and a non-empty wide bucket is WIDE.
     Returns (level, node, lo, count)."""
     for lv in range(2 if lay.layered else 1, 0, -1):  # BLOCK, then BUCKET
@@ -302,7 +302,7 @@ def _node_at(lay, keys, counts, p, first, r, sigma):
         if lv == BUCKET and lay.wide and cc > 0:
             return WIDE, nd, nlo, cc
         if (cc == 0 or (lv == BUCKET and not lay.group_counts)
-                or r * np.float64(gq_key(lay, keys, p) - gq_key(lay, keys, nlo)) <= sigma):
+                or r * np.float64(gq_key(lay, keys, p) - gq_key(lay, keys, nlo)) <= bucket_width):
             return lv, nd, nlo, cc
     return GROUP, p, p, counts.group[p]
 
@@ -371,7 +371,7 @@ def _split_top(slots, lo, hi, fmax):
 @jit_only
 def _walk_wide(lay, keys, counts, st, cut, W, visited, r, theta, rng, stats, b, p, first,
                k0, remaining, best, win_g, win_code):
-    """Resolve wide bucket b (key span above sigma) by its fine sub-buckets, top down,
+    """Resolve wide bucket b (key span above bucket_width) by its fine sub-buckets, top down,
     as ``rnm_select`` resolves buckets: the bucket (materialized) is compacted, and
     each sub-bucket's slots are moved to the end of the unprocessed range (one pass
     over it, which also finds the next sub-bucket). While the walk is inside b,
@@ -438,7 +438,7 @@ def _counted_top(lay, keys, counts, st, cut, W):
 
 
 @jit_only
-def rnm_select(q, W, visited, r, theta, sigma, rng, stats):
+def rnm_select(q, W, visited, r, theta, bucket_width, rng, stats):
     """One private selection from the cut held by ``q``; returns the winning edge's code.
 
     Parameters
@@ -454,12 +454,12 @@ def rnm_select(q, W, visited, r, theta, sigma, rng, stats):
     theta : float
         Stop and run the bottom trick once the expected number of remaining
         noises above the current best is below theta (speed only).
-    sigma : float
+    bucket_width : float
         Largest r * (key span) of a node resolved as a whole (speed only).
     rng : numpy.random.Generator
     stats : int64 array (N_STATS,)
 
-    Complexity: O(1) expected per node visited and per candidate drawn; with the default theta and sigma a
+    Complexity: O(1) expected per node visited and per candidate drawn; with the default theta and bucket_width a
     handful of buckets per selection on the paper's benchmark. Keys are int64
     and only differences to the top key k0 are turned into floats, so a constant
     offset of every weight (a multiple of s) leaves the law unchanged.
@@ -482,7 +482,7 @@ def rnm_select(q, W, visited, r, theta, sigma, rng, stats):
         if not first:
             t = best - ktop
             # before counting more buckets (a pass over the cut, and over W to size
-            # them: 0.66 s at n = 16000) the walk stops while the bottom trick expects
+            # them) the walk stops while the bottom trick expects
             # at most _UNCOUNTED_THETA candidates; it is exact wherever it stops
             k, log_pt = _bottom_count(r, max(theta, _UNCOUNTED_THETA) if uncounted else theta,
                                       rng, stats, remaining, t)
@@ -494,7 +494,7 @@ def rnm_select(q, W, visited, r, theta, sigma, rng, stats):
                 break
         if uncounted:
             gq_materialize(lay, keys, counts, st, cut, W, p >> lay.bucket_shift)
-        level, node, lo, c = _node_at(lay, keys, counts, p, first, r, sigma)
+        level, node, lo, c = _node_at(lay, keys, counts, p, first, r, bucket_width)
         if level == WIDE:
             best, win_g, win_code, remaining, stopped = _walk_wide(
                 lay, keys, counts, st, cut, W, visited, r, theta, rng, stats, node, p, first,

@@ -26,39 +26,10 @@ except ImportError as exc:
 # The nojit lane: tests fast enough to pass with NUMBA_DISABLE_JIT=1, where every kernel
 # runs as plain Python (so coverage sees its lines). They run in the normal suite too;
 #     NUMBA_DISABLE_JIT=1 python -m pytest -m nojit tests/
-# runs the lane alone. Per file, the node-id substrings left out of it (too slow as Python).
-NOJIT_LANE = {
-    "test_options.py": (),
-    "test_philox.py": (),
-    "test_gumbel.py": ("chi_square", "table_path", "threads", "offset_keeps", "topology_and_max"),
-    "test_exact.py": (),
-    "test_topology.py": (),
-    "test_validation.py": (),
-    "test_privacy.py": (),
-    "test_naive.py": (),
-    "test_clustering.py": (),
-    "test_chow_liu.py": (),
-    "test_sensitivity.py": (),
-    "test_inputs.py": ("test_integer_conversion_is_exact_and_checked_in_blocks",),
-    "test_queue.py": ("[layered]",),
-    "test_sampler.py": ("test_one_selection_matches_brute_force_rnm[1.0-inf-",
-                        "test_one_selection_matches_brute_force_rnm[0.0--1.0-"),
-    "test_tree.py": ("test_repr[pamst]", "test_repr[pamst-gumbel]"),
-    "test_baselines.py": ("_law",),
-    "test_fast_pamst.py": ("matches_exact_rnm", "matches_softmax", "chi_square",
-                           "test_non_default_discretization_on_dense_weights",
-                           "whatever_the_validation_threads"),
-    # the chi-squares, n > 2 * BLOCK and the subprocesses (threads, RSS) need compiled kernels
-    "test_points.py": ("across_blocks", "_law", "one_to_four_threads", "allocates_no_matrix"),
-    "test_hard_inputs.py": (
-        # a Python kernel is interrupted inside its first step: the test needs a compiled one
-        "test_ctrl_c_stops_a_long_release",
-        "law_across_large_gaps", "test_neighbouring_inputs_release_laws",
-        "test_wide_buckets_sized_by_the_validation_window",
-        "test_maximum_tree_across_a_large_gap", "test_releases_run_in_chunks[pamst",
-        "test_cli_run_on_a_metre_distance_matrix", "keys_near_2_53_and_a_non_dyadic_rate",
-    ),
-}
+# runs the lane alone. A file joins the lane with ``pytestmark = pytest.mark.nojit_lane``;
+# its tests too slow as Python (chi-squares, big n, subprocesses that need compiled
+# kernels) carry ``@pytest.mark.slow_python`` (or ``pytest.param(..., marks=...)``) and stay
+# out. Every other test of the file is marked ``nojit`` here.
 
 
 def pytest_configure(config):
@@ -67,10 +38,13 @@ def pytest_configure(config):
         "nojit: in the NUMBA_DISABLE_JIT=1 lane (kernels run as Python, for line coverage); "
         "select it with -m nojit",
     )
+    config.addinivalue_line(
+        "markers", "nojit_lane: the file's tests are in the nojit lane, but its slow_python ones")
+    config.addinivalue_line(
+        "markers", "slow_python: too slow with NUMBA_DISABLE_JIT=1: kept out of the nojit lane")
 
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        skip = NOJIT_LANE.get(os.path.basename(str(item.fspath)))
-        if skip is not None and not any(s in item.nodeid for s in skip):
+        if item.get_closest_marker("nojit_lane") and not item.get_closest_marker("slow_python"):
             item.add_marker(pytest.mark.nojit)

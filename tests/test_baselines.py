@@ -21,6 +21,8 @@ from fastpamst_nb.graph import as_graph
 from fastpamst_nb.prim import prim_csr_exact
 from fastpamst_nb.baselines import EXPONENTIAL, GUMBEL
 
+pytestmark = pytest.mark.nojit_lane  # the NUMBA_DISABLE_JIT=1 lane runs this file but its slow_python tests
+
 try:
     import naive
 except ImportError:  # tests/ became a package, or --import-mode=importlib
@@ -196,6 +198,7 @@ def pamst_sampler(weights, rho, delta_w, start, noise, maximum, lam):
 
 @pytest.mark.parametrize("noise", ["exponential", "gumbel"])
 @pytest.mark.parametrize("config", list(PAMST_CONFIGS))
+@pytest.mark.slow_python
 def test_pamst_sequence_law(config, noise):
     weights, start, maximum, rho, delta_w = PAMST_CONFIGS[config]
     n = weights.shape[0]
@@ -248,6 +251,7 @@ def post_processing_sampler(weights, rho, delta_w, maximum, sigma):
 
 @pytest.mark.parametrize("maximum", [False, True])
 @pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.slow_python
 def test_post_processing_triangle_law(sparse, maximum):
     rho, delta_w = 1.0, 0.4
     sigma = naive.gaussian_sigma(rho, delta_w, 3)  # ~0.49: all three trees are likely
@@ -286,6 +290,7 @@ def _offset(W, scale):
 
 @pytest.mark.parametrize("noise", ["exponential", "gumbel"])
 @pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.slow_python
 def test_pamst_law_ignores_a_1e12_offset(noise, sparse):
     # noise of scale ~ULP added to raw scores near 1e12 is rounded to the float grid
     # and ties fall to scan order: the old kernel failed this with p = 0
@@ -301,6 +306,7 @@ def test_pamst_law_ignores_a_1e12_offset(noise, sparse):
 
 
 @pytest.mark.parametrize("maximum", [False, True])
+@pytest.mark.slow_python
 def test_post_processing_law_ignores_a_1e12_offset(maximum):
     w = (8 * ULP, 10 * ULP, 13 * ULP)
     W = _offset(np.array([[0, w[0], w[1]], [w[0], 0, w[2]], [w[1], w[2], 0]]) / ULP, ULP)

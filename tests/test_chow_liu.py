@@ -14,6 +14,8 @@ from fastpamst_nb.privacy import approx_dp_to_zcdp
 
 import naive
 
+pytestmark = pytest.mark.nojit_lane  # the NUMBA_DISABLE_JIT=1 lane runs this file but its slow_python tests
+
 # the package exports the function chow_liu under the module's name, so fetch the module itself
 cl_module = importlib.import_module("fastpamst_nb.chow_liu")
 

@@ -9,6 +9,8 @@ import fastpamst_nb as fp
 from fastpamst_nb.clustering import private_edge_weights, single_linkage
 from fastpamst_nb.tree import SpanningTree
 
+pytestmark = pytest.mark.nojit_lane  # the NUMBA_DISABLE_JIT=1 lane runs this file but its slow_python tests
+
 
 def blobs(seed=0, per=30, spread=0.3):
     """Three well-separated 2-D Gaussian blobs, shuffled; returns points and true blob ids."""

@@ -12,6 +12,8 @@ import fastpamst_nb as fp
 from fastpamst_nb.graph import as_graph
 from fastpamst_nb import graph as graph_module
 
+pytestmark = pytest.mark.nojit_lane  # the NUMBA_DISABLE_JIT=1 lane runs this file but its slow_python tests
+
 try:
     import naive
 except ImportError:  # tests/ became a package, or --import-mode=importlib

@@ -4,7 +4,7 @@ Each configuration is run 20,000 times with one seeded Generator; the counts of
 released edge sequences are compared with the exact probabilities of private
 Prim (naive.prim_sequence_distribution with exact per-step RNM
 probabilities) by a chi-square test that fails at p < 1e-4 (docs/design.rst, How exactness is tested).
-The kernel's speed knobs theta and sigma are forced to their extremes, because
+The kernel's speed knobs theta and bucket_width are forced to their extremes, because
 the output law must not depend on them.
 """
 
@@ -16,7 +16,7 @@ import scipy.sparse as sp
 
 import fastpamst_nb as fp
 from fastpamst_nb import queue
-from fastpamst_nb.api import DEFAULT_SIGMA, DEFAULT_THETA, _fast_pamst_graph
+from fastpamst_nb.api import DEFAULT_BUCKET_WIDTH, DEFAULT_THETA, _fast_pamst_graph
 from fastpamst_nb.graph import as_graph
 from fastpamst_nb.queue import gq_build
 from fastpamst_nb.sampler import (
@@ -28,14 +28,16 @@ from fastpamst_nb.sampler import (
 
 import naive
 
+pytestmark = pytest.mark.nojit_lane  # the NUMBA_DISABLE_JIT=1 lane runs this file but its slow_python tests
+
 RUNS = 20_000
 P_FAIL = 1e-4
 
-# (theta, sigma): default knobs; never stop early and resolve every group on its
-# own (sigma < 0); buckets of one group, stopping for the bottom trick right
+# (theta, bucket_width): default knobs; never stop early and resolve every group on its
+# own (bucket_width < 0); buckets of one group, stopping for the bottom trick right
 # after the first; the widest buckets and blocks (everything resolved as a block)
 KNOBS = {
-    "default": (DEFAULT_THETA, DEFAULT_SIGMA),
+    "default": (DEFAULT_THETA, DEFAULT_BUCKET_WIDTH),
     "groups-only": (0.0, -1.0),
     "bottom-asap": (math.inf, 0.0),
     "widest-blocks": (1.0, math.inf),
@@ -95,7 +97,7 @@ def expected_sequences(weights, lam, s, noise="exponential", maximum=False, star
 
 
 def released_counts(weights, rho, sensitivity, discretization, *, noise="exponential",
-                    maximum=False, theta=DEFAULT_THETA, sigma=DEFAULT_SIGMA, seed=0, runs=RUNS,
+                    maximum=False, theta=DEFAULT_THETA, bucket_width=DEFAULT_BUCKET_WIDTH, seed=0, runs=RUNS,
                     window=False):
     """Counts of the released edge sequences over ``runs`` releases. ``window``: validate
     with fast_pamst's top window (its top buckets then sized at build)."""
@@ -104,12 +106,12 @@ def released_counts(weights, rho, sensitivity, discretization, *, noise="exponen
     win = None
     if window:
         r = fp.privacy.fast_pamst_rate(rho, sensitivity, weights.shape[0], s, noise) * s
-        win = queue.top_window(1.0 if maximum else -1.0, s, r, sigma)
+        win = queue.top_window(1.0 if maximum else -1.0, s, r, bucket_width)
     graph = as_graph(weights, window=win)  # validated once; the loop runs the release itself
     counts = {}
     stats = None
     for _ in range(runs):
-        tree, st = _fast_pamst_graph(graph, rho, sensitivity, s, 0, rng, noise, maximum, theta, sigma,
+        tree, st = _fast_pamst_graph(graph, rho, sensitivity, s, 0, rng, noise, maximum, theta, bucket_width,
                                      None, win)
         key = tuple(map(tuple, tree.edges.tolist()))
         counts[key] = counts.get(key, 0) + 1
@@ -131,10 +133,11 @@ def _check(weights, rho, sensitivity, discretization, noise="exponential", maxim
 
 @pytest.mark.parametrize("knobs", list(KNOBS), ids=list(KNOBS))
 @pytest.mark.parametrize("config", list(CONFIGS), ids=list(CONFIGS))
+@pytest.mark.slow_python
 def test_exponential_noise_matches_exact_rnm(config, knobs):
     weights, rho, sensitivity, disc = CONFIGS[config]
-    theta, sigma = KNOBS[knobs]
-    stats = _check(weights, rho, sensitivity, disc, theta=theta, sigma=sigma)
+    theta, bucket_width = KNOBS[knobs]
+    stats = _check(weights, rho, sensitivity, disc, theta=theta, bucket_width=bucket_width)
     if knobs == "groups-only":
         assert stats[ST_BLOCK_DRAWS] == 0 and stats[ST_BOTTOM_K] == 0
     if knobs == "bottom-asap":
@@ -156,7 +159,7 @@ def test_far_groups_use_the_bottom_trick_and_it_wins(wide, monkeypatch):
 
 
 def test_far_law_without_wide_buckets(monkeypatch):
-    # CONFIGS["far"] runs wide at sigma >= 0; its radix-sorted layout keeps a law test
+    # CONFIGS["far"] runs wide at bucket_width >= 0; its radix-sorted layout keeps a law test
     monkeypatch.setattr(queue, "_WIDE_MIN_FINE", 1 << 62)
     _check(*CONFIGS["far"])
 
@@ -164,21 +167,24 @@ def test_far_law_without_wide_buckets(monkeypatch):
 def test_blocks_draw_extra_candidates():
     # one wide bucket: the c - 1 non-carriers must sometimes compete with the carrier
     weights, rho, sensitivity, disc = CONFIGS["integer"]
-    _, stats, _ = released_counts(weights, rho, sensitivity, disc, theta=0.0, sigma=math.inf, runs=2000)
+    _, stats, _ = released_counts(weights, rho, sensitivity, disc, theta=0.0, bucket_width=math.inf, runs=2000)
     assert stats[ST_BLOCK_DRAWS] > 0 and stats[ST_BLOCK_EXTRA] > 0
 
 
+@pytest.mark.slow_python
 def test_maximum_tree_matches_exact_rnm():
     weights, rho, sensitivity, disc = CONFIGS["integer"]
     _check(weights, rho, sensitivity, disc, maximum=True)
 
 
+@pytest.mark.slow_python
 def test_non_default_discretization_on_dense_weights():
     rng = np.random.default_rng(11)
     W = _sym(rng.random((5, 5)) * 3)
     _check(W, 30.0, 0.4, 0.7)
 
 
+@pytest.mark.slow_python
 def test_the_chi_square_test_detects_a_wrong_lambda():
     # the same counts judged against lambda computed with n instead of n - 1 must fail:
     # the test has the power to see a calibration error of that size
@@ -256,6 +262,7 @@ def test_noise_must_be_known():
 
 
 @pytest.mark.parametrize("noise", ["exponential", "gumbel"])
+@pytest.mark.slow_python
 def test_a_release_is_the_same_whatever_the_validation_threads(noise, monkeypatch):
     # n = 1100 makes 1.2M entries: the validation splits its tile rows across threads
     # by default. The joined window must be the one thread's window (so the same
@@ -271,7 +278,7 @@ def test_a_release_is_the_same_whatever_the_validation_threads(noise, monkeypatc
     for workers in (1, 2, 3):
         monkeypatch.setattr(threads, "thread_count", lambda workers=workers: workers)
         trees.append(fp.fast_pamst(W, rho=0.1, sensitivity=1e-5, rng=4, noise=noise).edges)
-        win = queue.top_window(-1.0, s, r, DEFAULT_SIGMA)
+        win = queue.top_window(-1.0, s, r, DEFAULT_BUCKET_WIDTH)
         as_graph(W, window=win)
         top, length = int(win.state[0]), int(win.state[4])
         windows.append((win.state.tolist(), win.ring[np.arange(top - length + 1, top + 1) & 1023].tolist()))

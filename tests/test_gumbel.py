@@ -27,6 +27,8 @@ from fastpamst_nb.graph import as_graph
 
 import naive
 
+pytestmark = pytest.mark.nojit_lane  # the NUMBA_DISABLE_JIT=1 lane runs this file but its slow_python tests
+
 RUNS = 20_000
 P_FAIL = 1e-4
 
@@ -73,6 +75,7 @@ def _reference(weights):
 
 
 @pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.slow_python
 def test_release_follows_kruskal_exponential_mechanism_chi_square(case):
     weights, lam, maximum, start = CASES[case]
     W, adjacency = _reference(weights)
@@ -95,6 +98,7 @@ def test_release_follows_kruskal_exponential_mechanism_chi_square(case):
         assert naive.chisquare_pvalue(counts, prim, RUNS)[0] < P_FAIL
 
 
+@pytest.mark.slow_python
 def test_naive_sampler_follows_its_exact_law_chi_square():
     # the reference's own check: the literal sequential sampler against the enumeration
     W = CASES["dense5"][0]
@@ -170,6 +174,7 @@ def _random_weights(rng, n, kind):
 
 @pytest.mark.parametrize("kind, lam", [("uniform", 1e3), ("uniform", 10.0), ("uniform", 0.1),
                                        ("integers", 2.0), ("offset", 1.0 / _U), ("pareto", 1.0)])
+@pytest.mark.slow_python
 def test_table_path_equals_the_two_logarithm_path(kind, lam):
     # 1000 keys per kind (6000 in all): every tree of the table path is the plain one's
     rng = np.random.default_rng(21)
@@ -201,6 +206,7 @@ def test_cdf_table_bounds_the_gumbel_cdf_from_below():
     assert gumbel.T_SKIP > philox.GUMBEL_MAX + 0.5 and gumbel.T_LO < philox.GUMBEL_MIN
 
 
+@pytest.mark.slow_python
 def test_a_1e12_offset_keeps_the_noise():
     # the same keys on w and on w + 1e12 give the same trees (w in multiples of the ulp of
     # 1e12); forming w - b * G in one float would round the noise away and tie by index
@@ -248,6 +254,7 @@ _THREADS_SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow_python
 def test_one_tree_whatever_the_number_of_threads():
     trees = []
     for threads in (1, 2, 3, 4):
@@ -289,6 +296,7 @@ def test_fast_pamst_gumbel_is_the_engine():
     assert rng.random() == ref.random()
 
 
+@pytest.mark.slow_python
 def test_fast_pamst_gumbel_on_a_topology_and_maximum():
     topo = _sym(np.ones((7, 7))) * 0
     topo[np.arange(6), np.arange(1, 7)] = 1

@@ -26,7 +26,7 @@ from numba import njit
 
 import fastpamst_nb as fp
 from fastpamst_nb import api, queue
-from fastpamst_nb.api import DEFAULT_SIGMA, DEFAULT_THETA
+from fastpamst_nb.api import DEFAULT_BUCKET_WIDTH, DEFAULT_THETA
 from fastpamst_nb.graph import as_graph
 from fastpamst_nb.privacy import discretized_sensitivity
 from fastpamst_nb.queue import discretize, exact_inverse, gq_build
@@ -40,6 +40,8 @@ from fastpamst_nb.sampler import (
 import naive
 from test_fast_pamst import expected_sequences, released_counts
 from test_sampler import _binomials as _binomials_jit
+
+pytestmark = pytest.mark.nojit_lane  # the NUMBA_DISABLE_JIT=1 lane runs this file but its slow_python tests
 
 RUNS = 20_000
 P_FAIL = 1e-4
@@ -317,7 +319,7 @@ HARD = {
     # at the bottom of a block and every block down to the far group empty
     "layered-gap-400": (_graph(5, {(0, 1): 32, (1, 2): 82, (2, 3): 32, (3, 4): 132, (0, 2): 82,
                                    (1, 3): 132}, 20000), 1.0, None, 0.02),
-    # the same with the default knobs (sigma = 2): buckets of 16 groups, 16,385 of them,
+    # the same with the default knobs (bucket_width = 2): buckets of 16 groups, 16,385 of them,
     # so two counter layers; the top group (w = 1344) sits at the bottom of a block of
     # 4096 groups and the far group is 26,214 noise units down (p underflows to 0)
     "layered-default": (_graph(5, {(0, 1): 1344, (1, 2): 1364, (2, 3): 1344, (3, 4): 1384,
@@ -340,7 +342,7 @@ HARD = {
 }
 
 
-def _hard_check(name, noise, theta, sigma, maximum=False, window=False):
+def _hard_check(name, noise, theta, bucket_width, maximum=False, window=False):
     W, sensitivity, disc, lam = HARD[name]
     if maximum:
         W = -W  # the maximum tree of -W is the minimum tree of W: same walks
@@ -348,7 +350,7 @@ def _hard_check(name, noise, theta, sigma, maximum=False, window=False):
     s = sensitivity if disc is None else disc
     rho = _rho_for_rate(lam, sensitivity, s, n, noise)
     counts, stats, rate = within(LIMIT, released_counts, W, rho, sensitivity, disc, noise=noise,
-                                 maximum=maximum, theta=theta, sigma=sigma, window=window)
+                                 maximum=maximum, theta=theta, bucket_width=bucket_width, window=window)
     assert rate == pytest.approx(lam, rel=1e-12)
     expected = expected_sequences(W, rate, s, noise=noise, maximum=maximum)
     assert sum(RUNS * p >= 5 for p in expected.values()) >= 3, "configuration too concentrated"
@@ -357,8 +359,8 @@ def _hard_check(name, noise, theta, sigma, maximum=False, window=False):
     return stats
 
 
-KNOBS = {"default": (DEFAULT_THETA, DEFAULT_SIGMA), "groups-only": (0.0, -1.0),
-         "bottom-asap": (math.inf, 0.0), "no-wide": (DEFAULT_THETA, DEFAULT_SIGMA)}
+KNOBS = {"default": (DEFAULT_THETA, DEFAULT_BUCKET_WIDTH), "groups-only": (0.0, -1.0),
+         "bottom-asap": (math.inf, 0.0), "no-wide": (DEFAULT_THETA, DEFAULT_BUCKET_WIDTH)}
 # layered-default exists for its default layout (263,000 groups, which one-group knobs walk);
 # integer-fine-sensitivity with one-group buckets and no early stop walks 3,200 empty
 # groups a step (70 s): its buckets are what it tests
@@ -382,11 +384,12 @@ def no_wide(monkeypatch):
 
 
 @pytest.mark.parametrize("name, knobs", CASES, ids=[f"{a}-{b}" for a, b in CASES])
+@pytest.mark.slow_python
 def test_exponential_law_across_large_gaps(name, knobs, monkeypatch):
     if knobs == "no-wide":
         monkeypatch.setattr(queue, "_WIDE_MIN_FINE", 1 << 62)
-    theta, sigma = KNOBS[knobs]
-    stats = _hard_check(name, "exponential", theta, sigma)
+    theta, bucket_width = KNOBS[knobs]
+    stats = _hard_check(name, "exponential", theta, bucket_width)
     if theta == math.inf:
         assert stats[ST_BOTTOM_CALLS] > 0
 
@@ -408,6 +411,7 @@ def _gumbel_law_check(W, lam, maximum=False):
 
 
 @pytest.mark.parametrize("name", list(HARD))
+@pytest.mark.slow_python
 def test_gumbel_law_across_large_gaps(name):
     # the same hard inputs (ties at rate 100, gaps of 400 to 700,000 noise units, 1e12
     # offsets with keys near 2**53) for the gumbel release, at the same rate
@@ -418,9 +422,9 @@ def test_gumbel_law_across_large_gaps(name):
 
 def test_hard_layouts_are_what_they_claim():
     # guard the configurations: a change of layout rules must not quietly make them easy
-    def queue_of(name, sigma):
+    def queue_of(name, bucket_width):
         W, sensitivity, _, lam = HARD[name]
-        return gq_build(as_graph(W), -1.0, sensitivity, lam * sensitivity, sigma)
+        return gq_build(as_graph(W), -1.0, sensitivity, lam * sensitivity, bucket_width)
 
     q = queue_of("layered-gap-400", -1.0)
     assert q.layout.layered and q.layout.direct and q.layout.bucket_shift == 0
@@ -429,7 +433,7 @@ def test_hard_layouts_are_what_they_claim():
     assert top % block_width == 0, "top group not at the bottom of a block"
     # wide by default: their wide buckets are split into several sub-buckets
     for name in WIDE_BY_DEFAULT:
-        q = queue_of(name, DEFAULT_SIGMA)
+        q = queue_of(name, DEFAULT_BUCKET_WIDTH)
         assert q.layout.wide and q.layout.bucket_shift > q.layout.sub_shift, name
     assert _layout(queue_of("compressed-gap-700000", -1.0)) == "radix"
 
@@ -437,7 +441,7 @@ def test_hard_layouts_are_what_they_claim():
 def test_hard_layouts_without_wide_buckets(no_wide):
     def queue_of(name):
         W, sensitivity, _, lam = HARD[name]
-        return gq_build(as_graph(W), -1.0, sensitivity, lam * sensitivity, DEFAULT_SIGMA)
+        return gq_build(as_graph(W), -1.0, sensitivity, lam * sensitivity, DEFAULT_BUCKET_WIDTH)
 
     q = queue_of("layered-default")
     assert q.layout.layered and q.layout.direct and not q.layout.wide
@@ -447,6 +451,7 @@ def test_hard_layouts_without_wide_buckets(no_wide):
 
 
 @pytest.mark.parametrize("name", WIDE_BY_DEFAULT)
+@pytest.mark.slow_python
 def test_wide_buckets_sized_by_the_validation_window(name):
     noise = "exponential"
     # fast_pamst's own path: the validation pass counts wide bins (the matrix is one
@@ -456,21 +461,23 @@ def test_wide_buckets_sized_by_the_validation_window(name):
     s = sensitivity if disc is None else disc
     rho = _rho_for_rate(lam, sensitivity, s, W.shape[0], noise)
     rate = fp.privacy.fast_pamst_rate(rho, sensitivity, W.shape[0], s, noise) * s
-    win = queue.top_window(-1.0, s, rate, DEFAULT_SIGMA)
-    q = gq_build(as_graph(W, window=win), -1.0, s, rate, DEFAULT_SIGMA, win)
+    win = queue.top_window(-1.0, s, rate, DEFAULT_BUCKET_WIDTH)
+    q = gq_build(as_graph(W, window=win), -1.0, s, rate, DEFAULT_BUCKET_WIDTH, win)
     assert int(win.state[4]) == queue._WINDOW_BINS_WIDE
     assert q.layout.wide and int(q.store.sized[0]) < q.layout.n_buckets
-    _hard_check(name, noise, DEFAULT_THETA, DEFAULT_SIGMA, window=True)
+    _hard_check(name, noise, DEFAULT_THETA, DEFAULT_BUCKET_WIDTH, window=True)
 
 
+@pytest.mark.slow_python
 def test_maximum_tree_across_a_large_gap():
-    _hard_check("layered-gap-400", "exponential", DEFAULT_THETA, DEFAULT_SIGMA, maximum=True)
+    _hard_check("layered-gap-400", "exponential", DEFAULT_THETA, DEFAULT_BUCKET_WIDTH, maximum=True)
 
 
 # ---------------------------------------------------------------------------
 # neighbouring inputs through the public API
 # ---------------------------------------------------------------------------
 
+@pytest.mark.slow_python
 def test_neighbouring_inputs_release_laws_within_their_privacy_bound():
     # per-step epsilon 0.2 (exponential RNM: lam = eps / (2 D_s)); the far edges sit
     # 500 noise units below, so every selection ends with the bottom trick at
@@ -533,7 +540,9 @@ def _counting_chunks(monkeypatch):
     return done
 
 
-@pytest.mark.parametrize("algorithm", ["fast_pamst", "fast_pamst_sparse", "pamst", "pamst_sparse"])
+@pytest.mark.parametrize("algorithm", ["fast_pamst", "fast_pamst_sparse",
+                                       pytest.param("pamst", marks=pytest.mark.slow_python),
+                                       pytest.param("pamst_sparse", marks=pytest.mark.slow_python)])
 def test_releases_run_in_chunks(monkeypatch, algorithm):
     done = _counting_chunks(monkeypatch)
     n = 300
@@ -555,6 +564,7 @@ def test_releases_run_in_chunks(monkeypatch, algorithm):
     assert np.array_equal(a.edges, b.edges)
 
 
+@pytest.mark.slow_python
 def test_ctrl_c_stops_a_long_release(monkeypatch):
     # SIGINT arrives while a jitted chunk runs (PAMST at n = 700 runs for seconds); it is
     # honoured when the chunk returns, so the release stops with steps left undone
@@ -598,6 +608,7 @@ def _metre_sites(layout):
 
 @pytest.mark.parametrize("layout", ["uniform", "two-towns"])
 @pytest.mark.parametrize("algorithm", ["fast_pamst", "fast_pamst_gumbel"])
+@pytest.mark.slow_python
 def test_cli_run_on_a_metre_distance_matrix(tmp_path, layout, algorithm):
     import subprocess
     import sys
@@ -633,7 +644,7 @@ def test_validation_runs_in_chunks(monkeypatch):
         real(wrapped, n_steps, **kw)
 
     monkeypatch.setattr(graph, "run_in_chunks", counting)
-    monkeypatch.setattr(graph, "_FIRST_CHUNK_ENTRIES", 1)  # chunks from one tile row on
+    monkeypatch.setattr(graph, "_FIRST_SCAN_ENTRIES", 1)  # chunks from one tile row on
     n = 1000
     W = np.random.default_rng(0).random((n, n))
     W = W + W.T
@@ -650,6 +661,7 @@ def test_validation_runs_in_chunks(monkeypatch):
         as_graph(W)
 
 
+@pytest.mark.slow_python
 def test_gumbel_law_with_keys_near_2_53_and_a_non_dyadic_rate():
     # weights 2**53 + even integers, rate 0.2 per unit: the Kruskal reference shifts
     # before scaling, the release keeps the noise on weights of 2**53 (double-double keys)

@@ -16,6 +16,8 @@ import fastpamst_nb as fp
 from fastpamst_nb import api, core
 from fastpamst_nb.graph import as_graph
 
+pytestmark = pytest.mark.nojit_lane  # the NUMBA_DISABLE_JIT=1 lane runs this file but its slow_python tests
+
 try:
     import networkx as nx
 except ImportError:  # pragma: no cover - networkx is a test extra
@@ -393,6 +395,7 @@ def test_noncontiguous_input_check_allocates_nothing(dtype, little_memory):
     assert peak < 16 * 2**20
 
 
+@pytest.mark.slow_python
 def test_integer_conversion_is_exact_and_checked_in_blocks():
     n = 1100  # more than one conversion block
     W = np.zeros((n, n), dtype=np.int64)

@@ -16,6 +16,8 @@ import pytest
 from scipy import integrate
 from scipy.sparse.csgraph import minimum_spanning_tree
 
+pytestmark = pytest.mark.nojit_lane  # the NUMBA_DISABLE_JIT=1 lane runs this file but its slow_python tests
+
 try:
     import naive
 except ImportError:  # tests/ became a package, or --import-mode=importlib

@@ -16,7 +16,7 @@ from fastpamst_nb import core
 from fastpamst_nb.chunks import run_in_chunks
 from fastpamst_nb.graph import as_graph
 
-pytestmark = pytest.mark.nojit  # small inputs only: the lane runs the kernels as Python
+pytestmark = pytest.mark.nojit_lane  # small inputs only: the lane runs the kernels as Python
 
 KW = {"rho": 1.0, "sensitivity": 0.1, "rng": 3}
 ALGOS = {

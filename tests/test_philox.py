@@ -9,6 +9,8 @@ from scipy import stats
 import naive
 from fastpamst_nb import philox
 
+pytestmark = pytest.mark.nojit_lane  # the NUMBA_DISABLE_JIT=1 lane runs this file but its slow_python tests
+
 # Random123's tests/kat_vectors (the generator's published known answers), the three
 # "philox4x32 10" lines: counter (4 words), key (2 words), output (4 words).
 KAT_4X32_10 = [

@@ -18,6 +18,8 @@ from scipy.spatial.distance import cdist, pdist
 import fastpamst_nb as fp
 from fastpamst_nb import metrics, philox, points, privacy
 
+pytestmark = pytest.mark.nojit_lane  # the NUMBA_DISABLE_JIT=1 lane runs this file but its slow_python tests
+
 def _points(metric, n, d=3, seed=0, dtype=np.float64):
     rng = np.random.default_rng(seed)
     if metric == "haversine":
@@ -128,6 +130,7 @@ def test_exact_kernel_ties_go_to_the_smallest_index():
 
 
 @pytest.mark.parametrize("rule", ["exact", "gumbel", "gauss"])
+@pytest.mark.slow_python
 def test_kernels_match_naive_across_blocks(rule):
     # n > 2 * BLOCK: several blocks, compactions, and the prange kernel's block split
     n = 2 * points.BLOCK + 300
@@ -248,6 +251,7 @@ LAW_CASES = {
 
 
 @pytest.mark.parametrize("case", list(LAW_CASES))
+@pytest.mark.slow_python
 def test_gumbel_release_law_is_kruskal_exponential_mechanism(case):
     X, metric, lam, maximum = LAW_CASES[case]
     P = metrics.prepare_points(X, metric, None)
@@ -263,6 +267,7 @@ def test_gumbel_release_law_is_kruskal_exponential_mechanism(case):
     assert pvalue > 1e-4, (case, stat, dof)
 
 
+@pytest.mark.slow_python
 def test_post_processing_law_on_a_triangle():
     X = np.array([[0.0, 0.0], [1.0, 0.0], [0.2, 0.7]])
     P = metrics.prepare_points(X, "euclidean", None)
@@ -495,6 +500,7 @@ _THREADS_SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow_python
 def test_same_tree_for_one_to_four_threads():
     env = {**os.environ, "NUMBA_NUM_THREADS": "4"}
     res = subprocess.run([sys.executable, "-c", _THREADS_SCRIPT], env=env, capture_output=True,
@@ -524,6 +530,7 @@ _RSS_SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow_python
 def test_gumbel_release_on_points_allocates_no_matrix():
     res = subprocess.run([sys.executable, "-c", _RSS_SCRIPT], capture_output=True, text=True,
                          timeout=600)

@@ -8,6 +8,8 @@ import pytest
 import fastpamst_nb as fp
 from fastpamst_nb import privacy
 
+pytestmark = pytest.mark.nojit_lane  # the NUMBA_DISABLE_JIT=1 lane runs this file but its slow_python tests
+
 
 def test_rates_match_the_table():
     rho, delta_, n, s = 0.3, 0.02, 11, 0.005

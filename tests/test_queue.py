@@ -21,6 +21,8 @@ from fastpamst_nb.queue import (
     gq_update_csr,
 )
 
+pytestmark = pytest.mark.nojit_lane  # the NUMBA_DISABLE_JIT=1 lane runs this file but its slow_python tests
+
 CODE_MASK = (1 << 40) - 1
 
 
@@ -37,7 +39,7 @@ def _sparse(n):
     return (A + A.T).tocsr()
 
 
-# name: (weights builder, s, r, sigma) -- r and sigma set the bucket width
+# name: (weights builder, s, r, bucket_width) -- r and bucket_width set the bucket width
 LAYOUTS = {
     "direct-wide-buckets": (lambda rng: _sym(rng, 30), 1e-3, 0.01, 1.0),
     "direct-single-groups": (lambda rng: _sym(rng, 30, 20, True), 1.0, 1.0, -1.0),
@@ -167,18 +169,24 @@ WINDOWED = ("direct-wide-buckets", "direct-fine-step", "layered", "wide")
 
 @pytest.mark.parametrize("layout,window", [(k, False) for k in LAYOUTS] + [(k, True) for k in WINDOWED])
 def test_queue_matches_a_naive_cut(layout, window, monkeypatch):
-    build, s, r, sigma = LAYOUTS[layout]
+    build, s, r, bucket_width = LAYOUTS[layout]
     if layout in NO_WIDE:
+        # gq_build (a Python function) reads the module global at each call, so the patch
+        # acts there. The window's first-tile rule (_window_for_wide, a compiled kernel)
+        # froze the value at compile time and cannot see it: it is asserted below not to
+        # have widened the window's bins, so the frozen copy changes nothing here
         monkeypatch.setattr(queue, "_WIDE_MIN_FINE", 1 << 62)
     rng = np.random.default_rng(7)
     W = build(rng)
     if window:
         W = W + 0.37  # keys off the fine bins' alignment: shared end bins
-    win = queue.top_window(-1.0, s, r, sigma) if window else None
+    win = queue.top_window(-1.0, s, r, bucket_width) if window else None
     graph = as_graph(W, window=win)
-    q = gq_build(graph, -1.0, s, r, sigma, win)
+    q = gq_build(graph, -1.0, s, r, bucket_width, win)
     if window:  # the top buckets are sized at build, from the pass that validated W
         assert win.state[3] == 1 and int(q.store.sized[0]) <= q.layout.n_buckets - queue._SIZE_MIN
+        if layout in NO_WIDE:  # the window kept its fine bins (wide ones: state[4] == _WINDOW_BINS_WIDE)
+            assert win.state[4] == queue._WINDOW_BINS
     assert q.layout.wide == (layout == "wide")
     if layout == "layered":
         assert q.layout.layered
@@ -317,7 +325,7 @@ def test_buckets_sized_late_get_room_for_the_edges_left():
 
 @pytest.mark.parametrize("crowded", [False, True])
 def test_wide_buckets_only_where_no_bucket_crowds(crowded, monkeypatch):
-    # weights spanning 2**20 keys, 52,429 buckets of sigma noise units: wide buckets,
+    # weights spanning 2**20 keys, 52,429 buckets of bucket_width noise units: wide buckets,
     # unless most edges share one wide bucket (a selection would split most of the cut)
     rng = np.random.default_rng(3)
     n = 400

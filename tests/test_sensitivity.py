@@ -10,6 +10,8 @@ import fastpamst_nb as fp
 
 import naive
 
+pytestmark = pytest.mark.nojit_lane  # the NUMBA_DISABLE_JIT=1 lane runs this file but its slow_python tests
+
 GRID_X = np.array([0.0, 0.5, 1.0])  # the box [0, 1] for x
 GRID_Y = np.array([0.0, 1.0, 2.0])  # the box [0, 2] for y
 POINTS = np.array([(x, y) for x in GRID_X for y in GRID_Y])  # 9 possible rows

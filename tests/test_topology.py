@@ -13,6 +13,8 @@ import scipy.sparse as sp
 import fastpamst_nb as fp
 from fastpamst_nb.graph import as_graph
 
+pytestmark = pytest.mark.nojit_lane  # the NUMBA_DISABLE_JIT=1 lane runs this file but its slow_python tests
+
 ALGORITHMS = {
     "exact": lambda W, **kw: fp.exact_mst(W, **kw),
     "fast_pamst": lambda W, **kw: fp.fast_pamst(W, 1e6, 1e-3, rng=0, **kw),

@@ -7,6 +7,8 @@ import scipy.sparse as sp
 import fastpamst_nb as fp
 from fastpamst_nb import SpanningTree
 
+pytestmark = pytest.mark.nojit_lane  # the NUMBA_DISABLE_JIT=1 lane runs this file but its slow_python tests
+
 try:
     import networkx as nx
 except ImportError:  # pragma: no cover - networkx is a test extra
@@ -147,7 +149,9 @@ def test_conversions_on_single_vertex():
     assert g.number_of_nodes() == 1 and g.number_of_edges() == 0
 
 
-@pytest.mark.parametrize("algo", list(ALGOS))
+# PAMST's repr case is too slow as Python (its O(n^3) steps)
+@pytest.mark.parametrize("algo", [pytest.param(a, marks=pytest.mark.slow_python) if a.startswith("pamst") else a
+                                  for a in ALGOS])
 def test_repr(algo):
     tree = ALGOS[algo](random_symmetric(np.random.default_rng(2), 500))
     r = repr(tree)

@@ -10,6 +10,8 @@ import scipy.sparse as sp
 
 import fastpamst_nb as fp
 
+pytestmark = pytest.mark.nojit_lane  # the NUMBA_DISABLE_JIT=1 lane runs this file but its slow_python tests
+
 try:
     import naive
 except ImportError:  # tests/ became a package, or --import-mode=importlib
