@@ -14,7 +14,6 @@ of ``floor.py``'s serial and ``prange`` textbook Prim, in the same process).
 import argparse
 import os
 import sys
-import time
 
 import numba
 import numpy as np
@@ -24,7 +23,7 @@ from fastpamst_nb import gumbel, philox, privacy
 from fastpamst_nb.philox import key_words
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gumbel_table import _load_floor  # noqa: E402
+from gumbel_table import _load_floor, best  # noqa: E402
 
 RHO = 0.1
 
@@ -42,15 +41,6 @@ def prange_kernel(W, lam, key, T):
                              np.empty(n), seen, np.array([n - 1, -1, 0], dtype=np.int64), edges,
                              0, n - 1, T, np.empty(T), np.empty(T), np.empty(T, dtype=np.int64))
     return edges
-
-
-def best(repeat, f):
-    ts = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        f()
-        ts.append(time.perf_counter() - t)
-    return min(ts)
 
 
 def main():
