@@ -25,13 +25,12 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from . import privacy
+from . import philox, privacy
 from .baselines import EXPONENTIAL, GUMBEL, noisy_csr, noisy_dense, pamst_csr, pamst_dense, pamst_state
 from .chunks import run_in_chunks
 from .core import CACHE, as_generator, check_positive, require_memory
 from .graph import as_graph, kernel_view, vertex_count, vertex_labels
 from .gumbel import gumbel_csr, gumbel_dense
-from .philox import draw_key
 from .prim import prim_csr_exact, prim_csr_private, prim_dense_exact, prim_dense_private
 from .queue import gq_build, queue_memory_bytes, top_window
 from .sampler import N_STATS
@@ -230,14 +229,18 @@ def _validate(weights, topology, start, symmetric, window_for=None, alongside=No
 
 
 def _private_setup(weights, topology, rho, epsilon, delta, sensitivity, start, rng, symmetric,
-                   window_for=None):
+                   window_for=None, alongside_for=None):
     """The resolved privacy parameters, then the validated graph. ``window_for(n, rho,
-    sensitivity)``: as in :func:`_validate`, from the resolved parameters."""
+    sensitivity)``: as in :func:`_validate`, from the resolved parameters;
+    ``alongside_for(rho, sensitivity, gen)``: the ``alongside`` of :func:`_validate`
+    (or None), built from the resolved parameters and the generator."""
     rho = privacy.resolve_rho(rho, epsilon, delta)
     sensitivity = check_positive("sensitivity", sensitivity)
     gen = as_generator(rng)
+    alongside = None if alongside_for is None else alongside_for(rho, sensitivity, gen)
     graph, start = _validate(weights, topology, start, symmetric,
-                             None if window_for is None else lambda n: window_for(n, rho, sensitivity))
+                             None if window_for is None else lambda n: window_for(n, rho, sensitivity),
+                             alongside)
     return graph, rho, sensitivity, start, gen
 
 
@@ -896,46 +899,42 @@ def _fast_pamst(weights, rho, sensitivity, *, rng=None, start=0, noise="gumbel",
     bounds = _check_bounds(bounds, check_positive("sensitivity", sensitivity), discretization,
                            keyed=noise == "exponential")
     bar_class = _progress_class(progress, "fast_pamst")
-    if noise == "gumbel":
-        rho = privacy.resolve_rho(rho, epsilon, delta)
-        sensitivity = check_positive("sensitivity", sensitivity)
-        key = draw_key(as_generator(rng))
-        found = []
-
-        def beside(W, start):
-            # the serial kernel on a thread of its own while W is validated (it only reads
-            # rows and compares values, so it is safe on any W; its tree is dropped if the
-            # validation refuses W). Not with a progress bar, which wants the chunks here.
-            lam = privacy.gumbel_rate(rho, sensitivity, W.shape[0])
-            found.append(gumbel_dense(W, start, bool(maximum), lam, key, threads=1))
-
-        shape = getattr(weights, "shape", None)
-        if bounds is not None and topology is None and not sp.issparse(weights) and shape is not None \
-                and len(shape) == 2:
-            # a clipped copy, reserved (from the shape) whether or not it is made
-            n = int(shape[0])
-            require_memory(n * n * max(np.dtype(getattr(weights, "dtype", np.float64)).itemsize, 4),
-                           f"fast_pamst(bounds=) on n = {n} (a clipped copy)")
-        # the kernel beside the validation reads the raw weights: not with bounds (it would
-        # rank unclipped weights), nor with a progress bar (which wants the chunks here)
-        alone = bar_class is not None or bounds is not None
-        graph, start = _validate(weights, topology, start, symmetric, alongside=None if alone else beside)
-        tree, stats = _gumbel_graph(_clipped(graph, bounds), rho, sensitivity, start, key, maximum,
-                                    bar_class, edges=found[0] if found else None)
-        if bounds is None:
-            return tree, stats
-        # the tree of the clipped weights carries the true ones, as the exponential path's
-        info = dict(tree.info, bounds=tuple(bounds))
-        return _tree(graph, tree.edges, "fast_pamst", info), stats
     shape = getattr(weights, "shape", None)
-    if topology is None and not sp.issparse(weights) and shape is not None and len(shape) == 2:
+    n = int(shape[0]) if topology is None and not sp.issparse(weights) and shape is not None \
+        and len(shape) == 2 else None
+    # a dense matrix's clipped copy (bounds=), reserved from the shape whether or not it is made
+    clip_bytes = 0 if bounds is None or n is None else \
+        n * n * max(np.dtype(getattr(weights, "dtype", np.float64)).itemsize, 4)
+    if noise == "gumbel":
+        if clip_bytes:
+            require_memory(clip_bytes, f"fast_pamst(bounds=) on n = {n} (a clipped copy)")
+        key, found = [], []
+
+        def alongside_for(rho, sensitivity, gen):
+            key.append(philox.draw_key(gen))  # the release's only draw from the user's generator
+            if bar_class is not None or bounds is not None:
+                # a progress bar wants the chunks here; the kernel beside the validation
+                # would rank unclipped weights
+                return None
+
+            def beside(W, start):
+                # the serial kernel on a thread of its own while W is validated (it only
+                # reads rows and compares values, so it is safe on any W; its tree is
+                # dropped if the validation refuses W)
+                lam = privacy.gumbel_rate(rho, sensitivity, W.shape[0])
+                found.append(gumbel_dense(W, start, bool(maximum), lam, key[0], threads=1))
+            return beside
+
+        graph, rho, sensitivity, start, _ = _private_setup(weights, topology, rho, epsilon, delta,
+                                                           sensitivity, start, rng, symmetric,
+                                                           alongside_for=alongside_for)
+        return _gumbel_graph(graph, rho, sensitivity, start, key[0], maximum, bar_class,
+                             edges=found[0] if found else None, bounds=bounds)
+    if n is not None:
         # the queue's need for this shape (never the weights': a release of a shape runs
         # for every input or none), before the O(n^2) validation pass; gq_build checks it again
-        n = int(shape[0])
-        need = queue_memory_bytes(n, n * (n - 1) // 2, True)
-        if bounds is not None:  # a clipped copy, reserved whether or not it is made
-            need += n * n * max(np.dtype(getattr(weights, "dtype", np.float64)).itemsize, 4)
-        require_memory(need, f"fast_pamst on n = {n} (its edge store)")
+        require_memory(queue_memory_bytes(n, n * (n - 1) // 2, True) + clip_bytes,
+                       f"fast_pamst on n = {n} (its edge store)")
     windows = []
 
     def window_for(n, rho, sensitivity):
@@ -997,7 +996,7 @@ def _fast_pamst_graph(graph, rho, sensitivity, s, start, gen, noise, maximum, th
 
 
 def _gumbel_graph(graph, rho, sensitivity, start, key, maximum, bar_class=None, plain=False,
-                  threads=None, edges=None):
+                  threads=None, edges=None, bounds=None):
     """The gumbel release on a validated ``Graph``: the exact MST of the noisy keys
     (:mod:`fastpamst_nb.gumbel`); returns the tree and an empty counter array (the
     shape of :func:`_fast_pamst_graph`'s answer).
@@ -1006,8 +1005,11 @@ def _gumbel_graph(graph, rho, sensitivity, start, key, maximum, bar_class=None, 
     user's generator). ``edges``: the tree already computed beside the validation, or
     None. Tests call it directly (no re-validation) for their many tiny releases;
     ``plain`` takes the two logarithms on every edge (the reference path), ``threads``
-    forces the thread count of the dense kernel.
+    forces the thread count of the dense kernel. ``bounds``: as in
+    :func:`_fast_pamst_graph` (the noisy keys are of the clipped weights; the tree keeps
+    the true ones).
     """
+    keyed = _clipped(graph, bounds)
     # none without a selection (n = 1), as the exponential path records
     lam = privacy.gumbel_rate(rho, sensitivity, graph.n) if graph.n >= 2 else None
     if edges is not None:
@@ -1018,11 +1020,13 @@ def _gumbel_graph(graph, rho, sensitivity, start, key, maximum, bar_class=None, 
         def run(advance, n_steps, first):
             _run_steps(advance, n_steps, bar_class, "fast_pamst", first=first)
         if graph.dense:
-            edges = gumbel_dense(graph.W, start, bool(maximum), lam, key, threads=threads,
+            edges = gumbel_dense(keyed.W, start, bool(maximum), lam, key, threads=threads,
                                  plain=plain, run=run)
         else:
-            edges = gumbel_csr(graph.indptr, graph.indices, graph.data, start, bool(maximum),
+            edges = gumbel_csr(keyed.indptr, keyed.indices, keyed.data, start, bool(maximum),
                                lam, key, plain=plain, run=run)
     info = {"rho": rho, "sensitivity": sensitivity, "noise": "gumbel", "rate": lam,
             "maximum": bool(maximum)}
+    if bounds is not None:
+        info["bounds"] = tuple(bounds)
     return _tree(graph, edges, "fast_pamst", info), np.zeros(N_STATS, dtype=np.int64)

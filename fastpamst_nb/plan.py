@@ -87,8 +87,7 @@ def _rate(rho, sensitivity, n, noise):
     if noise == "gumbel":
         return privacy.gumbel_rate(rho, sensitivity, n), 0.0
     s = privacy.default_discretization(sensitivity)
-    d_s = privacy.discretized_sensitivity(sensitivity, s)
-    return privacy.pamst_rate(rho, d_s, n, noise), s
+    return privacy.fast_pamst_rate(rho, sensitivity, n, s, noise), s
 
 
 def noise_scale(n, rho, sensitivity, noise="gumbel"):
