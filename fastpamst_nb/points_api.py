@@ -27,6 +27,9 @@ from .points import EXACT, GAUSS, GUMBEL, pt_prim
 from .tree import SpanningTree
 
 
+_NO_EDGES = np.empty((0, 2), dtype=np.int64)  # the tree of one point
+
+
 def _start(start, n):
     from .api import _check_start
 
@@ -76,10 +79,8 @@ def excess_weight(X, tree, metric, p, maximum, topology, symmetric):
 
 def _private(X, metric, p, rho, epsilon, delta, sensitivity, start, rng, topology, symmetric, func):
     """Checks in the order of the API's (parameters, then the O(n d) points), and
-    the resolved (P, n, rho, sensitivity, start, gen)."""
-    if sensitivity is None:
-        raise TypeError(f"{func}() needs sensitivity=, the l_inf sensitivity of each distance "
-                        "(fastpamst_nb.point_sensitivity(r, metric) when each point moves by at most r)")
+    the resolved (P, n, rho, sensitivity, start, gen). A missing sensitivity was
+    refused by the API before it dispatched here."""
     refuse_matrix_options(metric, topology, symmetric)
     rho = privacy.resolve_rho(rho, epsilon, delta)
     sensitivity = check_positive("sensitivity", sensitivity)
@@ -130,10 +131,12 @@ def fast_pamst(X, rho, sensitivity, *, metric, p, rng, start, noise, discretizat
         tree = api.fast_pamst(D, rho, sensitivity, rng=gen, start=start, noise=noise,
                               discretization=discretization, maximum=maximum, progress=progress)
         return _with_metric(tree, metric, p)
-    lam = privacy.gumbel_rate(rho, sensitivity, n)
     key = draw_key(gen)  # the only draw from gen: the noise of edge {i, j} is a function of (key, i, j)
+    # one point selects nothing: no noise and no rate (privacy.py computes none for it)
+    lam = privacy.gumbel_rate(rho, sensitivity, n) if n >= 2 else None
     sgn = 1.0 if maximum else -1.0
-    edges = pt_prim(P, start, sgn, GUMBEL, key, lam, 1.0 / lam, advance=_runner(bar_class, "fast_pamst"))
+    edges = _NO_EDGES if lam is None else \
+        pt_prim(P, start, sgn, GUMBEL, key, lam, 1.0 / lam, advance=_runner(bar_class, "fast_pamst"))
     info = {"rho": rho, "sensitivity": sensitivity, "noise": "gumbel", "rate": lam,
             "maximum": bool(maximum), **metric_info(metric, p)}
     return _tree(P, edges, n, "fast_pamst", info)
@@ -158,10 +161,11 @@ def post_processing(X, rho, sensitivity, *, metric, p, rng, maximum, epsilon, de
     P, n, rho, sensitivity, _, gen = _private(X, metric, p, rho, epsilon, delta, sensitivity, 0, rng,
                                               topology, symmetric, "post_processing")
     m = n * (n - 1) // 2
-    sigma = privacy.gaussian_sigma(rho, sensitivity, m)
     key = draw_key(gen)
+    # no edge, no noise and no scale (privacy.py computes none for m = 0)
+    sigma = privacy.gaussian_sigma(rho, sensitivity, m) if m >= 1 else None
     sgn = 1.0 if maximum else -1.0
-    edges = pt_prim(P, 0, sgn, GAUSS, key, 1.0, sigma, advance=run_in_chunks)
+    edges = _NO_EDGES if sigma is None else pt_prim(P, 0, sgn, GAUSS, key, 1.0, sigma, advance=run_in_chunks)
     info = {"rho": rho, "sensitivity": sensitivity, "sigma": sigma, "maximum": bool(maximum),
             **metric_info(metric, p)}
     return _tree(P, edges, n, "post_processing", info)

@@ -558,3 +558,12 @@ def test_progress_bar_does_not_change_the_tree():
     a = fp.fast_pamst(X, 1.0, 0.1, rng=5, metric="euclidean", noise="gumbel", progress=True)
     b = fp.fast_pamst(X, 1.0, 0.1, rng=5, metric="euclidean", noise="gumbel")
     assert a.edges.tolist() == b.edges.tolist()
+
+
+@pytest.mark.parametrize("func", ["fast_pamst", "post_processing", "pamst"])
+def test_one_point_releases_the_empty_tree_without_a_rate(func):
+    # nothing is selected: no noise parameter is computed (privacy.py refuses n < 2 and
+    # m < 1), as for a 1 x 1 matrix
+    tree = getattr(fp, func)(np.zeros((1, 3)), rho=1.0, sensitivity=1.0, rng=0, metric="euclidean")
+    assert tree.edges.shape == (0, 2) and tree.n_vertices == 1
+    assert tree.info.get("rate", tree.info.get("sigma")) is None
