@@ -336,7 +336,7 @@ def _check_npy(path, metric=None):
     need = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     have = os.path.getsize(path) - offset
     if have < need:
-        raise _not_npy(path, f"truncated: the header announces a {shape[0]} x {shape[1]} array of "
+        raise _not_npy(path, f"truncated: the header announces a {' x '.join(map(str, shape))} array of "
                              f"{dtype}, {need} bytes of data, but the file holds {have}")
 
 

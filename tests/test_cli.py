@@ -745,6 +745,12 @@ def _truncated(path):
     return "not a valid .npy file (truncated", "np.save"
 
 
+def _truncated_condensed(path):
+    np.save(path, np.arange(45.0))  # a pdist vector of n = 10, cut short
+    path.write_bytes(path.read_bytes()[:-8])
+    return "not a valid .npy file (truncated: the header announces a 45 array", "np.save"
+
+
 def _random_bytes(path):
     path.write_bytes(np.random.default_rng(0).bytes(1000))
     return "not a valid .npy file (it does not start with the .npy signature", "np.save"
@@ -776,7 +782,7 @@ def _complex(path):
     return "holds dtype complex128; the weights must be real numbers", "astype(np.float64)"
 
 
-@pytest.mark.parametrize("make", [_truncated, _random_bytes, _cut_header, _empty, _pickled_objects,
+@pytest.mark.parametrize("make", [_truncated, _truncated_condensed, _random_bytes, _cut_header, _empty, _pickled_objects,
                                   _not_square, _complex])
 def test_corrupt_npy_is_reported_as_such(tmp_path, capsys, no_computing, make):
     path = tmp_path / "bad.npy"
