@@ -13,7 +13,8 @@ import pytest
 import fastpamst_nb as fp
 from fastpamst_nb import core, privacy
 from fastpamst_nb.api import DEFAULT_BUCKET_WIDTH
-from fastpamst_nb.queue import _DIRECT_SLACK, _bucket_shift, queue_memory_bytes
+from fastpamst_nb.keys import _bucket_shift
+from fastpamst_nb.queue import _DIRECT_SLACK, queue_memory_bytes
 
 
 def uniform(n, seed):
