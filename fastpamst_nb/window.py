@@ -39,7 +39,8 @@ WIN_FINE_SHIFT = 1
 WIN_SEEN = 2
 WIN_COMPLETE = 3
 WIN_BINS = 4
-WIN_SLOTS = 5
+WIN_WIDE_MIN = 5
+WIN_SLOTS = 6
 
 TopWindow = namedtuple("TopWindow", ["ring", "state", "scale"])
 TopWindow.__doc__ = """A running histogram of the highest keys of a dense matrix.
@@ -56,15 +57,17 @@ is all a capacity must be.
 ring : int64 (_WINDOW_RING,)
     The edge counts of the fine bins top - bins + 1 .. top (the window); bin f at
     ring[f & (_WINDOW_RING - 1)]. Bins below the window are not counted.
-state : int64 (5,)
+state : int64 (WIN_SLOTS,)
     Indexed by the module's constants: ``WIN_TOP`` the highest fine bin seen,
     ``WIN_FINE_SHIFT`` the log2 of a bin's width in keys (-1: no window, nothing
     is counted), ``WIN_SEEN`` 1 once a bin was counted, ``WIN_COMPLETE`` 1 once
     every entry of the strict upper triangle went through the window,
-    ``WIN_BINS`` the window's length (_WINDOW_BINS). When the first tile's keys
-    alone would make wide buckets, the first ``window_add`` widens the bins to
-    half a wide bucket of that range and the window to _WINDOW_BINS_WIDE of them,
-    before counting anything.
+    ``WIN_BINS`` the window's length (_WINDOW_BINS), ``WIN_WIDE_MIN`` the number
+    of noise-wide buckets above which the queue makes wide ones (_WIDE_MIN_FINE,
+    unless ``top_window`` was given another). When the first tile's keys alone
+    would make wide buckets, the first ``window_add`` widens the bins to half a
+    wide bucket of that range and the window to _WINDOW_BINS_WIDE of them, before
+    counting anything.
 scale : float64 (3,)
     (sgn, s, inv) of the keys, as ``discretize`` takes them.
 """
@@ -79,30 +82,41 @@ _WINDOW_FULL_TILE = 1024  # entries of a first tile that decides its bins by its
 assert _WINDOW_BINS_WIDE <= _WINDOW_RING and _WINDOW_RING & (_WINDOW_RING - 1) == 0
 
 
-def _empty_state(fine_shift):
+def _empty_state(fine_shift, wide_min_fine):
     """The state of a window that has counted nothing, with bins of 2**fine_shift keys."""
     state = np.zeros(WIN_SLOTS, dtype=np.int64)
     state[WIN_FINE_SHIFT] = fine_shift
     state[WIN_BINS] = _WINDOW_BINS
+    state[WIN_WIDE_MIN] = wide_min_fine
     return state
 
 
-def top_window(sgn, s, r, sigma):
+def top_window(sgn, s, r, sigma, wide_min_fine=None):
     """An empty :class:`TopWindow` for the queue ``gq_build(graph, sgn, s, r, sigma)``
-    will build: fine bins of an eighth of its noise-wide buckets. Public inputs only."""
+    will build: fine bins of an eighth of its noise-wide buckets. Public inputs only.
+
+    ``wide_min_fine``: above how many noise-wide buckets the queue will make wide
+    ones, None for the queue's rule (_WIDE_MIN_FINE, read at this call). The window's
+    compiled rule takes it from the state, not from the module global, which numba
+    would have frozen at compile time: a caller that builds its queue under another
+    rule (a test turning wide buckets off) passes it here.
+    """
+    if wide_min_fine is None:
+        wide_min_fine = _WIDE_MIN_FINE
     fine_shift = -1
     if sigma >= 0:
         fine_shift = max(_bucket_shift(np.int64(2) ** 62, r, sigma) - _WINDOW_FINE_BITS, 0)
     return TopWindow(
         ring=np.zeros(_WINDOW_RING, dtype=np.int64),
-        state=_empty_state(fine_shift),
+        state=_empty_state(fine_shift, wide_min_fine),
         scale=np.array([sgn, s, exact_inverse(s)], dtype=np.float64),
     )
 
 
 # shared by every validation without a window: never written (fine_shift -1; a
 # read-only ring would be another type, so another compilation of the scan)
-NO_WINDOW = TopWindow(np.zeros(_WINDOW_RING, dtype=np.int64), _empty_state(-1), np.array([-1.0, 1.0, 1.0]))
+NO_WINDOW = TopWindow(np.zeros(_WINDOW_RING, dtype=np.int64), _empty_state(-1, _WIDE_MIN_FINE),
+                      np.array([-1.0, 1.0, 1.0]))
 
 
 @njit(cache=CACHE, nogil=True)
@@ -140,13 +154,15 @@ def _wide_shift(span, bshift):
 
 
 @jit_only
-def _window_for_wide(state, scale, hitw, k):
+def _window_for_wide(state, scale, hitw, k, wide_min_fine):
     """At the window's first tile (every entry listed): when the tile's key range
-    alone spans more than _WIDE_MIN_FINE noise-wide buckets, the queue will have wide
+    alone spans more than ``wide_min_fine`` noise-wide buckets (the queue's
+    _WIDE_MIN_FINE, passed from ``state[WIN_WIDE_MIN]``), the queue will have wide
     buckets, and the window counts bins of half a wide bucket of that range instead
-    (``state[WIN_FINE_SHIFT]``), ``_WINDOW_BINS_WIDE`` of them (``state[WIN_BINS]``), unless over an eighth
-    of a large tile falls in that window. A wider final range makes wider buckets, each
-    the sum of more bins: the capacities stay upper bounds. Speed only."""
+    (``state[WIN_FINE_SHIFT]``), ``_WINDOW_BINS_WIDE`` of them (``state[WIN_BINS]``),
+    unless over an eighth of a large tile falls in that window. A wider final range
+    makes wider buckets, each the sum of more bins: the capacities stay upper
+    bounds. Speed only."""
     sgn, s, inv = scale[0], scale[1], scale[2]
     lo = np.int64(2) ** 62
     hi = -lo
@@ -158,7 +174,7 @@ def _window_for_wide(state, scale, hitw, k):
     if hi < lo:
         return
     span = hi - lo  # K - 1
-    if (span >> (state[WIN_FINE_SHIFT] + _WINDOW_FINE_BITS)) + 1 <= _WIDE_MIN_FINE:
+    if (span >> (state[WIN_FINE_SHIFT] + _WINDOW_FINE_BITS)) + 1 <= wide_min_fine:
         return
     fsh = _wide_shift(span, state[WIN_FINE_SHIFT] + _WINDOW_FINE_BITS) - 1  # as gq_build widens the buckets
     # a crowded top (most keys near the highest, a few far below: likely a crowded
@@ -192,7 +208,7 @@ def window_add(ring, state, scale, hitw, k):
     top = state[WIN_TOP]
     seen = state[WIN_SEEN]
     if seen == 0:
-        _window_for_wide(state, scale, hitw, k)
+        _window_for_wide(state, scale, hitw, k, state[WIN_WIDE_MIN])
     fsh = state[WIN_FINE_SHIFT]
     bins = state[WIN_BINS]
     mask = _WINDOW_RING - 1

@@ -164,30 +164,36 @@ def _many_cut_takes(q, W, pmax, rng, reps):
     return out
 
 
-# layouts sized lazily, whose top buckets the validation pass can size (a TopWindow)
-WINDOWED = ("direct-wide-buckets", "direct-fine-step", "layered", "wide")
+# layouts sized lazily, whose top buckets the validation pass can size (a TopWindow);
+# and a radix-sorted one, which the window does not size but whose first tile alone
+# spans enough noise-wide buckets to make the window's default rule go wide
+WINDOWED = ("direct-wide-buckets", "direct-fine-step", "layered", "wide", "compressed-groups")
 
 
 @pytest.mark.parametrize("layout,window", [(k, False) for k in LAYOUTS] + [(k, True) for k in WINDOWED])
 def test_queue_matches_a_naive_cut(layout, window, monkeypatch):
     build, s, r, bucket_width = LAYOUTS[layout]
+    wide_min_fine = None  # the queue's rule
     if layout in NO_WIDE:
-        # gq_build (a Python function) reads the module global at each call, so the patch
-        # acts there. The window's first-tile rule (_window_for_wide, a compiled kernel)
-        # froze the value at compile time and cannot see it: it is asserted below not to
-        # have widened the window's bins, so the frozen copy changes nothing here
-        monkeypatch.setattr(queue, "_WIDE_MIN_FINE", 1 << 62)
+        # wide buckets off: gq_build (a Python function) reads the module global at
+        # each call, so the patch acts there; the window's compiled rule would have
+        # frozen the global, so it is given the value (top_window's argument)
+        wide_min_fine = 1 << 62
+        monkeypatch.setattr(queue, "_WIDE_MIN_FINE", wide_min_fine)
     rng = np.random.default_rng(7)
     W = build(rng)
     if window:
         W = W + 0.37  # keys off the fine bins' alignment: shared end bins
-    win = topwin.top_window(-1.0, s, r, bucket_width) if window else None
+    win = topwin.top_window(-1.0, s, r, bucket_width, wide_min_fine) if window else None
     graph = as_graph(W, window=win)
     q = gq_build(graph, -1.0, s, r, bucket_width, win)
     if window:  # the top buckets are sized at build, from the pass that validated W
         assert win.state[topwin.WIN_COMPLETE] == 1 and int(q.store.sized[0]) <= q.layout.n_buckets - queue._SIZE_MIN
-        if layout in NO_WIDE:  # the window kept its fine bins (wide ones: state[4] == _WINDOW_BINS_WIDE)
-            assert win.state[topwin.WIN_BINS] == topwin._WINDOW_BINS
+        # the window follows the queue's wide rule: wide bins exactly when the queue
+        # is wide (compressed-groups would have wide bins under the default rule)
+        wide_bins = int(win.state[topwin.WIN_BINS]) == topwin._WINDOW_BINS_WIDE
+        assert wide_bins == q.layout.wide
+        assert int(win.state[topwin.WIN_BINS]) == (topwin._WINDOW_BINS_WIDE if wide_bins else topwin._WINDOW_BINS)
     assert q.layout.wide == (layout == "wide")
     if layout == "layered":
         assert q.layout.layered
@@ -283,8 +289,9 @@ def test_queue_matches_a_naive_cut(layout, window, monkeypatch):
         to_join = np.bincount([g // width for e, g in group.items() if not any(visited[list(e)])],
                               minlength=B)
         bound = edges_per_bucket + 1
-        if window:
-            # a window-sized bucket may own the edges of the fine bins it shares at its ends
+        if window and q.layout.direct:
+            # a window-sized bucket (direct keys: group g has key kmin + g) may own the
+            # edges of the fine bins it shares at its ends
             fsh, kmin = int(win.state[topwin.WIN_FINE_SHIFT]), int(q.layout.kmin)
             fine = np.array([(g + kmin) >> fsh for g in group.values()])
             for bb in range(lo_sized, B):
