@@ -75,15 +75,16 @@ def _score_floor(kmin, first, bshift, s):
     return (base + span) * s - 2.0 * s - (abs(base) + span) * s * 2.0 ** -40
 
 
-def _bucket_shift(G, r, sigma):
-    """log2 of the bucket width: the widest bucket whose key span r * (2**bshift - 1) <= sigma.
+def _bucket_shift(G, r, bucket_width):
+    """log2 of the bucket width: the widest bucket whose key span r * (2**bshift - 1) <= bucket_width
+    (noise units; the selection's speed knob, ``queue.gq_build``'s ``sigma``), over G keys.
 
     Such buckets are resolved whole by the sampler (in direct mode their span is
     exactly that), so a wider one saves draws and a narrower one keeps the
-    expected number of extra candidates per bucket below e**sigma - 1.
+    expected number of extra candidates per bucket below e**bucket_width - 1.
     """
     cap = min(_MAX_BUCKET_SHIFT, max(int(G - 1).bit_length(), 0))
     bshift = 0
-    while bshift < cap and r * np.float64((1 << (bshift + 1)) - 1) <= sigma:
+    while bshift < cap and r * np.float64((1 << (bshift + 1)) - 1) <= bucket_width:
         bshift += 1
     return bshift

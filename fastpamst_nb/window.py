@@ -91,8 +91,8 @@ def _empty_state(fine_shift, wide_min_fine):
     return state
 
 
-def top_window(sgn, s, r, sigma, wide_min_fine=None):
-    """An empty :class:`TopWindow` for the queue ``gq_build(graph, sgn, s, r, sigma)``
+def top_window(sgn, s, r, bucket_width, wide_min_fine=None):
+    """An empty :class:`TopWindow` for the queue ``gq_build(graph, sgn, s, r, bucket_width)``
     will build: fine bins of an eighth of its noise-wide buckets. Public inputs only.
 
     ``wide_min_fine``: above how many noise-wide buckets the queue will make wide
@@ -104,8 +104,8 @@ def top_window(sgn, s, r, sigma, wide_min_fine=None):
     if wide_min_fine is None:
         wide_min_fine = _WIDE_MIN_FINE
     fine_shift = -1
-    if sigma >= 0:
-        fine_shift = max(_bucket_shift(np.int64(2) ** 62, r, sigma) - _WINDOW_FINE_BITS, 0)
+    if bucket_width >= 0:
+        fine_shift = max(_bucket_shift(np.int64(2) ** 62, r, bucket_width) - _WINDOW_FINE_BITS, 0)
     return TopWindow(
         ring=np.zeros(_WINDOW_RING, dtype=np.int64),
         state=_empty_state(fine_shift, wide_min_fine),

@@ -105,7 +105,7 @@ def released_counts(weights, rho, sensitivity, discretization, *, noise="exponen
     s = sensitivity if discretization is None else discretization
     win = None
     if window:
-        r = fp.privacy.fast_pamst_rate(rho, sensitivity, weights.shape[0], s, noise) * s
+        r = fp.privacy.fast_pamst_key_rate(rho, sensitivity, weights.shape[0], s, noise)  # as the release's
         win = topwin.top_window(1.0 if maximum else -1.0, s, r, bucket_width)
     graph = as_graph(weights, window=win)  # validated once; the loop runs the release itself
     counts = {}

@@ -461,9 +461,9 @@ def test_wide_buckets_sized_by_the_validation_window(name):
     W, sensitivity, disc, lam = HARD[name]
     s = sensitivity if disc is None else disc
     rho = _rho_for_rate(lam, sensitivity, s, W.shape[0], noise)
-    rate = fp.privacy.fast_pamst_rate(rho, sensitivity, W.shape[0], s, noise) * s
-    win = topwin.top_window(-1.0, s, rate, DEFAULT_BUCKET_WIDTH)
-    q = gq_build(as_graph(W, window=win), -1.0, s, rate, DEFAULT_BUCKET_WIDTH, win)
+    key_rate = fp.privacy.fast_pamst_key_rate(rho, sensitivity, W.shape[0], s, noise)  # lam * s
+    win = topwin.top_window(-1.0, s, key_rate, DEFAULT_BUCKET_WIDTH)
+    q = gq_build(as_graph(W, window=win), -1.0, s, key_rate, DEFAULT_BUCKET_WIDTH, win)
     assert int(win.state[topwin.WIN_BINS]) == topwin._WINDOW_BINS_WIDE
     assert q.layout.wide and int(q.store.sized[0]) < q.layout.n_buckets
     _hard_check(name, noise, DEFAULT_THETA, DEFAULT_BUCKET_WIDTH, window=True)

@@ -365,7 +365,7 @@ def test_wide_queue_sizes_its_walks_in_one_pass():
     n = 600
     W = _sym(np.random.default_rng(5), n, 1000.0)
     s = privacy.default_discretization(1e-5)
-    r = privacy.fast_pamst_rate(0.1, 1e-5, n, s) * s
+    r = privacy.fast_pamst_key_rate(0.1, 1e-5, n, s)
     q = gq_build(as_graph(W), -1.0, s, r, 2.0)
     lay = q.layout
     assert lay.wide and lay.n_buckets > 1000
