@@ -8,9 +8,9 @@ window (:mod:`fastpamst_nb.window`) and the grouped queue
 both: ``graph.py`` (which fills the window) then needs nothing of the queue.
 
 ``exact_inverse`` and ``discretize`` compute the key (the privacy calibration,
-``privacy.discretized_sensitivity``, relies on how), ``_score_floor`` bounds the
+``privacy.discretized_sensitivity``, relies on how), ``score_floor`` bounds the
 scores of the keys from a given one up (a filter: the caller still computes each
-passing key), ``_bucket_shift`` is the noise-wide bucket width.
+passing key), ``bucket_shift_for`` is the noise-wide bucket width.
 """
 
 import math
@@ -61,7 +61,7 @@ def discretize(w, sgn, s, inv):
 
 
 @jit_only(inline="always")
-def _score_floor(kmin, first, bshift, s):
+def score_floor(kmin, first, bshift, s):
     """A score y such that every edge whose bucket is >= ``first`` has sgn * w >= y.
 
     Such an edge has key >= K0 = kmin + first * 2**bshift, so y / s > K0 - 1 (the
@@ -75,7 +75,7 @@ def _score_floor(kmin, first, bshift, s):
     return (base + span) * s - 2.0 * s - (abs(base) + span) * s * 2.0 ** -40
 
 
-def _bucket_shift(G, r, bucket_width):
+def bucket_shift_for(G, r, bucket_width):
     """log2 of the bucket width: the widest bucket whose key span r * (2**bshift - 1) <= bucket_width
     (noise units; the selection's speed knob, ``queue.gq_build``'s ``sigma``), over G keys.
 

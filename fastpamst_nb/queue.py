@@ -103,10 +103,12 @@ import numpy as np
 from numba import njit
 
 from .core import CACHE, jit_only, memory_fits, require_memory
-from .keys import _bucket_shift, _score_floor, discretize, exact_inverse
+# (the moved rules keep their old names here, so the code below reads as before)
+from .keys import bucket_shift_for as _bucket_shift, discretize, exact_inverse, score_floor as _score_floor
 from .privacy import key_limit
 from .window import (
-    _WIDE_BUCKETS, _WIDE_MIN_FINE, _WINDOW_BINS, _WINDOW_FINE_BITS, _extra_max, _wide_shift, _window_capacities,
+    WIDE_BUCKETS as _WIDE_BUCKETS, WIDE_MIN_FINE as _WIDE_MIN_FINE, WINDOW_BINS, WINDOW_FINE_BITS,
+    wide_shift as _wide_shift, window_capacities as _window_capacities, window_extra_max as _extra_max,
 )
 
 QueueLayout = namedtuple(
@@ -230,7 +232,7 @@ _CODE_BITS = 40
 _CODE_MASK = (1 << _CODE_BITS) - 1
 _END_BITS = 20
 _END_MASK = (1 << _END_BITS) - 1
-# wide buckets (window._WIDE_MIN_FINE, window._WIDE_BUCKETS): a slot then stores its
+# wide buckets (window.WIDE_MIN_FINE, window.WIDE_BUCKETS): a slot then stores its
 # sub-bucket in the wide bucket (< 2**_FINE_BITS, the bits above the code) instead of
 # the group offset
 _FINE_BITS = 23
@@ -604,7 +606,7 @@ def gq_join(lay, cut, v, visited):
 # pass a key per edge it holds
 _SIZE_MIN = 8
 # the validation's window counts at least the _SIZE_MIN top buckets, whatever their alignment
-assert _WINDOW_BINS >= (_SIZE_MIN + 2) << _WINDOW_FINE_BITS
+assert WINDOW_BINS >= (_SIZE_MIN + 2) << WINDOW_FINE_BITS
 # ... and with wide buckets at least the top ones that hold about 1/_WIDE_SIZE_SHARE
 # of the edges (estimated from the crowding test's sample, ``QueueLayout.min_sized``).
 # A wide bucket is 1/16,384 of the key range, far wider than the noise, so how deep

@@ -13,9 +13,9 @@ same releases.
 ``top_window`` makes an empty window, ``window_threshold`` and ``window_add``
 are what the validation's compiled scan calls per tile, ``window_fork`` and
 ``window_join`` split and merge it across the validation threads, and
-``_window_capacities`` turns a complete window into the top buckets' capacities
-for ``gq_build``. The wide-bucket rule the window anticipates (``_WIDE_MIN_FINE``,
-``_WIDE_BUCKETS``, ``_wide_shift``) is the queue's, kept here, below both.
+``window_capacities`` turns a complete window into the top buckets' capacities
+for ``gq_build``. The wide-bucket rule the window anticipates (``WIDE_MIN_FINE``,
+``WIDE_BUCKETS``, ``wide_shift``) is the queue's, kept here, below both.
 """
 
 from collections import namedtuple
@@ -24,13 +24,13 @@ import numpy as np
 from numba import njit
 
 from .core import CACHE, jit_only
-from .keys import _bucket_shift, _score_floor, discretize, exact_inverse
+from .keys import bucket_shift_for, discretize, exact_inverse, score_floor
 
-# the queue's wide buckets (queue.gq_build): considered above _WIDE_MIN_FINE
-# noise-wide buckets, at most _WIDE_BUCKETS of them (3 int64 arrays of that length
+# the queue's wide buckets (queue.gq_build): considered above WIDE_MIN_FINE
+# noise-wide buckets, at most WIDE_BUCKETS of them (3 int64 arrays of that length
 # fit in a 512 KB L2 cache)
-_WIDE_MIN_FINE = 1 << 14
-_WIDE_BUCKETS = 1 << 14
+WIDE_MIN_FINE = 1 << 14
+WIDE_BUCKETS = 1 << 14
 
 
 # the slots of TopWindow.state (documented there)
@@ -62,8 +62,8 @@ state : int64 (WIN_SLOTS,)
     ``WIN_FINE_SHIFT`` the log2 of a bin's width in keys (-1: no window, nothing
     is counted), ``WIN_SEEN`` 1 once a bin was counted, ``WIN_COMPLETE`` 1 once
     every entry of the strict upper triangle went through the window,
-    ``WIN_BINS`` the window's length (_WINDOW_BINS), ``WIN_WIDE_MIN`` the number
-    of noise-wide buckets above which the queue makes wide ones (_WIDE_MIN_FINE,
+    ``WIN_BINS`` the window's length (WINDOW_BINS), ``WIN_WIDE_MIN`` the number
+    of noise-wide buckets above which the queue makes wide ones (WIDE_MIN_FINE,
     unless ``top_window`` was given another). When the first tile's keys alone
     would make wide buckets, the first ``window_add`` widens the bins to half a
     wide bucket of that range and the window to _WINDOW_BINS_WIDE of them, before
@@ -72,8 +72,8 @@ scale : float64 (3,)
     (sgn, s, inv) of the keys, as ``discretize`` takes them.
 """
 
-_WINDOW_FINE_BITS = 3  # a noise-wide bucket (2**bshift keys) is 8 fine bins
-_WINDOW_BINS = 80  # 10 noise-wide buckets: the queue._SIZE_MIN top ones, whatever their alignment
+WINDOW_FINE_BITS = 3  # a noise-wide bucket (2**bshift keys) is 8 fine bins
+WINDOW_BINS = 80  # 10 noise-wide buckets: the queue._SIZE_MIN top ones, whatever their alignment
 # wide buckets: bins of half a wide bucket of the first tile's key range, 1000 of them
 # (~500 buckets, about 3% of the range: the depth queue._WIDE_SIZE_SHARE aims at)
 _WINDOW_BINS_WIDE = 1000
@@ -86,7 +86,7 @@ def _empty_state(fine_shift, wide_min_fine):
     """The state of a window that has counted nothing, with bins of 2**fine_shift keys."""
     state = np.zeros(WIN_SLOTS, dtype=np.int64)
     state[WIN_FINE_SHIFT] = fine_shift
-    state[WIN_BINS] = _WINDOW_BINS
+    state[WIN_BINS] = WINDOW_BINS
     state[WIN_WIDE_MIN] = wide_min_fine
     return state
 
@@ -96,16 +96,16 @@ def top_window(sgn, s, r, bucket_width, wide_min_fine=None):
     will build: fine bins of an eighth of its noise-wide buckets. Public inputs only.
 
     ``wide_min_fine``: above how many noise-wide buckets the queue will make wide
-    ones, None for the queue's rule (_WIDE_MIN_FINE, read at this call). The window's
+    ones, None for the queue's rule (WIDE_MIN_FINE, read at this call). The window's
     compiled rule takes it from the state, not from the module global, which numba
     would have frozen at compile time: a caller that builds its queue under another
     rule (a test turning wide buckets off) passes it here.
     """
     if wide_min_fine is None:
-        wide_min_fine = _WIDE_MIN_FINE
+        wide_min_fine = WIDE_MIN_FINE
     fine_shift = -1
     if bucket_width >= 0:
-        fine_shift = max(_bucket_shift(np.int64(2) ** 62, r, bucket_width) - _WINDOW_FINE_BITS, 0)
+        fine_shift = max(bucket_shift_for(np.int64(2) ** 62, r, bucket_width) - WINDOW_FINE_BITS, 0)
     return TopWindow(
         ring=np.zeros(_WINDOW_RING, dtype=np.int64),
         state=_empty_state(fine_shift, wide_min_fine),
@@ -115,7 +115,7 @@ def top_window(sgn, s, r, bucket_width, wide_min_fine=None):
 
 # shared by every validation without a window: never written (fine_shift -1; a
 # read-only ring would be another type, so another compilation of the scan)
-NO_WINDOW = TopWindow(np.zeros(_WINDOW_RING, dtype=np.int64), _empty_state(-1, _WIDE_MIN_FINE),
+NO_WINDOW = TopWindow(np.zeros(_WINDOW_RING, dtype=np.int64), _empty_state(-1, WIDE_MIN_FINE),
                       np.array([-1.0, 1.0, 1.0]))
 
 
@@ -129,7 +129,7 @@ def window_threshold(state, scale):
     if state[WIN_SEEN] == 0:
         return -np.inf
     bottom = (state[WIN_TOP] - state[WIN_BINS] + 1) << state[WIN_FINE_SHIFT]  # its lowest key
-    return _score_floor(bottom, np.int64(0), np.int64(0), scale[1])
+    return score_floor(bottom, np.int64(0), np.int64(0), scale[1])
 
 
 @jit_only(inline="always")
@@ -144,11 +144,11 @@ def _window_key(w, sgn, s, inv):
 
 
 @njit(cache=CACHE, nogil=True)
-def _wide_shift(span, bshift):
+def wide_shift(span, bshift):
     """log2 of the width of the wide buckets over keys spanning ``span`` + 1: the
-    smallest shift >= bshift that makes at most _WIDE_BUCKETS of them."""
+    smallest shift >= bshift that makes at most WIDE_BUCKETS of them."""
     wshift = bshift
-    while (span >> wshift) + 1 > _WIDE_BUCKETS:
+    while (span >> wshift) + 1 > WIDE_BUCKETS:
         wshift += 1
     return wshift
 
@@ -157,7 +157,7 @@ def _wide_shift(span, bshift):
 def _window_for_wide(state, scale, hitw, k, wide_min_fine):
     """At the window's first tile (every entry listed): when the tile's key range
     alone spans more than ``wide_min_fine`` noise-wide buckets (the queue's
-    _WIDE_MIN_FINE, passed from ``state[WIN_WIDE_MIN]``), the queue will have wide
+    WIDE_MIN_FINE, passed from ``state[WIN_WIDE_MIN]``), the queue will have wide
     buckets, and the window counts bins of half a wide bucket of that range instead
     (``state[WIN_FINE_SHIFT]``), ``_WINDOW_BINS_WIDE`` of them (``state[WIN_BINS]``),
     unless over an eighth of a large tile falls in that window. A wider final range
@@ -174,9 +174,9 @@ def _window_for_wide(state, scale, hitw, k, wide_min_fine):
     if hi < lo:
         return
     span = hi - lo  # K - 1
-    if (span >> (state[WIN_FINE_SHIFT] + _WINDOW_FINE_BITS)) + 1 <= wide_min_fine:
+    if (span >> (state[WIN_FINE_SHIFT] + WINDOW_FINE_BITS)) + 1 <= wide_min_fine:
         return
-    fsh = _wide_shift(span, state[WIN_FINE_SHIFT] + _WINDOW_FINE_BITS) - 1  # as gq_build widens the buckets
+    fsh = wide_shift(span, state[WIN_FINE_SHIFT] + WINDOW_FINE_BITS) - 1  # as gq_build widens the buckets
     # a crowded top (most keys near the highest, a few far below: likely a crowded
     # layout, not a wide one) would make the validation key most entries: keep the
     # fine bins when over an eighth of a full tile lands in the wide window (a matrix
@@ -263,7 +263,7 @@ def window_join(window, forks):
     state[WIN_SEEN] = 1
 
 
-def _window_capacities(window, kmin, bshift, B, m):
+def window_capacities(window, kmin, bshift, B, m):
     """Capacities (spare slot included) of the top buckets b_lo .. B - 1 from a complete
     ``window``: returns (b_lo, caps, extra), or None when the window covers none or
     its bounds would not fit a pool of m + B slots (bins much wider than the buckets,
@@ -296,12 +296,12 @@ def _window_capacities(window, kmin, bshift, B, m):
     first_whole = -((-(kmin + b_lo * width)) >> fsh)  # the lowest bin inside the sized range
     surely = int(within[bins] - within[first_whole - bottom])
     extra = total - len(caps) - surely
-    if extra > _extra_max(m):  # keeps the slot store within queue_memory_bytes
+    if extra > window_extra_max(m):  # keeps the slot store within queue_memory_bytes
         return None
     return b_lo, caps, extra
 
 
-def _extra_max(m):
-    """The most slots past m + B that a window's capacities may add (``_window_capacities``
+def window_extra_max(m):
+    """The most slots past m + B that a window's capacities may add (``window_capacities``
     gives up beyond it: speed only), so that the slot store's size is public."""
     return m // 64 + 4096

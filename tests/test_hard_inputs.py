@@ -29,7 +29,7 @@ from fastpamst_nb import api, queue, window as topwin
 from fastpamst_nb.api import DEFAULT_BUCKET_WIDTH, DEFAULT_THETA
 from fastpamst_nb.graph import as_graph
 from fastpamst_nb.privacy import discretized_sensitivity
-from fastpamst_nb.keys import _score_floor, discretize, exact_inverse
+from fastpamst_nb.keys import discretize, exact_inverse, score_floor
 from fastpamst_nb.queue import gq_build
 from fastpamst_nb import gumbel, philox
 from fastpamst_nb.sampler import (
@@ -218,12 +218,12 @@ def test_keys_near_2_53_and_underflow():
 
 @njit
 def _score_floor_jit(kmin, first, bshift, s):
-    return _score_floor(kmin, first, bshift, s)
+    return score_floor(kmin, first, bshift, s)
 
 
 @pytest.mark.parametrize("s", [2.0 ** -20, 1.0, 2.0 ** 30, 0.1, 0.75, 1e-5])
 def test_score_floor_admits_every_edge_of_the_materialized_buckets(s):
-    # the plain update loop reads an edge only when sgn * w >= _score_floor(...): every
+    # the plain update loop reads an edge only when sgn * w >= score_floor(...): every
     # w whose key reaches the first materialized bucket must pass, at every magnitude
     limit = 2 ** 52 if math.frexp(s)[0] != 0.5 else 2 ** 62
     rng = np.random.default_rng(3)

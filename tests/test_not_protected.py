@@ -13,7 +13,7 @@ import pytest
 import fastpamst_nb as fp
 from fastpamst_nb import core, privacy
 from fastpamst_nb.api import DEFAULT_BUCKET_WIDTH
-from fastpamst_nb.keys import _bucket_shift
+from fastpamst_nb.keys import bucket_shift_for
 from fastpamst_nb.queue import _DIRECT_SLACK, queue_memory_bytes
 
 
@@ -41,7 +41,7 @@ def _layout_pair(n, rho, delta):
     r = privacy.fast_pamst_key_rate(rho, delta, n, s)
     m = n * (n - 1) // 2
     T = m // 4 + _DIRECT_SLACK  # the most buckets addressed directly
-    bshift = _bucket_shift(1 << 40, r, DEFAULT_BUCKET_WIDTH)
+    bshift = bucket_shift_for(1 << 40, r, DEFAULT_BUCKET_WIDTH)
     # the far edge's key spans (T << bshift) - 8 keys below 0: T buckets; + delta (16 keys) T + 1
     x = s * ((T << bshift) - 8.5)
     W = uniform(n, 0)

@@ -16,7 +16,7 @@ from numba import njit
 import naive
 from fastpamst_nb import graph, queue, window as topwin
 from fastpamst_nb.graph import as_graph
-from fastpamst_nb.keys import _bucket_shift
+from fastpamst_nb.keys import bucket_shift_for
 from fastpamst_nb.queue import (
     ROOT, gq_build, gq_count, gq_join, gq_materialize, gq_select, gq_take, gq_take_cut, gq_top, gq_update,
     gq_update_csr,
@@ -193,7 +193,7 @@ def test_queue_matches_a_naive_cut(layout, window, monkeypatch):
         # is wide (compressed-groups would have wide bins under the default rule)
         wide_bins = int(win.state[topwin.WIN_BINS]) == topwin._WINDOW_BINS_WIDE
         assert wide_bins == q.layout.wide
-        assert int(win.state[topwin.WIN_BINS]) == (topwin._WINDOW_BINS_WIDE if wide_bins else topwin._WINDOW_BINS)
+        assert int(win.state[topwin.WIN_BINS]) == (topwin._WINDOW_BINS_WIDE if wide_bins else topwin.WINDOW_BINS)
     assert q.layout.wide == (layout == "wide")
     if layout == "layered":
         assert q.layout.layered
@@ -491,7 +491,7 @@ def test_top_window_counts_the_top_bins_exactly(case, workers):
     assert graph._scan_dense(W, win, workers=workers)[0] == 0
     top, fsh, seen = int(win.state[topwin.WIN_TOP]), int(win.state[topwin.WIN_FINE_SHIFT]), int(win.state[topwin.WIN_SEEN])
     complete, length = int(win.state[topwin.WIN_COMPLETE]), int(win.state[topwin.WIN_BINS])
-    noise_fine = _bucket_shift(2 ** 62, r, 1.0) - 3
+    noise_fine = bucket_shift_for(2 ** 62, r, 1.0) - 3
     keys = np.floor(sgn * W[np.triu_indices(n, 1)].astype(np.float64) / s).astype(np.int64)
     # the first tile's keys decide: bins of half a wide bucket of their range (16,384
     # buckets of 2**w keys) when they span more than 16,384 noise-wide buckets
@@ -506,7 +506,7 @@ def test_top_window_counts_the_top_bins_exactly(case, workers):
         assert (fsh, length) == (w - 1, topwin._WINDOW_BINS_WIDE)
         assert case in ("wide", "huge")
     else:
-        assert (fsh, length) == (noise_fine, topwin._WINDOW_BINS)
+        assert (fsh, length) == (noise_fine, topwin.WINDOW_BINS)
         assert case not in ("wide", "huge")
     if case.startswith("wide"):
         q = gq_build(as_graph(W), sgn, s, r, 1.0, win)
