@@ -48,11 +48,11 @@ TopWindow.__doc__ = """A running histogram of the highest keys of a dense matrix
 ``graph._dense_scan`` fills it while it validates W, so that ``gq_build`` can
 size the top buckets (what a release's first materialization needs, and on the
 benchmark all it needs) without a sizing pass over W of its own (measured in
-docs/design.rst, Lazy materialization). Keys are counted in *fine bins* of 2**fine_shift keys,
-aligned at multiples of it, so the counts need neither kmin nor the bucket layout,
-which are known only after the pass. A bucket's capacity is the sum of the fine
-bins it overlaps: an upper bound of its edges (its end bins may be shared), which
-is all a capacity must be.
+docs/design.rst, Lazy materialization). Keys are counted in *fine bins* of
+2**fine_shift keys, aligned at multiples of it, so the counts need neither kmin
+nor the bucket layout, which are known only after the pass. A bucket's capacity
+is the sum of the fine bins it overlaps: an upper bound of its edges (its end
+bins may be shared), which is all a capacity must be.
 
 ring : int64 (_WINDOW_RING,)
     The edge counts of the fine bins top - bins + 1 .. top (the window); bin f at

@@ -489,8 +489,8 @@ def test_top_window_counts_the_top_bins_exactly(case, workers):
         W = W.astype(np.float32)
     win = topwin.top_window(sgn, s, r, 1.0)
     assert graph._scan_dense(W, win, workers=workers)[0] == 0
-    top, fsh, seen = int(win.state[topwin.WIN_TOP]), int(win.state[topwin.WIN_FINE_SHIFT]), int(win.state[topwin.WIN_SEEN])
-    complete, length = int(win.state[topwin.WIN_COMPLETE]), int(win.state[topwin.WIN_BINS])
+    top, fsh, seen, complete, length = (int(win.state[i]) for i in (
+        topwin.WIN_TOP, topwin.WIN_FINE_SHIFT, topwin.WIN_SEEN, topwin.WIN_COMPLETE, topwin.WIN_BINS))
     noise_fine = bucket_shift_for(2 ** 62, r, 1.0) - 3
     keys = np.floor(sgn * W[np.triu_indices(n, 1)].astype(np.float64) / s).astype(np.int64)
     # the first tile's keys decide: bins of half a wide bucket of their range (16,384
