@@ -32,9 +32,10 @@ from .core import CACHE, as_generator, check_positive, require_memory
 from .graph import as_graph, kernel_view, vertex_count, vertex_labels
 from .gumbel import gumbel_csr, gumbel_dense
 from .prim import prim_csr_exact, prim_csr_private, prim_dense_exact, prim_dense_private
-from .queue import gq_build, queue_memory_bytes, top_window
+from .queue import gq_build, queue_memory_bytes
 from .sampler import N_STATS
 from .tree import SpanningTree
+from .window import top_window
 
 if TYPE_CHECKING:  # annotations only: nothing here is imported at run time
     import networkx
@@ -212,7 +213,7 @@ def _require_inputs(func, rho, epsilon, delta, sensitivity):
 def _validate(weights, topology, start, symmetric, window_for=None, alongside=None):
     """The validated graph; ``start`` is checked against n read off the shapes first.
 
-    ``window_for(n)``: the ``queue.TopWindow`` the validation pass should fill for a
+    ``window_for(n)``: the ``window.TopWindow`` the validation pass should fill for a
     graph of n vertices (n read off the shapes), or None. ``alongside(W, start)``: run
     by ``as_graph`` beside the validation of a dense matrix (see its ``alongside``),
     only once ``start`` has been checked against n read off the shapes.
@@ -961,7 +962,7 @@ def _fast_pamst_graph(graph, rho, sensitivity, s, start, gen, noise, maximum, th
     Tests call it directly to run thousands of tiny releases without re-validating,
     and force the speed knobs theta/bucket_width to their extremes. ``bar_class``: a
     tqdm-like class for a progress bar over the steps, or None. ``window``: the
-    ``queue.TopWindow`` the validation filled, or None (speed only). ``bounds``:
+    ``window.TopWindow`` the validation filled, or None (speed only). ``bounds``:
     checked (lo, hi) the weights are clipped to before they are discretized; the
     tree keeps the true weights.
     """

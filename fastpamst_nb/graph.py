@@ -37,7 +37,9 @@ from numba import njit
 from . import threads
 from .chunks import run_in_chunks
 from .core import CACHE, require_memory
-from .queue import NO_WINDOW, window_add, window_fork, window_join, window_threshold
+from .window import (
+    NO_WINDOW, WIN_COMPLETE, WIN_FINE_SHIFT, WIN_SEEN, window_add, window_fork, window_join, window_threshold,
+)
 
 Graph = namedtuple("Graph", ["n", "m", "dense", "W", "indptr", "indices", "data", "wmin", "wmax"])
 Graph.__doc__ = """A validated weighted graph.
@@ -78,10 +80,10 @@ def _dense_scan(W, t0, t1, ring, state, scale):
     behind the code). Only when the pass finds a defect does
     :func:`_dense_locate` rescan the range to name the first one.
 
-    ``ring, state, scale``: a ``queue.TopWindow`` (``queue.NO_WINDOW`` for none).
+    ``ring, state, scale``: a ``window.TopWindow`` (``window.NO_WINDOW`` for none).
     Each entry of the upper triangle is also listed, without a branch, when its
     score reaches the window's threshold; a tile's list goes to
-    ``queue.window_add``, so fast_pamst's top buckets are sized by this pass.
+    ``window.window_add``, so fast_pamst's top buckets are sized by this pass.
     """
     n = W.shape[0]
     tile = _TILE
@@ -171,9 +173,9 @@ def _scan_dense(W, window=NO_WINDOW, workers=None, alongside=None):
     one thread for a matrix under 2**20 entries).
 
     Returns (status, i, j, wmin, wmax), with wmin = wmax = 0.0 when n < 2; a defect is
-    the first in tile order, as on one thread. ``window``: a ``queue.TopWindow`` to
+    the first in tile order, as on one thread. ``window``: a ``window.TopWindow`` to
     fill, marked complete when W passed. Each thread fills a fork of it
-    (``queue.window_fork``, made once the first tile row has decided its bins), joined
+    (``window.window_fork``, made once the first tile row has decided its bins), joined
     into it at the end: the same counts as one thread's.
 
     ``alongside``: a callable ``f(W)`` (a nogil kernel's caller) run on a thread of its
@@ -198,7 +200,7 @@ def _scan_dense(W, window=NO_WINDOW, workers=None, alongside=None):
         status, i, j, lo, hi = found[-1]
         if status != 0:
             return
-        if len(windows) < workers and (window.state[2] or window.state[1] < 0):
+        if len(windows) < workers and (window.state[WIN_SEEN] or window.state[WIN_FINE_SHIFT] < 0):
             windows.extend(window_fork(window) for _ in range(workers - len(windows)))
         cuts = _split_tile_rows(n, t0, t0 + k, len(windows))
         results = threads.run_side_by_side(
@@ -218,7 +220,7 @@ def _scan_dense(W, window=NO_WINDOW, workers=None, alongside=None):
     status, i, j, wmin, wmax = found[-1]
     if status == 0 and window is not NO_WINDOW:
         window_join(window, windows[1:])
-        window.state[3] = 1
+        window.state[WIN_COMPLETE] = 1
     if n < 2:
         return status, i, j, 0.0, 0.0
     return status, i, j, wmin, wmax
@@ -362,7 +364,7 @@ def as_graph(weights, name="weights", topology=None, symmetric=None, window=None
         {i, j} reads its weight from that triangle (no copy). No effect on a
         condensed vector or a networkx graph, symmetric by construction.
 
-    window : queue.TopWindow, optional
+    window : window.TopWindow, optional
         Filled while a dense matrix read whole (no ``topology``, no
         ``symmetric``) is validated, and then marked complete; left untouched
         otherwise. ``fast_pamst`` sizes its top buckets from it.

@@ -39,6 +39,7 @@ is computed in key units directly (:func:`fast_pamst_key_rate`).
 import functools
 import math
 import numbers
+import warnings
 from fractions import Fraction
 
 import numpy as np
@@ -316,19 +317,24 @@ def fast_pamst_rate(rho, sensitivity, n, discretization=None, noise="exponential
         The step s, in the weights' units; default
         :func:`default_discretization` (a power of two near Delta / 16).
     noise : {"exponential", "gumbel"}
+        ``"gumbel"`` is deprecated (a DeprecationWarning): it is the rate of the
+        retired discretized gumbel engine, while ``fast_pamst(noise="gumbel")``
+        draws one Gumbel per edge at :func:`gumbel_rate` (no discretization).
 
     Returns
     -------
     float
         The rate lambda, in inverse weight units: sqrt(2 rho/(n-1)) / (2 D_s)
-        for exponential noise, sqrt(8 rho/(n-1)) / (2 D_s) for gumbel, with
-        D_s from :func:`discretized_sensitivity`.
+        for exponential noise (what ``fast_pamst(noise="exponential")`` uses),
+        sqrt(8 rho/(n-1)) / (2 D_s) for the deprecated gumbel, with D_s from
+        :func:`discretized_sensitivity`.
 
     Raises
     ------
     ValueError
         As :func:`fast_pamst_key_rate`, or a rate outside [2**-1000, 2**1000].
     """
+    _warn_retired_gumbel("fast_pamst_rate", noise)
     s, d_s, eps = _fast_args(rho, sensitivity, n, discretization, noise)
     return _checked(0.5 * eps / d_s, "the noise rate eps / (2 D_s)", _RESCALE)
 
@@ -339,7 +345,7 @@ def fast_pamst_key_rate(rho, sensitivity, n, discretization=None, noise="exponen
     Parameters
     ----------
     rho, sensitivity, n, discretization, noise
-        As in :func:`fast_pamst_rate`.
+        As in :func:`fast_pamst_rate` (``noise="gumbel"`` deprecated there too).
 
     Returns
     -------
@@ -355,11 +361,24 @@ def fast_pamst_key_rate(rho, sensitivity, n, discretization=None, noise="exponen
         positive, or a rate outside [2**-1000, 2**1000] (e.g. a step s many
         orders of magnitude finer than Delta).
     """
+    _warn_retired_gumbel("fast_pamst_key_rate", noise)
     s, d_s, eps = _fast_args(rho, sensitivity, n, discretization, noise)
     # s / D_s = 1 / ceil(Delta / s) (+ 1/2 otherwise), in (0, 1]: no overflow
     return _checked(0.5 * eps * (s / d_s), "the noise rate in key units eps s / (2 D_s)",
                     "use a coarser discretization (the default is about sensitivity / 16) "
                     "or a budget rho in a sane range")
+
+
+def _warn_retired_gumbel(name, noise):
+    """The DeprecationWarning of a Fast-PAMST rate asked for the retired discretized
+    gumbel engine (the gumbel release's rate is :func:`gumbel_rate`)."""
+    if check_noise(noise) == "gumbel":
+        warnings.warn(
+            f'privacy.{name}(noise="gumbel") is the rate of the retired discretized gumbel '
+            'engine; fast_pamst(noise="gumbel") releases at privacy.gumbel_rate(rho, '
+            "sensitivity, n) (no discretization): use that. The gumbel option of "
+            f"{name} will be removed",
+            DeprecationWarning, stacklevel=3)
 
 
 def _fast_args(rho, sensitivity, n, discretization, noise):

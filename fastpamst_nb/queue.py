@@ -103,7 +103,13 @@ import numpy as np
 from numba import njit
 
 from .core import CACHE, jit_only, memory_fits, require_memory
+# (the moved rules keep their old names here, so the code below reads as before)
+from .keys import bucket_shift_for as _bucket_shift, discretize, exact_inverse, score_floor as _score_floor
 from .privacy import key_limit
+from .window import (
+    WIDE_BUCKETS as _WIDE_BUCKETS, WIDE_MIN_FINE as _WIDE_MIN_FINE, WINDOW_BINS, WINDOW_FINE_BITS,
+    wide_shift as _wide_shift, window_capacities as _window_capacities, window_extra_max as _extra_max,
+)
 
 QueueLayout = namedtuple(
     "QueueLayout",
@@ -226,53 +232,12 @@ _CODE_BITS = 40
 _CODE_MASK = (1 << _CODE_BITS) - 1
 _END_BITS = 20
 _END_MASK = (1 << _END_BITS) - 1
-_MAX_BUCKET_SHIFT = 20
-# wide buckets: considered above _WIDE_MIN_FINE noise-wide buckets, at most
-# _WIDE_BUCKETS of them (3 int64 arrays of that length fit in a 512 KB L2 cache); a
-# slot then stores its sub-bucket in the wide bucket (< 2**_FINE_BITS, the bits above
-# the code) instead of the group offset
-_WIDE_MIN_FINE = 1 << 14
-_WIDE_BUCKETS = 1 << 14
+# wide buckets (window.WIDE_MIN_FINE, window.WIDE_BUCKETS): a slot then stores its
+# sub-bucket in the wide bucket (< 2**_FINE_BITS, the bits above the code) instead of
+# the group offset
 _FINE_BITS = 23
 _WIDE_FILL_MIN = 1 << 12
 _WIDE_FILL_FACTOR = 16
-
-
-def exact_inverse(s):
-    """1/s when s is a power of two whose inverse is a finite float (then exactly
-    a power of two too), else 0.0: ``discretize`` multiplies by it instead of
-    dividing by s."""
-    s = float(s)
-    if not (math.isfinite(s) and s > 0.0) or math.frexp(s)[0] != 0.5:
-        return 0.0
-    inv = 1.0 / s
-    if not math.isfinite(inv) or inv * s != 1.0 or math.frexp(inv)[0] != 0.5:
-        return 0.0
-    return inv
-
-
-@njit(cache=CACHE, nogil=True)
-def discretize(w, sgn, s, inv):
-    """The integer key floor(sgn * w / s); score = s * key.
-
-    ``inv`` is ``exact_inverse(s)``. The quotient is one correctly rounded
-    operation (no fastmath): y * inv when inv != 0, else y / s. Both round the
-    same real number y / s once (inv is exactly 1/s), so the key is bit-identical
-    either way, and the product costs a few cycles where a division costs ~13 (it
-    is on every edge event of the update loop). With a power-of-two s the quotient
-    is exact but for an underflow: a negative quotient below 2**-1075 in
-    magnitude rounds to -0.0, whose floor would be 0 instead of -1. The privacy
-    calibration (``privacy.discretized_sensitivity``) relies on keys being exact
-    there and within 1/4 otherwise (|w / s| < 2**52, checked by ``gq_build``).
-    """
-    y = sgn * w
-    if inv != 0.0:
-        x = y * inv
-    else:
-        x = y / s
-    if x == 0.0 and y < 0.0:
-        return np.int64(-1)
-    return np.int64(math.floor(x))
 
 
 @jit_only
@@ -316,20 +281,6 @@ def gq_key(lay, keys, g):
 # the filtered loops list the hits of a row in chunks of this many entries
 _CHUNK = 1024
 
-
-@jit_only(inline="always")
-def _score_floor(kmin, first, bshift, s):
-    """A score y such that every edge whose bucket is >= ``first`` has sgn * w >= y.
-
-    Such an edge has key >= K0 = kmin + first * 2**bshift, so y / s > K0 - 1 (the
-    quotient is correctly rounded and |y / s| < 2**62; exact for a power-of-two s).
-    K0 * s is computed in floating point (K0 may not be representable), so the
-    bound is lowered by 2 s and by 2**-40 of the operands' magnitude, far more than
-    their rounding. It only filters: the caller still computes each passing key.
-    """
-    base = np.float64(kmin)
-    span = np.float64(first) * 2.0 ** bshift  # exact: a power-of-two scaling
-    return (base + span) * s - 2.0 * s - (abs(base) + span) * s * 2.0 ** -40
 
 
 @jit_only(inline="always")
@@ -654,6 +605,8 @@ def gq_join(lay, cut, v, visited):
 # ~10-20 below the top of the cut (sigma = 2), while every bucket sized costs the
 # pass a key per edge it holds
 _SIZE_MIN = 8
+# the validation's window counts at least the _SIZE_MIN top buckets, whatever their alignment
+assert WINDOW_BINS >= (_SIZE_MIN + 2) << WINDOW_FINE_BITS
 # ... and with wide buckets at least the top ones that hold about 1/_WIDE_SIZE_SHARE
 # of the edges (estimated from the crowding test's sample, ``QueueLayout.min_sized``).
 # A wide bucket is 1/16,384 of the key range, far wider than the noise, so how deep
@@ -711,247 +664,6 @@ def _size_buckets(lay, st, cut, W, lo):
         raise AssertionError("_size_buckets: the regions overflow the slot pool")
     st.sized[0] = lo
     st.sized[1] = top
-
-
-# ----------------------------------------------------------------------------
-# The top window: the top buckets' sizes, counted by the validation pass
-# ----------------------------------------------------------------------------
-
-TopWindow = namedtuple("TopWindow", ["ring", "state", "scale"])
-TopWindow.__doc__ = """A running histogram of the highest keys of a dense matrix.
-
-``graph._dense_scan`` fills it while it validates W, so that ``gq_build`` can
-size the top buckets (what a release's first materialization needs, and on the
-benchmark all it needs) without a sizing pass over W of its own: that pass cost
-0.3-0.4x the floor. Keys are counted in *fine bins* of 2**fine_shift keys,
-aligned at multiples of it, so the counts need neither kmin nor the bucket layout,
-which are known only after the pass. A bucket's capacity is the sum of the fine
-bins it overlaps: an upper bound of its edges (its end bins may be shared), which
-is all a capacity must be.
-
-ring : int64 (_WINDOW_RING,)
-    The edge counts of the fine bins top - bins + 1 .. top (the window); bin f at
-    ring[f & (_WINDOW_RING - 1)]. Bins below the window are not counted.
-state : int64 (5,)
-    (top: the highest fine bin seen, fine_shift (-1: no window, nothing is
-    counted), seen: 1 once a bin was counted, complete: 1 once every entry of the
-    strict upper triangle went through the window, bins: the window's length,
-    _WINDOW_BINS). When the first tile's keys alone would make wide buckets, the
-    first ``window_add`` widens the bins to half a wide bucket of that range and
-    the window to _WINDOW_BINS_WIDE of them, before counting anything.
-scale : float64 (3,)
-    (sgn, s, inv) of the keys, as ``discretize`` takes them.
-"""
-
-_WINDOW_FINE_BITS = 3  # a noise-wide bucket (2**bshift keys) is 8 fine bins
-_WINDOW_BINS = 80  # 10 noise-wide buckets: the _SIZE_MIN top ones, whatever their alignment
-# wide buckets: bins of half a wide bucket of the first tile's key range, 1000 of them
-# (~500 buckets, about 3% of the range: the depth _WIDE_SIZE_SHARE aims at)
-_WINDOW_BINS_WIDE = 1000
-_WINDOW_RING = 1024
-_WINDOW_FULL_TILE = 1024  # entries of a first tile that decides its bins by its crowding
-assert _WINDOW_BINS_WIDE <= _WINDOW_RING and _WINDOW_RING & (_WINDOW_RING - 1) == 0
-assert _WINDOW_BINS >= (_SIZE_MIN + 2) << _WINDOW_FINE_BITS
-
-
-def top_window(sgn, s, r, sigma):
-    """An empty :class:`TopWindow` for the queue ``gq_build(graph, sgn, s, r, sigma)``
-    will build: fine bins of an eighth of its noise-wide buckets. Public inputs only."""
-    fine_shift = -1
-    if sigma >= 0:
-        fine_shift = max(_bucket_shift(np.int64(2) ** 62, r, sigma) - _WINDOW_FINE_BITS, 0)
-    return TopWindow(
-        ring=np.zeros(_WINDOW_RING, dtype=np.int64),
-        state=np.array([0, fine_shift, 0, 0, _WINDOW_BINS], dtype=np.int64),
-        scale=np.array([sgn, s, exact_inverse(s)], dtype=np.float64),
-    )
-
-
-# shared by every validation without a window: never written (fine_shift -1; a
-# read-only ring would be another type, so another compilation of the scan)
-NO_WINDOW = TopWindow(np.zeros(_WINDOW_RING, dtype=np.int64),
-                      np.array([0, -1, 0, 0, _WINDOW_BINS], dtype=np.int64), np.array([-1.0, 1.0, 1.0]))
-
-
-@njit(cache=CACHE, nogil=True)
-def window_threshold(state, scale):
-    """A score below which no entry can enter the window: every entry scoring at
-    least this must go to :func:`window_add` (+inf without a window, -inf before
-    the first bin)."""
-    if state[1] < 0:
-        return np.inf
-    if state[2] == 0:
-        return -np.inf
-    bottom = (state[0] - state[4] + 1) << state[1]  # its lowest key
-    return _score_floor(bottom, np.int64(0), np.int64(0), scale[1])
-
-
-@jit_only(inline="always")
-def _window_key(w, sgn, s, inv):
-    """(whether w's key converts, the key): quotients that are not finite or reach 2**62
-    are skipped by the window (the scan refuses the first, ``gq_build`` the second)."""
-    y = sgn * w
-    x = y * inv if inv != 0.0 else y / s
-    if not abs(x) < 2.0 ** 62:
-        return False, np.int64(0)
-    return True, discretize(w, sgn, s, inv)
-
-
-@njit(cache=CACHE, nogil=True)
-def _wide_shift(span, bshift):
-    """log2 of the width of the wide buckets over keys spanning ``span`` + 1: the
-    smallest shift >= bshift that makes at most _WIDE_BUCKETS of them."""
-    wshift = bshift
-    while (span >> wshift) + 1 > _WIDE_BUCKETS:
-        wshift += 1
-    return wshift
-
-
-@jit_only
-def _window_for_wide(state, scale, hitw, k):
-    """At the window's first tile (every entry listed): when the tile's key range
-    alone spans more than _WIDE_MIN_FINE noise-wide buckets, the queue will have wide
-    buckets, and the window counts bins of half a wide bucket of that range instead
-    (``state[1]``), ``_WINDOW_BINS_WIDE`` of them (``state[4]``), unless over an eighth
-    of a large tile falls in that window. A wider final range makes wider buckets, each
-    the sum of more bins: the capacities stay upper bounds. Speed only."""
-    sgn, s, inv = scale[0], scale[1], scale[2]
-    lo = np.int64(2) ** 62
-    hi = -lo
-    for t in range(k):
-        ok, key = _window_key(hitw[t], sgn, s, inv)
-        if ok:
-            lo = min(lo, key)
-            hi = max(hi, key)
-    if hi < lo:
-        return
-    span = hi - lo  # K - 1
-    if (span >> (state[1] + _WINDOW_FINE_BITS)) + 1 <= _WIDE_MIN_FINE:
-        return
-    fsh = _wide_shift(span, state[1] + _WINDOW_FINE_BITS) - 1  # as gq_build widens the buckets
-    # a crowded top (most keys near the highest, a few far below: likely a crowded
-    # layout, not a wide one) would make the validation key most entries: keep the
-    # fine bins when over an eighth of a full tile lands in the wide window (a matrix
-    # of a few tiles costs nothing either way)
-    top = hi >> fsh
-    inside = 0
-    valid = 0
-    for t in range(k):
-        ok, key = _window_key(hitw[t], sgn, s, inv)
-        valid += ok
-        inside += ok and (key >> fsh) > top - _WINDOW_BINS_WIDE
-    if valid >= _WINDOW_FULL_TILE and 8 * inside > valid:
-        return
-    state[1] = fsh
-    state[4] = _WINDOW_BINS_WIDE
-
-
-@njit(cache=CACHE, nogil=True)
-def window_add(ring, state, scale, hitw, k):
-    """Count the weights hitw[:k] (entries that passed ``window_threshold``) in their fine
-    bins, sliding the window up to the highest. Per validation tile, not per entry.
-
-    Weights whose quotient is not finite or reaches 2**62 are skipped: the scan
-    refuses the first, ``gq_build`` the second, and their keys would not convert.
-    """
-    sgn, s, inv = scale[0], scale[1], scale[2]
-    if state[1] < 0:
-        return
-    top = state[0]
-    seen = state[2]
-    if seen == 0:
-        _window_for_wide(state, scale, hitw, k)
-    fsh = state[1]
-    bins = state[4]
-    mask = _WINDOW_RING - 1
-    for t in range(k):
-        ok, key = _window_key(hitw[t], sgn, s, inv)
-        if not ok:
-            continue
-        f = key >> fsh
-        if seen == 0:
-            top = f
-            seen = 1
-        elif f > top:
-            # the slots of bins top + 1 .. f held bins below the window: clear them
-            for g in range(max(top + 1, f - _WINDOW_RING + 1), f + 1):
-                ring[g & mask] = 0
-            top = f
-        if f > top - bins:
-            ring[f & mask] += 1
-    state[0] = top
-    state[2] = seen
-
-
-def window_fork(window):
-    """A window that counts another part of the matrix in ``window``'s bins: the same
-    state (top, bins, length: decided by the first tile, so fork after it), an empty
-    ring. The validation threads each fill one; :func:`window_join` adds them up.
-    Without a window (``NO_WINDOW``, never written) the window itself."""
-    if window.state[1] < 0:
-        return window
-    return TopWindow(np.zeros_like(window.ring), window.state.copy(), window.scale)
-
-
-def window_join(window, forks):
-    """Add the counts of ``forks`` (from :func:`window_fork`) into ``window``.
-
-    Exact: each window counts its own entries exactly in the bins of its own range
-    (its top - length + 1 .. its top), and holds none above its top. The joined top is
-    the highest; every bin of the joined range lies at or above each part's bottom, and
-    a part counts 0 there above its own top. Per pass, not per entry."""
-    state = window.state
-    parts = [w for w in (window, *forks) if w.state[2]]
-    if state[1] < 0 or not parts:
-        return
-    bins = int(state[4])
-    top = max(int(w.state[0]) for w in parts)
-    f = np.arange(top - bins + 1, top + 1)
-    total = np.zeros(bins, dtype=np.int64)
-    for w in parts:
-        total += np.where(f <= w.state[0], w.ring[f & (_WINDOW_RING - 1)], 0)
-    window.ring[f & (_WINDOW_RING - 1)] = total  # after every read: the parts may share slots
-    state[0] = top
-    state[2] = 1
-
-
-def _window_capacities(window, kmin, bshift, B, m):
-    """Capacities (spare slot included) of the top buckets b_lo .. B - 1 from a complete
-    ``window``: returns (b_lo, caps, extra), or None when the window covers none or
-    its bounds would not fit a pool of m + B slots (bins much wider than the buckets,
-    each of which gets whole bins: a crowded range after a wide-looking first tile).
-    ``extra``: by how many slots the capacities may exceed the edges they hold (the
-    counts of bins they share), which the pool needs on top of m + B for the buckets
-    sized exactly later. Keys are below 2**62, so int64 holds every bound."""
-    ring, state = window.ring, window.state
-    top, fsh, seen, complete, bins = (int(x) for x in state)
-    if fsh < 0 or not complete or not seen:
-        return None
-    bottom = top - bins + 1
-    width = 1 << int(bshift)
-    kmin = int(kmin)
-    # the buckets whose lowest key's bin is in the window: b >= ((bottom << fsh) - kmin) / width
-    b_lo = max(-((kmin - (bottom << fsh)) // width), 0)
-    if b_lo >= B:
-        return None
-    klo = kmin + np.arange(b_lo, B, dtype=np.int64) * width
-    flo = klo >> fsh
-    fhi = np.minimum((klo + (width - 1)) >> fsh, top)
-    # edges in bins bottom .. f - 1: within[f - bottom]
-    within = np.zeros(bins + 1, dtype=np.int64)
-    np.cumsum(ring[np.arange(bottom, top + 1) & (_WINDOW_RING - 1)], out=within[1:])
-    caps = 1 + within[fhi - bottom + 1] - within[flo - bottom]
-    total = int(caps.sum())
-    if total > m + B:
-        return None
-    first_whole = -((-(kmin + b_lo * width)) >> fsh)  # the lowest bin inside the sized range
-    surely = int(within[bins] - within[first_whole - bottom])
-    extra = total - len(caps) - surely
-    if extra > _extra_max(m):  # keeps the slot store within queue_memory_bytes
-        return None
-    return b_lo, caps, extra
-
-
 @jit_only
 def gq_materialize(lay, keys, counts, st, cut, W, b_need):
     """Make bucket ``b_need`` (and at least as many buckets again as are already
@@ -1102,20 +814,6 @@ def gq_take(lay, st, W, b, lo, hi, count, active, visited, rng):
 # ----------------------------------------------------------------------------
 # construction
 # ----------------------------------------------------------------------------
-
-def _bucket_shift(G, r, sigma):
-    """log2 of the bucket width: the widest bucket whose key span r * (2**bshift - 1) <= sigma.
-
-    Such buckets are resolved whole by the sampler (in direct mode their span is
-    exactly that), so a wider one saves draws and a narrower one keeps the
-    expected number of extra candidates per bucket below e**sigma - 1.
-    """
-    cap = min(_MAX_BUCKET_SHIFT, max(int(G - 1).bit_length(), 0))
-    bshift = 0
-    while bshift < cap and r * np.float64((1 << (bshift + 1)) - 1) <= sigma:
-        bshift += 1
-    return bshift
-
 
 # below this many buckets a scan of the bucket counts (from the top for the best
 # bucket, which stops at once on most steps) is cheaper than keeping a second layer
@@ -1288,12 +986,6 @@ def _key_range(graph, sgn, s):
     inv = exact_inverse(s)
     keys = sorted((int(discretize(graph.wmin, sgn, s, inv)), int(discretize(graph.wmax, sgn, s, inv))))
     return keys[0], keys[1]
-
-
-def _extra_max(m):
-    """The most slots past m + B that a window's capacities may add (``_window_capacities``
-    gives up beyond it: speed only), so that the slot store's size is public."""
-    return m // 64 + 4096
 
 
 def queue_memory_bytes(n, m, dense, stored=None):

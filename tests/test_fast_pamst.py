@@ -15,7 +15,7 @@ import pytest
 import scipy.sparse as sp
 
 import fastpamst_nb as fp
-from fastpamst_nb import queue
+from fastpamst_nb import queue, window as topwin
 from fastpamst_nb.api import DEFAULT_BUCKET_WIDTH, DEFAULT_THETA, _fast_pamst_graph
 from fastpamst_nb.graph import as_graph
 from fastpamst_nb.queue import gq_build
@@ -105,8 +105,8 @@ def released_counts(weights, rho, sensitivity, discretization, *, noise="exponen
     s = sensitivity if discretization is None else discretization
     win = None
     if window:
-        r = fp.privacy.fast_pamst_rate(rho, sensitivity, weights.shape[0], s, noise) * s
-        win = queue.top_window(1.0 if maximum else -1.0, s, r, bucket_width)
+        r = fp.privacy.fast_pamst_key_rate(rho, sensitivity, weights.shape[0], s, noise)  # as the release's
+        win = topwin.top_window(1.0 if maximum else -1.0, s, r, bucket_width)
     graph = as_graph(weights, window=win)  # validated once; the loop runs the release itself
     counts = {}
     stats = None
@@ -273,15 +273,16 @@ def test_a_release_is_the_same_whatever_the_validation_threads(noise, monkeypatc
     A = np.triu(rng.random((1100, 1100)), 1)
     W = A + A.T
     s = privacy.default_discretization(1e-5)
-    r = privacy.fast_pamst_rate(0.1, 1e-5, 1100, s, noise) * s
+    # the exponential queue's window (what the validation fills, whichever noise releases)
+    r = privacy.fast_pamst_key_rate(0.1, 1e-5, 1100, s)
     trees, windows = [], []
     for workers in (1, 2, 3):
         monkeypatch.setattr(threads, "thread_count", lambda workers=workers: workers)
         trees.append(fp.fast_pamst(W, rho=0.1, sensitivity=1e-5, rng=4, noise=noise).edges)
-        win = queue.top_window(-1.0, s, r, DEFAULT_BUCKET_WIDTH)
+        win = topwin.top_window(-1.0, s, r, DEFAULT_BUCKET_WIDTH)
         as_graph(W, window=win)
-        top, length = int(win.state[0]), int(win.state[4])
+        top, length = int(win.state[topwin.WIN_TOP]), int(win.state[topwin.WIN_BINS])
         windows.append((win.state.tolist(), win.ring[np.arange(top - length + 1, top + 1) & 1023].tolist()))
-    assert windows[0][0][3] == 1 and sum(windows[0][1]) > 0
+    assert windows[0][0][topwin.WIN_COMPLETE] == 1 and sum(windows[0][1]) > 0
     assert windows[1] == windows[0] and windows[2] == windows[0]
     assert np.array_equal(trees[0], trees[1]) and np.array_equal(trees[0], trees[2])

@@ -25,11 +25,12 @@ import scipy.stats
 from numba import njit
 
 import fastpamst_nb as fp
-from fastpamst_nb import api, queue
+from fastpamst_nb import api, queue, window as topwin
 from fastpamst_nb.api import DEFAULT_BUCKET_WIDTH, DEFAULT_THETA
 from fastpamst_nb.graph import as_graph
 from fastpamst_nb.privacy import discretized_sensitivity
-from fastpamst_nb.queue import discretize, exact_inverse, gq_build
+from fastpamst_nb.keys import discretize, exact_inverse, score_floor
+from fastpamst_nb.queue import gq_build
 from fastpamst_nb import gumbel, philox
 from fastpamst_nb.sampler import (
     ST_BOTTOM_CALLS,
@@ -217,12 +218,12 @@ def test_keys_near_2_53_and_underflow():
 
 @njit
 def _score_floor_jit(kmin, first, bshift, s):
-    return queue._score_floor(kmin, first, bshift, s)
+    return score_floor(kmin, first, bshift, s)
 
 
 @pytest.mark.parametrize("s", [2.0 ** -20, 1.0, 2.0 ** 30, 0.1, 0.75, 1e-5])
 def test_score_floor_admits_every_edge_of_the_materialized_buckets(s):
-    # the plain update loop reads an edge only when sgn * w >= _score_floor(...): every
+    # the plain update loop reads an edge only when sgn * w >= score_floor(...): every
     # w whose key reaches the first materialized bucket must pass, at every magnitude
     limit = 2 ** 52 if math.frexp(s)[0] != 0.5 else 2 ** 62
     rng = np.random.default_rng(3)
@@ -460,10 +461,10 @@ def test_wide_buckets_sized_by_the_validation_window(name):
     W, sensitivity, disc, lam = HARD[name]
     s = sensitivity if disc is None else disc
     rho = _rho_for_rate(lam, sensitivity, s, W.shape[0], noise)
-    rate = fp.privacy.fast_pamst_rate(rho, sensitivity, W.shape[0], s, noise) * s
-    win = queue.top_window(-1.0, s, rate, DEFAULT_BUCKET_WIDTH)
-    q = gq_build(as_graph(W, window=win), -1.0, s, rate, DEFAULT_BUCKET_WIDTH, win)
-    assert int(win.state[4]) == queue._WINDOW_BINS_WIDE
+    key_rate = fp.privacy.fast_pamst_key_rate(rho, sensitivity, W.shape[0], s, noise)  # lam * s
+    win = topwin.top_window(-1.0, s, key_rate, DEFAULT_BUCKET_WIDTH)
+    q = gq_build(as_graph(W, window=win), -1.0, s, key_rate, DEFAULT_BUCKET_WIDTH, win)
+    assert int(win.state[topwin.WIN_BINS]) == topwin._WINDOW_BINS_WIDE
     assert q.layout.wide and int(q.store.sized[0]) < q.layout.n_buckets
     _hard_check(name, noise, DEFAULT_THETA, DEFAULT_BUCKET_WIDTH, window=True)
 

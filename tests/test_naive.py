@@ -449,8 +449,8 @@ def test_softmax_reference_is_exact_for_scores_near_2_53():
 
 
 def test_discretized_scores_use_the_exact_floor_when_the_quotient_underflows():
-    # -5e-324 / 2 rounds to -0.0; its exact floor is -1, as in queue.discretize
-    from fastpamst_nb.queue import discretize, exact_inverse
+    # -5e-324 / 2 rounds to -0.0; its exact floor is -1, as in keys.discretize
+    from fastpamst_nb.keys import discretize, exact_inverse
 
     w = np.array([5e-324, 0.0, 1.0])
     assert naive.discretized_scores(w, 2.0).tolist() == [-2.0, 0.0, -2.0]

@@ -13,7 +13,8 @@ import pytest
 import fastpamst_nb as fp
 from fastpamst_nb import core, privacy
 from fastpamst_nb.api import DEFAULT_BUCKET_WIDTH
-from fastpamst_nb.queue import _DIRECT_SLACK, _bucket_shift, queue_memory_bytes
+from fastpamst_nb.keys import bucket_shift_for
+from fastpamst_nb.queue import _DIRECT_SLACK, queue_memory_bytes
 
 
 def uniform(n, seed):
@@ -40,7 +41,7 @@ def _layout_pair(n, rho, delta):
     r = privacy.fast_pamst_key_rate(rho, delta, n, s)
     m = n * (n - 1) // 2
     T = m // 4 + _DIRECT_SLACK  # the most buckets addressed directly
-    bshift = _bucket_shift(1 << 40, r, DEFAULT_BUCKET_WIDTH)
+    bshift = bucket_shift_for(1 << 40, r, DEFAULT_BUCKET_WIDTH)
     # the far edge's key spans (T << bshift) - 8 keys below 0: T buckets; + delta (16 keys) T + 1
     x = s * ((T << bshift) - 8.5)
     W = uniform(n, 0)
@@ -194,14 +195,17 @@ def test_privacy_functions_at_the_extremes():
     for rho in values:
         for d in values:
             for n in ns:
-                for noise in ("exponential", "gumbel"):
-                    for f in (privacy.pamst_rate, privacy.fast_pamst_rate, privacy.fast_pamst_key_rate):
-                        out = _check(lambda: f(rho, d, n, noise=noise))
-                        assert out == "refused" or _usable(out), (f.__name__, rho, d, n, out)
-                        seen += out != "refused"
-                    for s in (None, 5e-324, 1e-300, 1.0, 1e300, math.inf, math.nan, 0.0, -1.0):
-                        out = _check(lambda: privacy.fast_pamst_key_rate(rho, d, n, s, noise))
-                        assert out == "refused" or _usable(out), (rho, d, n, s, out)
+                # the engines' rates: PAMST's two noises, the gumbel release's, Fast-PAMST's
+                # exponential (its gumbel option, the retired discretized engine, is deprecated)
+                for f, noise in ((privacy.pamst_rate, "exponential"), (privacy.pamst_rate, "gumbel"),
+                                 (privacy.gumbel_rate, None), (privacy.fast_pamst_rate, "exponential"),
+                                 (privacy.fast_pamst_key_rate, "exponential")):
+                    out = _check(lambda: f(rho, d, n) if noise is None else f(rho, d, n, noise=noise))
+                    assert out == "refused" or _usable(out), (f.__name__, rho, d, n, out)
+                    seen += out != "refused"
+                for s in (None, 5e-324, 1e-300, 1.0, 1e300, math.inf, math.nan, 0.0, -1.0):
+                    out = _check(lambda: privacy.fast_pamst_key_rate(rho, d, n, s))
+                    assert out == "refused" or _usable(out), (rho, d, n, s, out)
                 for f in (privacy.gaussian_sigma, privacy.paper_gaussian_sigma):
                     out = _check(lambda: f(rho, d, n))
                     assert out == "refused" or _usable(out), (f.__name__, rho, d, n, out)

@@ -1,6 +1,7 @@
 """Privacy accounting: the calibration table of docs/design.rst and the zCDP conversions."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -22,14 +23,32 @@ def test_rates_match_the_table():
                                                                     rel=1e-15)
     assert privacy.fast_pamst_rate(rho, delta_, n, delta_) == pytest.approx(math.sqrt(0.06) / 0.08, rel=1e-15)
     assert privacy.fast_pamst_rate(rho, delta_, n, s) == pytest.approx(math.sqrt(0.06) / 0.05, rel=1e-15)
-    assert privacy.fast_pamst_rate(rho, delta_, n, s, "gumbel") == pytest.approx(math.sqrt(0.24) / 0.05, rel=1e-15)
-    # the exponential mechanism's bounded-range accounting doubles the rate
-    assert privacy.fast_pamst_rate(rho, delta_, n, noise="gumbel") == pytest.approx(
-        2 * privacy.fast_pamst_rate(rho, delta_, n), rel=1e-15)
+    # the gumbel release: the exponential mechanism on the raw weights, whose
+    # bounded-range accounting doubles PAMST's exponential rate (no step, no D_s)
+    assert privacy.gumbel_rate(rho, delta_, n) == pytest.approx(math.sqrt(0.24) / 0.04, rel=1e-15)
+    assert privacy.gumbel_rate(rho, delta_, n) == privacy.pamst_rate(rho, delta_, n, "gumbel")
     assert privacy.gaussian_sigma(rho, delta_, 55) == pytest.approx(0.02 * math.sqrt(55 / 0.6), rel=1e-15)
     assert privacy.paper_gaussian_sigma(rho, delta_, n) == pytest.approx(math.sqrt(121 * 0.02 / 0.6), rel=1e-15)
     with pytest.raises(ValueError, match="n must be an int with 2 <= n"):
         privacy.pamst_rate(rho, delta_, 1)  # no selection: no rate, never an inf one
+
+
+def test_the_retired_discretized_gumbel_rates_warn_and_keep_their_value():
+    # fast_pamst_rate(noise="gumbel") was the discretized gumbel engine's rate; the
+    # gumbel release uses gumbel_rate: a DeprecationWarning names it, the value stays
+    rho, delta_, n, s = 0.3, 0.02, 11, 0.005
+    with pytest.warns(DeprecationWarning, match=r"privacy\.gumbel_rate"):
+        assert privacy.fast_pamst_rate(rho, delta_, n, s, "gumbel") == pytest.approx(math.sqrt(0.24) / 0.05,
+                                                                                     rel=1e-15)
+    with pytest.warns(DeprecationWarning, match=r'fast_pamst_key_rate\(noise="gumbel"\)'):
+        assert privacy.fast_pamst_key_rate(rho, delta_, n, s, noise="gumbel") == pytest.approx(
+            math.sqrt(0.24) / 0.05 * s, rel=1e-15)
+    with warnings.catch_warnings():  # the exponential rates (the engine's) do not warn
+        warnings.simplefilter("error")
+        privacy.fast_pamst_rate(rho, delta_, n, s)
+        privacy.fast_pamst_key_rate(rho, delta_, n, s, "exponential")
+    with pytest.raises(ValueError, match="noise must be"):  # a bad noise is refused, not warned about
+        privacy.fast_pamst_rate(rho, delta_, n, s, "laplace")
 
 
 @pytest.mark.parametrize("rho, delta, eps", [

@@ -14,8 +14,9 @@ import scipy.sparse as sp
 from numba import njit
 
 import naive
-from fastpamst_nb import graph, queue
+from fastpamst_nb import graph, queue, window as topwin
 from fastpamst_nb.graph import as_graph
+from fastpamst_nb.keys import bucket_shift_for
 from fastpamst_nb.queue import (
     ROOT, gq_build, gq_count, gq_join, gq_materialize, gq_select, gq_take, gq_take_cut, gq_top, gq_update,
     gq_update_csr,
@@ -163,30 +164,36 @@ def _many_cut_takes(q, W, pmax, rng, reps):
     return out
 
 
-# layouts sized lazily, whose top buckets the validation pass can size (a TopWindow)
-WINDOWED = ("direct-wide-buckets", "direct-fine-step", "layered", "wide")
+# layouts sized lazily, whose top buckets the validation pass can size (a TopWindow);
+# and a radix-sorted one, which the window does not size but whose first tile alone
+# spans enough noise-wide buckets to make the window's default rule go wide
+WINDOWED = ("direct-wide-buckets", "direct-fine-step", "layered", "wide", "compressed-groups")
 
 
 @pytest.mark.parametrize("layout,window", [(k, False) for k in LAYOUTS] + [(k, True) for k in WINDOWED])
 def test_queue_matches_a_naive_cut(layout, window, monkeypatch):
     build, s, r, bucket_width = LAYOUTS[layout]
+    wide_min_fine = None  # the queue's rule
     if layout in NO_WIDE:
-        # gq_build (a Python function) reads the module global at each call, so the patch
-        # acts there. The window's first-tile rule (_window_for_wide, a compiled kernel)
-        # froze the value at compile time and cannot see it: it is asserted below not to
-        # have widened the window's bins, so the frozen copy changes nothing here
-        monkeypatch.setattr(queue, "_WIDE_MIN_FINE", 1 << 62)
+        # wide buckets off: gq_build (a Python function) reads the module global at
+        # each call, so the patch acts there; the window's compiled rule would have
+        # frozen the global, so it is given the value (top_window's argument)
+        wide_min_fine = 1 << 62
+        monkeypatch.setattr(queue, "_WIDE_MIN_FINE", wide_min_fine)
     rng = np.random.default_rng(7)
     W = build(rng)
     if window:
         W = W + 0.37  # keys off the fine bins' alignment: shared end bins
-    win = queue.top_window(-1.0, s, r, bucket_width) if window else None
+    win = topwin.top_window(-1.0, s, r, bucket_width, wide_min_fine) if window else None
     graph = as_graph(W, window=win)
     q = gq_build(graph, -1.0, s, r, bucket_width, win)
     if window:  # the top buckets are sized at build, from the pass that validated W
-        assert win.state[3] == 1 and int(q.store.sized[0]) <= q.layout.n_buckets - queue._SIZE_MIN
-        if layout in NO_WIDE:  # the window kept its fine bins (wide ones: state[4] == _WINDOW_BINS_WIDE)
-            assert win.state[4] == queue._WINDOW_BINS
+        assert win.state[topwin.WIN_COMPLETE] == 1 and int(q.store.sized[0]) <= q.layout.n_buckets - queue._SIZE_MIN
+        # the window follows the queue's wide rule: wide bins exactly when the queue
+        # is wide (compressed-groups would have wide bins under the default rule)
+        wide_bins = int(win.state[topwin.WIN_BINS]) == topwin._WINDOW_BINS_WIDE
+        assert wide_bins == q.layout.wide
+        assert int(win.state[topwin.WIN_BINS]) == (topwin._WINDOW_BINS_WIDE if wide_bins else topwin.WINDOW_BINS)
     assert q.layout.wide == (layout == "wide")
     if layout == "layered":
         assert q.layout.layered
@@ -282,9 +289,10 @@ def test_queue_matches_a_naive_cut(layout, window, monkeypatch):
         to_join = np.bincount([g // width for e, g in group.items() if not any(visited[list(e)])],
                               minlength=B)
         bound = edges_per_bucket + 1
-        if window:
-            # a window-sized bucket may own the edges of the fine bins it shares at its ends
-            fsh, kmin = int(win.state[1]), int(q.layout.kmin)
+        if window and q.layout.direct:
+            # a window-sized bucket (direct keys: group g has key kmin + g) may own the
+            # edges of the fine bins it shares at its ends
+            fsh, kmin = int(win.state[topwin.WIN_FINE_SHIFT]), int(q.layout.kmin)
             fine = np.array([(g + kmin) >> fsh for g in group.values()])
             for bb in range(lo_sized, B):
                 lo_bin, hi_bin = (kmin + bb * width) >> fsh, (kmin + bb * width + width - 1) >> fsh
@@ -357,7 +365,7 @@ def test_wide_queue_sizes_its_walks_in_one_pass():
     n = 600
     W = _sym(np.random.default_rng(5), n, 1000.0)
     s = privacy.default_discretization(1e-5)
-    r = privacy.fast_pamst_rate(0.1, 1e-5, n, s) * s
+    r = privacy.fast_pamst_key_rate(0.1, 1e-5, n, s)
     q = gq_build(as_graph(W), -1.0, s, r, 2.0)
     lay = q.layout
     assert lay.wide and lay.n_buckets > 1000
@@ -415,15 +423,15 @@ def test_picks_are_uniform_over_active_members(restrict):
 @pytest.mark.parametrize("seed", range(8))
 def test_joined_window_forks_count_like_one_window(seed):
     # the validation threads each count their tile rows in a fork of the window
-    # (queue.window_fork); joined (queue.window_join) they must hold exactly what one
+    # (window.window_fork); joined (window.window_join) they must hold exactly what one
     # window fed every batch holds, over its whole range. The batches wander over
     # ~3000 fine bins, so each window slides by less than its ring as often as by more
     # (stale slots above a part's top must not be read)
     rng = np.random.default_rng(seed)
     s = 2.0 ** -10
-    one = queue.top_window(-1.0, s, 2.0 ** -6, 1.0)
-    main = queue.top_window(-1.0, s, 2.0 ** -6, 1.0)
-    fsh = int(one.state[1])
+    one = topwin.top_window(-1.0, s, 2.0 ** -6, 1.0)
+    main = topwin.top_window(-1.0, s, 2.0 ** -6, 1.0)
+    fsh = int(one.state[topwin.WIN_FINE_SHIFT])
 
     def batch():
         centre = int(rng.integers(0, 3000))  # in fine bins
@@ -432,18 +440,18 @@ def test_joined_window_forks_count_like_one_window(seed):
 
     first = batch()
     for w in (one, main):
-        queue.window_add(w.ring, w.state, w.scale, first, first.size)
-    forks = [queue.window_fork(main) for _ in range(int(rng.integers(1, 4)))]
+        topwin.window_add(w.ring, w.state, w.scale, first, first.size)
+    forks = [topwin.window_fork(main) for _ in range(int(rng.integers(1, 4)))]
     parts = [main, *forks]
     for _ in range(40):
         b = batch()
-        queue.window_add(one.ring, one.state, one.scale, b, b.size)
+        topwin.window_add(one.ring, one.state, one.scale, b, b.size)
         w = parts[int(rng.integers(len(parts)))]
-        queue.window_add(w.ring, w.state, w.scale, b, b.size)
-    queue.window_join(main, forks)
-    top, length = int(one.state[0]), int(one.state[4])
-    assert (int(main.state[0]), int(main.state[2])) == (top, 1)
-    mask = queue._WINDOW_RING - 1
+        topwin.window_add(w.ring, w.state, w.scale, b, b.size)
+    topwin.window_join(main, forks)
+    top, length = int(one.state[topwin.WIN_TOP]), int(one.state[topwin.WIN_BINS])
+    assert (int(main.state[topwin.WIN_TOP]), int(main.state[topwin.WIN_SEEN])) == (top, 1)
+    mask = topwin._WINDOW_RING - 1
     f = np.arange(top - length + 1, top + 1)
     assert np.array_equal(main.ring[f & mask], one.ring[f & mask])
     assert one.ring[f & mask].sum() > 0
@@ -479,10 +487,11 @@ def test_top_window_counts_the_top_bins_exactly(case, workers):
         sgn = 1.0
     if case == "float32":
         W = W.astype(np.float32)
-    win = queue.top_window(sgn, s, r, 1.0)
+    win = topwin.top_window(sgn, s, r, 1.0)
     assert graph._scan_dense(W, win, workers=workers)[0] == 0
-    top, fsh, seen, complete, length = (int(x) for x in win.state)
-    noise_fine = queue._bucket_shift(2 ** 62, r, 1.0) - 3
+    top, fsh, seen, complete, length = (int(win.state[i]) for i in (
+        topwin.WIN_TOP, topwin.WIN_FINE_SHIFT, topwin.WIN_SEEN, topwin.WIN_COMPLETE, topwin.WIN_BINS))
+    noise_fine = bucket_shift_for(2 ** 62, r, 1.0) - 3
     keys = np.floor(sgn * W[np.triu_indices(n, 1)].astype(np.float64) / s).astype(np.int64)
     # the first tile's keys decide: bins of half a wide bucket of their range (16,384
     # buckets of 2**w keys) when they span more than 16,384 noise-wide buckets
@@ -491,13 +500,13 @@ def test_top_window_counts_the_top_bins_exactly(case, workers):
     wide = (span >> (noise_fine + 3)) + 1 > 2 ** 14
     if wide:
         w = next(w for w in range(63) if (span >> w) + 1 <= 2 ** 14)
-        inside = np.count_nonzero((first >> (w - 1)) > (first.max() >> (w - 1)) - queue._WINDOW_BINS_WIDE)
-        wide = first.size < queue._WINDOW_FULL_TILE or 8 * inside <= first.size
+        inside = np.count_nonzero((first >> (w - 1)) > (first.max() >> (w - 1)) - topwin._WINDOW_BINS_WIDE)
+        wide = first.size < topwin._WINDOW_FULL_TILE or 8 * inside <= first.size
     if wide:
-        assert (fsh, length) == (w - 1, queue._WINDOW_BINS_WIDE)
+        assert (fsh, length) == (w - 1, topwin._WINDOW_BINS_WIDE)
         assert case in ("wide", "huge")
     else:
-        assert (fsh, length) == (noise_fine, queue._WINDOW_BINS)
+        assert (fsh, length) == (noise_fine, topwin.WINDOW_BINS)
         assert case not in ("wide", "huge")
     if case.startswith("wide"):
         q = gq_build(as_graph(W), sgn, s, r, 1.0, win)
@@ -508,4 +517,4 @@ def test_top_window_counts_the_top_bins_exactly(case, workers):
     bins = keys >> fsh
     assert top == bins.max()
     for f in range(top - length + 1, top + 1):
-        assert win.ring[f & (queue._WINDOW_RING - 1)] == np.count_nonzero(bins == f), f
+        assert win.ring[f & (topwin._WINDOW_RING - 1)] == np.count_nonzero(bins == f), f

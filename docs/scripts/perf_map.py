@@ -65,16 +65,16 @@ def main():
     n = args.n
     g = as_graph(bench.sparse_topology(n))
     s = privacy.default_discretization(DELTA)
-    rate = privacy.fast_pamst_rate(RHO, DELTA, n, s, "exponential") * s
+    key_rate = privacy.fast_pamst_key_rate(RHO, DELTA, n, s, "exponential")  # lam * s
 
     def prim_phase(seed):
-        q = queue.gq_build(g, -1, s, rate, api.DEFAULT_BUCKET_WIDTH)
+        q = queue.gq_build(g, -1, s, key_rate, api.DEFAULT_BUCKET_WIDTH)
         visited = np.zeros(n, np.bool_)
         edges = np.empty((n - 1, 2), np.int64)
         stats = np.zeros(sampler.N_STATS, np.int64)
         t0 = time.perf_counter()
         prim.prim_csr_private(q, g.indptr, g.indices, g.data, visited, edges, 0, n - 1, 0,
-                              rate, api.DEFAULT_THETA, api.DEFAULT_BUCKET_WIDTH,
+                              key_rate, api.DEFAULT_THETA, api.DEFAULT_BUCKET_WIDTH,
                               np.random.default_rng(seed), stats)
         return time.perf_counter() - t0
 

@@ -1,0 +1,307 @@
+"""The validation's top window: the highest keys of W, counted while W is validated.
+
+A release with ``noise="exponential"`` builds a grouped queue (``queue.gq_build``)
+whose sampler reads only the few buckets near the top of the cut. Their sizes,
+and whether the key range calls for wide buckets, are what the queue build needs
+to choose its layout and size its slot store. Rather than a second pass over W
+of its own, it reads them from a :class:`TopWindow` that the validation pass
+(``graph._dense_scan``) fills as it reads each tile: a running histogram of the
+highest keys, in fine bins that need neither the minimum key nor the bucket
+layout (known only after the pass). Speed only: any window, or none, gives the
+same releases.
+
+``top_window`` makes an empty window, ``window_threshold`` and ``window_add``
+are what the validation's compiled scan calls per tile, ``window_fork`` and
+``window_join`` split and merge it across the validation threads, and
+``window_capacities`` turns a complete window into the top buckets' capacities
+for ``gq_build``. The wide-bucket rule the window anticipates (``WIDE_MIN_FINE``,
+``WIDE_BUCKETS``, ``wide_shift``) is the queue's, kept here, below both.
+"""
+
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from .core import CACHE, jit_only
+from .keys import bucket_shift_for, discretize, exact_inverse, score_floor
+
+# the queue's wide buckets (queue.gq_build): considered above WIDE_MIN_FINE
+# noise-wide buckets, at most WIDE_BUCKETS of them (3 int64 arrays of that length
+# fit in a 512 KB L2 cache)
+WIDE_MIN_FINE = 1 << 14
+WIDE_BUCKETS = 1 << 14
+
+
+# the slots of TopWindow.state (documented there)
+WIN_TOP = 0
+WIN_FINE_SHIFT = 1
+WIN_SEEN = 2
+WIN_COMPLETE = 3
+WIN_BINS = 4
+WIN_WIDE_MIN = 5
+WIN_SLOTS = 6
+
+TopWindow = namedtuple("TopWindow", ["ring", "state", "scale"])
+TopWindow.__doc__ = """A running histogram of the highest keys of a dense matrix.
+
+``graph._dense_scan`` fills it while it validates W, so that ``gq_build`` can
+size the top buckets (what a release's first materialization needs, and on the
+benchmark all it needs) without a sizing pass over W of its own (measured in
+docs/design.rst, Lazy materialization). Keys are counted in *fine bins* of
+2**fine_shift keys, aligned at multiples of it, so the counts need neither kmin
+nor the bucket layout, which are known only after the pass. A bucket's capacity
+is the sum of the fine bins it overlaps: an upper bound of its edges (its end
+bins may be shared), which is all a capacity must be.
+
+ring : int64 (_WINDOW_RING,)
+    The edge counts of the fine bins top - bins + 1 .. top (the window); bin f at
+    ring[f & (_WINDOW_RING - 1)]. Bins below the window are not counted.
+state : int64 (WIN_SLOTS,)
+    Indexed by the module's constants: ``WIN_TOP`` the highest fine bin seen,
+    ``WIN_FINE_SHIFT`` the log2 of a bin's width in keys (-1: no window, nothing
+    is counted), ``WIN_SEEN`` 1 once a bin was counted, ``WIN_COMPLETE`` 1 once
+    every entry of the strict upper triangle went through the window,
+    ``WIN_BINS`` the window's length (WINDOW_BINS), ``WIN_WIDE_MIN`` the number
+    of noise-wide buckets above which the queue makes wide ones (WIDE_MIN_FINE,
+    unless ``top_window`` was given another). When the first tile's keys alone
+    would make wide buckets, the first ``window_add`` widens the bins to half a
+    wide bucket of that range and the window to _WINDOW_BINS_WIDE of them, before
+    counting anything.
+scale : float64 (3,)
+    (sgn, s, inv) of the keys, as ``discretize`` takes them.
+"""
+
+WINDOW_FINE_BITS = 3  # a noise-wide bucket (2**bshift keys) is 8 fine bins
+WINDOW_BINS = 80  # 10 noise-wide buckets: the queue._SIZE_MIN top ones, whatever their alignment
+# wide buckets: bins of half a wide bucket of the first tile's key range, 1000 of them
+# (~500 buckets, about 3% of the range: the depth queue._WIDE_SIZE_SHARE aims at)
+_WINDOW_BINS_WIDE = 1000
+_WINDOW_RING = 1024
+_WINDOW_FULL_TILE = 1024  # entries of a first tile that decides its bins by its crowding
+assert _WINDOW_BINS_WIDE <= _WINDOW_RING and _WINDOW_RING & (_WINDOW_RING - 1) == 0
+
+
+def _empty_state(fine_shift, wide_min_fine):
+    """The state of a window that has counted nothing, with bins of 2**fine_shift keys."""
+    state = np.zeros(WIN_SLOTS, dtype=np.int64)
+    state[WIN_FINE_SHIFT] = fine_shift
+    state[WIN_BINS] = WINDOW_BINS
+    state[WIN_WIDE_MIN] = wide_min_fine
+    return state
+
+
+def top_window(sgn, s, r, bucket_width, wide_min_fine=None):
+    """An empty :class:`TopWindow` for the queue ``gq_build(graph, sgn, s, r, bucket_width)``
+    will build: fine bins of an eighth of its noise-wide buckets. Public inputs only.
+
+    ``wide_min_fine``: above how many noise-wide buckets the queue will make wide
+    ones, None for the queue's rule (WIDE_MIN_FINE, read at this call). The window's
+    compiled rule takes it from the state, not from the module global, which numba
+    would have frozen at compile time: a caller that builds its queue under another
+    rule (a test turning wide buckets off) passes it here.
+    """
+    if wide_min_fine is None:
+        wide_min_fine = WIDE_MIN_FINE
+    fine_shift = -1
+    if bucket_width >= 0:
+        fine_shift = max(bucket_shift_for(np.int64(2) ** 62, r, bucket_width) - WINDOW_FINE_BITS, 0)
+    return TopWindow(
+        ring=np.zeros(_WINDOW_RING, dtype=np.int64),
+        state=_empty_state(fine_shift, wide_min_fine),
+        scale=np.array([sgn, s, exact_inverse(s)], dtype=np.float64),
+    )
+
+
+# shared by every validation without a window: never written (fine_shift -1; a
+# read-only ring would be another type, so another compilation of the scan)
+NO_WINDOW = TopWindow(np.zeros(_WINDOW_RING, dtype=np.int64), _empty_state(-1, WIDE_MIN_FINE),
+                      np.array([-1.0, 1.0, 1.0]))
+
+
+@njit(cache=CACHE, nogil=True)
+def window_threshold(state, scale):
+    """A score below which no entry can enter the window: every entry scoring at
+    least this must go to :func:`window_add` (+inf without a window, -inf before
+    the first bin)."""
+    if state[WIN_FINE_SHIFT] < 0:
+        return np.inf
+    if state[WIN_SEEN] == 0:
+        return -np.inf
+    bottom = (state[WIN_TOP] - state[WIN_BINS] + 1) << state[WIN_FINE_SHIFT]  # its lowest key
+    return score_floor(bottom, np.int64(0), np.int64(0), scale[1])
+
+
+@jit_only(inline="always")
+def _window_key(w, sgn, s, inv):
+    """(whether w's key converts, the key): quotients that are not finite or reach 2**62
+    are skipped by the window (the scan refuses the first, ``gq_build`` the second)."""
+    y = sgn * w
+    x = y * inv if inv != 0.0 else y / s
+    if not abs(x) < 2.0 ** 62:
+        return False, np.int64(0)
+    return True, discretize(w, sgn, s, inv)
+
+
+@njit(cache=CACHE, nogil=True)
+def wide_shift(span, bshift):
+    """log2 of the width of the wide buckets over keys spanning ``span`` + 1: the
+    smallest shift >= bshift that makes at most WIDE_BUCKETS of them."""
+    wshift = bshift
+    while (span >> wshift) + 1 > WIDE_BUCKETS:
+        wshift += 1
+    return wshift
+
+
+@jit_only
+def _window_for_wide(state, scale, hitw, k, wide_min_fine):
+    """At the window's first tile (every entry listed): when the tile's key range
+    alone spans more than ``wide_min_fine`` noise-wide buckets (the queue's
+    WIDE_MIN_FINE, passed from ``state[WIN_WIDE_MIN]``), the queue will have wide
+    buckets, and the window counts bins of half a wide bucket of that range instead
+    (``state[WIN_FINE_SHIFT]``), ``_WINDOW_BINS_WIDE`` of them (``state[WIN_BINS]``),
+    unless over an eighth of a large tile falls in that window. A wider final range
+    makes wider buckets, each the sum of more bins: the capacities stay upper
+    bounds. Speed only."""
+    sgn, s, inv = scale[0], scale[1], scale[2]
+    lo = np.int64(2) ** 62
+    hi = -lo
+    for t in range(k):
+        ok, key = _window_key(hitw[t], sgn, s, inv)
+        if ok:
+            lo = min(lo, key)
+            hi = max(hi, key)
+    if hi < lo:
+        return
+    span = hi - lo  # K - 1
+    if (span >> (state[WIN_FINE_SHIFT] + WINDOW_FINE_BITS)) + 1 <= wide_min_fine:
+        return
+    fsh = wide_shift(span, state[WIN_FINE_SHIFT] + WINDOW_FINE_BITS) - 1  # as gq_build widens the buckets
+    # a crowded top (most keys near the highest, a few far below: likely a crowded
+    # layout, not a wide one) would make the validation key most entries: keep the
+    # fine bins when over an eighth of a full tile lands in the wide window (a matrix
+    # of a few tiles costs nothing either way)
+    top = hi >> fsh
+    inside = 0
+    valid = 0
+    for t in range(k):
+        ok, key = _window_key(hitw[t], sgn, s, inv)
+        valid += ok
+        inside += ok and (key >> fsh) > top - _WINDOW_BINS_WIDE
+    if valid >= _WINDOW_FULL_TILE and 8 * inside > valid:
+        return
+    state[WIN_FINE_SHIFT] = fsh
+    state[WIN_BINS] = _WINDOW_BINS_WIDE
+
+
+@njit(cache=CACHE, nogil=True)
+def window_add(ring, state, scale, hitw, k):
+    """Count the weights hitw[:k] (entries that passed ``window_threshold``) in their fine
+    bins, sliding the window up to the highest. Per validation tile, not per entry.
+
+    Weights whose quotient is not finite or reaches 2**62 are skipped: the scan
+    refuses the first, ``gq_build`` the second, and their keys would not convert.
+    """
+    sgn, s, inv = scale[0], scale[1], scale[2]
+    if state[WIN_FINE_SHIFT] < 0:
+        return
+    top = state[WIN_TOP]
+    seen = state[WIN_SEEN]
+    if seen == 0:
+        _window_for_wide(state, scale, hitw, k, state[WIN_WIDE_MIN])
+    fsh = state[WIN_FINE_SHIFT]
+    bins = state[WIN_BINS]
+    mask = _WINDOW_RING - 1
+    for t in range(k):
+        ok, key = _window_key(hitw[t], sgn, s, inv)
+        if not ok:
+            continue
+        f = key >> fsh
+        if seen == 0:
+            top = f
+            seen = 1
+        elif f > top:
+            # the slots of bins top + 1 .. f held bins below the window: clear them
+            for g in range(max(top + 1, f - _WINDOW_RING + 1), f + 1):
+                ring[g & mask] = 0
+            top = f
+        if f > top - bins:
+            ring[f & mask] += 1
+    state[WIN_TOP] = top
+    state[WIN_SEEN] = seen
+
+
+def window_fork(window):
+    """A window that counts another part of the matrix in ``window``'s bins: the same
+    state (top, bins, length: decided by the first tile, so fork after it), an empty
+    ring. The validation threads each fill one; :func:`window_join` adds them up.
+    Without a window (``NO_WINDOW``, never written) the window itself."""
+    if window.state[WIN_FINE_SHIFT] < 0:
+        return window
+    return TopWindow(np.zeros_like(window.ring), window.state.copy(), window.scale)
+
+
+def window_join(window, forks):
+    """Add the counts of ``forks`` (from :func:`window_fork`) into ``window``.
+
+    Exact: each window counts its own entries exactly in the bins of its own range
+    (its top - length + 1 .. its top), and holds none above its top. The joined top is
+    the highest; every bin of the joined range lies at or above each part's bottom, and
+    a part counts 0 there above its own top. Per pass, not per entry."""
+    state = window.state
+    parts = [w for w in (window, *forks) if w.state[WIN_SEEN]]
+    if state[WIN_FINE_SHIFT] < 0 or not parts:
+        return
+    bins = int(state[WIN_BINS])
+    top = max(int(w.state[WIN_TOP]) for w in parts)
+    f = np.arange(top - bins + 1, top + 1)
+    total = np.zeros(bins, dtype=np.int64)
+    for w in parts:
+        total += np.where(f <= w.state[WIN_TOP], w.ring[f & (_WINDOW_RING - 1)], 0)
+    window.ring[f & (_WINDOW_RING - 1)] = total  # after every read: the parts may share slots
+    state[WIN_TOP] = top
+    state[WIN_SEEN] = 1
+
+
+def window_capacities(window, kmin, bshift, B, m):
+    """Capacities (spare slot included) of the top buckets b_lo .. B - 1 from a complete
+    ``window``: returns (b_lo, caps, extra), or None when the window covers none or
+    its bounds would not fit a pool of m + B slots (bins much wider than the buckets,
+    each of which gets whole bins: a crowded range after a wide-looking first tile).
+    ``extra``: by how many slots the capacities may exceed the edges they hold (the
+    counts of bins they share), which the pool needs on top of m + B for the buckets
+    sized exactly later. Keys are below 2**62, so int64 holds every bound."""
+    ring, state = window.ring, window.state
+    top, fsh, seen = int(state[WIN_TOP]), int(state[WIN_FINE_SHIFT]), int(state[WIN_SEEN])
+    complete, bins = int(state[WIN_COMPLETE]), int(state[WIN_BINS])
+    if fsh < 0 or not complete or not seen:
+        return None
+    bottom = top - bins + 1
+    width = 1 << int(bshift)
+    kmin = int(kmin)
+    # the buckets whose lowest key's bin is in the window: b >= ((bottom << fsh) - kmin) / width
+    b_lo = max(-((kmin - (bottom << fsh)) // width), 0)
+    if b_lo >= B:
+        return None
+    klo = kmin + np.arange(b_lo, B, dtype=np.int64) * width
+    flo = klo >> fsh
+    fhi = np.minimum((klo + (width - 1)) >> fsh, top)
+    # edges in bins bottom .. f - 1: within[f - bottom]
+    within = np.zeros(bins + 1, dtype=np.int64)
+    np.cumsum(ring[np.arange(bottom, top + 1) & (_WINDOW_RING - 1)], out=within[1:])
+    caps = 1 + within[fhi - bottom + 1] - within[flo - bottom]
+    total = int(caps.sum())
+    if total > m + B:
+        return None
+    first_whole = -((-(kmin + b_lo * width)) >> fsh)  # the lowest bin inside the sized range
+    surely = int(within[bins] - within[first_whole - bottom])
+    extra = total - len(caps) - surely
+    if extra > window_extra_max(m):  # keeps the slot store within queue_memory_bytes
+        return None
+    return b_lo, caps, extra
+
+
+def window_extra_max(m):
+    """The most slots past m + B that a window's capacities may add (``window_capacities``
+    gives up beyond it: speed only), so that the slot store's size is public."""
+    return m // 64 + 4096
