@@ -52,12 +52,20 @@ ST_BOTTOM_CALLS = 4     # times the bottom trick ended a selection
 ST_BOTTOM_K = 5         # candidates (k) the bottom trick drew in total
 ST_BOTTOM_WINS = 6      # selections won by a bottom candidate
 ST_NODES = 7            # groups, buckets and blocks visited (empty ones included)
-N_STATS = 8
+ST_CUT_NODES = 8        # nodes of uncounted buckets resolved whole from the cut
+N_STATS = 9
 
 # the bottom trick's stopping threshold (expected candidates) where the walk would
 # otherwise count more buckets: a candidate from the cut is cheap, a
 # materialization a pass over the cut
 _UNCOUNTED_THETA = 16.0
+
+# the uncounted buckets below the walk are resolved as one node, its members drawn
+# from the cut, when they hold at least 1/_CUT_SHARE of the cut (the acceptance of a
+# cut draw) and span at most _CUT_NODE_WIDTH * bucket_width noise units (the extra
+# candidates of a node grow like e**span / span)
+_CUT_SHARE = 8
+_CUT_NODE_WIDTH = 2.0
 
 # node kinds beyond the queue's levels GROUP, BUCKET, BLOCK and ROOT
 SUB = np.int64(4)    # a slot range of the open wide bucket, every slot active (node = first slot)
@@ -425,11 +433,25 @@ def _walk_wide(lay, keys, counts, st, cut, W, visited, r, theta, rng, stats, b, 
 
 
 @jit_only(inline="always")
-def _counted_top(lay, keys, counts, st, cut, W):
+def _cut_node(lay, keys, r, width, p):
+    """Whether the active edges of groups <= p, all below the counted buckets, are
+    resolved as one node drawn from the cut (``rnm_select``): their key span is at
+    most ``width`` noise units. Speed only."""
+    return r * np.float64(gq_key(lay, keys, p) - lay.kmin) <= width
+
+
+@jit_only(inline="always")
+def _counted_top(lay, keys, counts, st, cut, W, r, width):
     """``gq_top``, materializing (and so counting) lower buckets while the counted
-    ones are all empty (``lazy_counts``); each pass at least doubles their range."""
+    ones are all empty (``lazy_counts``); each pass at least doubles their range.
+    Where the uncounted buckets are one cut node (``_cut_node``), the top group of
+    the uncounted range instead: nothing lies above it, and nothing is counted."""
     lowest = st.materialized[0] if lay.lazy_counts else np.int64(0)
     p = gq_top(lay, counts, lowest)
+    if p == -2:
+        top = min(lowest << lay.bucket_shift, lay.n_groups) - 1
+        if _cut_node(lay, keys, r, width, top):
+            return top
     while p == -2:
         gq_materialize(lay, keys, counts, st, cut, W, lowest - 1)
         lowest = st.materialized[0]
@@ -466,7 +488,8 @@ def rnm_select(q, W, visited, r, theta, bucket_width, rng, stats):
     """
     lay, keys, counts, st, cut = q.layout, q.keys, q.counts, q.store, q.cut
     stats[ST_STEPS] += 1
-    p = _counted_top(lay, keys, counts, st, cut, W)
+    width = _CUT_NODE_WIDTH * bucket_width
+    p = _counted_top(lay, keys, counts, st, cut, W, r, width)
     k0 = gq_key(lay, keys, p)
     remaining = counts.total[0]
     best = -np.inf
@@ -493,6 +516,19 @@ def rnm_select(q, W, visited, r, theta, bucket_width, rng, stats):
                                                     best, win_g, win_code)
                 break
         if uncounted:
+            if remaining * _CUT_SHARE >= counts.total[0] and _cut_node(lay, keys, r, width, p):
+                # the remaining edges are those of groups <= p: one node of `remaining`
+                # edges, its members drawn as uniform pairs of the cut (at least
+                # 1/_CUT_SHARE of them qualify), so nothing is counted, sized or
+                # written (docs/design.rst, Wide nodes drawn from the cut)
+                stats[ST_NODES] += 1
+                stats[ST_CUT_NODES] += 1
+                zmax = max_noise(remaining, r, rng)
+                if ktop + zmax > best:
+                    best, win_g, win_code = _resolve(lay, keys, counts, st, cut, W, visited, r,
+                                                     rng, stats, ROOT, np.int64(0), remaining, p,
+                                                     k0, ktop, zmax, best, win_g, win_code)
+                break
             gq_materialize(lay, keys, counts, st, cut, W, p >> lay.bucket_shift)
         level, node, lo, c = _node_at(lay, keys, counts, p, first, r, bucket_width)
         if level == WIDE:
