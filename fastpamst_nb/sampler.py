@@ -502,13 +502,16 @@ def rnm_select(q, W, visited, r, theta, bucket_width, rng, stats):
         ktop = np.float64(gq_key(lay, keys, p) - k0)
         # the walk reached the buckets that are not counted yet (lazy counts)
         uncounted = lay.lazy_counts and (p >> lay.bucket_shift) < st.materialized[0]
+        # the remaining edges are those of groups <= p: one node drawn from the cut
+        whole = (uncounted and remaining * _CUT_SHARE >= counts.total[0]
+                 and _cut_node(lay, keys, r, width, p))
         if not first:
             t = best - ktop
             # before counting more buckets (a pass over the cut, and over W to size
             # them) the walk stops while the bottom trick expects
             # at most _UNCOUNTED_THETA candidates; it is exact wherever it stops
-            k, log_pt = _bottom_count(r, max(theta, _UNCOUNTED_THETA) if uncounted else theta,
-                                      rng, stats, remaining, t)
+            k, log_pt = _bottom_count(r, max(theta, _UNCOUNTED_THETA) if uncounted and not whole
+                                      else theta, rng, stats, remaining, t)
             if k >= 0:
                 if k > 0:  # most stops draw no candidate: no call, so no reference counts
                     best, win_g, win_code = _bottom(lay, keys, counts, st, cut, W, visited, r,
@@ -516,11 +519,10 @@ def rnm_select(q, W, visited, r, theta, bucket_width, rng, stats):
                                                     best, win_g, win_code)
                 break
         if uncounted:
-            if remaining * _CUT_SHARE >= counts.total[0] and _cut_node(lay, keys, r, width, p):
-                # the remaining edges are those of groups <= p: one node of `remaining`
-                # edges, its members drawn as uniform pairs of the cut (at least
-                # 1/_CUT_SHARE of them qualify), so nothing is counted, sized or
-                # written (docs/design.rst, Wide nodes drawn from the cut)
+            if whole:
+                # one node of `remaining` edges, its members drawn as uniform pairs of
+                # the cut (at least 1/_CUT_SHARE of them qualify), so nothing is
+                # counted, sized or written (docs/design.rst, Wide nodes drawn from the cut)
                 stats[ST_NODES] += 1
                 stats[ST_CUT_NODES] += 1
                 zmax = max_noise(remaining, r, rng)
