@@ -22,6 +22,12 @@ the noise that matters is drawn:
   k distinct uniformly random edges of L get noise from the law conditioned on
   ``Z > t`` (memoryless for exponential noise: t + Exp), the rest cannot win.
 
+* **Wide nodes drawn from the cut** (docs/design.rst, Wide nodes drawn from the
+  cut). Below the counted buckets (lazy counting) the remaining edges are exactly
+  those of groups <= p: where they hold at least 1/8 of the cut and span a few
+  noise units (high noise: one or two buckets hold the whole cut) they are one
+  node, its members uniform pairs of the cut, and nothing is counted or written.
+
 The stopping point and the node sizes depend only on counts and on noise
 already drawn for *other* edges, never on the noise of the edges they decide
 about, so the output distribution does not depend on ``theta`` or ``bucket_width``
