@@ -44,8 +44,8 @@ from numba import njit
 
 from .core import CACHE, jit_only
 from .queue import (
-    _CODE_BITS, _CODE_MASK, BUCKET, GROUP, ROOT, _compact, gq_count, gq_key, gq_materialize, gq_select, gq_slot_group,
-    gq_take, gq_take_cut, gq_top, gq_width_shift,
+    _CODE_BITS, _CODE_MASK, _END_BITS, BUCKET, GROUP, ROOT, _compact, _group, gq_count, gq_key,
+    gq_materialize, gq_select, gq_slot_group, gq_take, gq_take_cut, gq_top, gq_width_shift,
 )
 
 
@@ -261,6 +261,52 @@ def _distinct_edge(lay, keys, counts, st, cut, W, level, node, count, pmax, seen
     raise AssertionError("rnm_select: no fresh edge found; the queue's counts are inconsistent")
 
 
+@jit_only
+def _cut_members(lay, keys, cut, W, k, pmax, count, seen, rng, gs, codes):
+    """``k`` distinct uniformly random active edges of groups <= pmax of a dense cut,
+    none of the codes already in ``seen`` (to which they are added), written to
+    ``gs`` (groups) and ``codes``; ``count``: how many such edges the cut holds.
+
+    Rejection from uniform (visited, unvisited) pairs, as ``queue.gq_take_cut``
+    draws one, but in batches: the pairs of a batch first, then their weights,
+    then the tests. The reads of W are then independent of each other, so the
+    processor overlaps their cache misses instead of waiting for each in turn
+    (docs/design.rst, Wide nodes drawn from the cut). The accepted pairs are
+    those sequential rejection would accept, in the same order: i.i.d. uniform
+    members conditioned on being new, so the law is the same. Raises after
+    4096 (count + 1) (total / count + 1) pairs, where the counts must be wrong.
+    """
+    n, inside, rest, n_in, n_rest = lay.n, cut.inside, cut.rest, cut.sizes[0], cut.sizes[1]
+    direct, sgn, s, inv, kmin, rank = lay.direct, lay.sgn, lay.s, lay.inv, lay.kmin, keys.rank
+    total = n_in * n_rest
+    limit = 4096 * (count + 1) * (total // count + 1)
+    a_buf = np.empty(k, dtype=np.int64)
+    u_buf = np.empty(k, dtype=np.int64)
+    w_buf = np.empty(k, dtype=np.float64)
+    got = 0
+    tries = 0
+    while got < k:
+        m = k - got  # at most m of a batch are accepted: never more than asked for
+        tries += m
+        if tries > limit:
+            raise AssertionError("rnm_select: no fresh edge found in the cut; the counts are inconsistent")
+        for i in range(m):
+            a_buf[i] = inside[np.int64(rng.random() * n_in)]
+            u_buf[i] = rest[np.int64(rng.random() * n_rest)]
+        for i in range(m):
+            w_buf[i] = np.float64(W[a_buf[i], u_buf[i]])
+        for i in range(m):
+            a = a_buf[i]
+            u = u_buf[i]
+            g = _group(w_buf[i], a * n + u, direct, sgn, s, inv, kmin, rank)
+            if g <= pmax:
+                code = (a << _END_BITS) | u
+                if _seen_add(seen, code):
+                    gs[got] = g
+                    codes[got] = code
+                    got += 1
+
+
 @jit_only(inline="always")
 def _bottom_count(r, theta, rng, stats, remaining, t):
     """The adaptive stop before a node (docs/design.rst, The adaptive bottom trick):
@@ -287,9 +333,17 @@ def _bottom(lay, keys, counts, st, cut, W, visited, r, rng, stats, k, p, k0, rem
     if k == 0:
         return best, win_g, win_code
     seen = _seen_set(k)
+    from_cut = lay.dense and remaining * lay.n >= counts.total[0]  # as _take_below draws them
+    gs = np.empty(k if from_cut else 0, dtype=np.int64)
+    codes = np.empty(k if from_cut else 0, dtype=np.int64)
+    if from_cut:
+        _cut_members(lay, keys, cut, W, k, p, remaining, seen, rng, gs, codes)
     for i in range(k):
-        g, code = _distinct_edge(lay, keys, counts, st, cut, W, ROOT, np.int64(0), remaining, p,
-                                 seen, i, visited, rng)
+        if from_cut:
+            g, code = gs[i], codes[i]
+        else:
+            g, code = _distinct_edge(lay, keys, counts, st, cut, W, ROOT, np.int64(0), remaining, p,
+                                     seen, i, visited, rng)
         val = np.float64(gq_key(lay, keys, g) - k0) + tail_noise(t, log_pt, r, rng)
         if val > best:
             best = val
@@ -351,9 +405,18 @@ def _resolve(lay, keys, counts, st, cut, W, visited, r, rng, stats, level, node,
         return best, win_g, win_code
     seen = _seen_set(k + 1)
     _seen_add(seen, carrier)
+    # the whole cut's members (a node of uncounted buckets) in one batch of cut draws
+    from_cut = level == ROOT and lay.dense and c * lay.n >= counts.total[0]
+    gs = np.empty(k if from_cut else 0, dtype=np.int64)
+    codes = np.empty(k if from_cut else 0, dtype=np.int64)
+    if from_cut:
+        _cut_members(lay, keys, cut, W, k, p, c, seen, rng, gs, codes)
     for i in range(k):
-        g, code = _distinct_edge(lay, keys, counts, st, cut, W, level, node, c, p, seen, i + 1,
-                                 visited, rng)
+        if from_cut:
+            g, code = gs[i], codes[i]
+        else:
+            g, code = _distinct_edge(lay, keys, counts, st, cut, W, level, node, c, p, seen, i + 1,
+                                     visited, rng)
         u = _u01(rng)
         z = tt - math.log1p(-u * span) / r
         val = np.float64(gq_key(lay, keys, g) - k0) + z
