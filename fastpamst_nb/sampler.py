@@ -64,7 +64,7 @@ N_STATS = 9
 # the bottom trick's stopping threshold (expected candidates) where the walk would
 # otherwise count more buckets: a candidate from the cut is cheap, a
 # materialization a pass over the cut
-_UNCOUNTED_THETA = 16.0
+_UNCOUNTED_THETA = 64.0
 
 # the uncounted buckets below the walk are resolved as one node, its members drawn
 # from the cut, when they hold at least 1/_CUT_SHARE of the cut (the acceptance of a
