@@ -87,7 +87,8 @@ def main():
         print(f"sensitivity {d:g}: validation {times[0]:.2f}x, build {times[1]:.2f}x, loop {times[2]:.2f}x "
               f"(its updates alone {times[3]:.2f}x); {lay.n_buckets} buckets of 2**{lay.bucket_shift} keys"
               f"{' (wide)' if lay.wide else ''}, materialized from {st.materialized[0]}")
-        print("    per step: " + ", ".join(f"{name} {v / (a.n - 1):.2f}" for name, v in zip(NAMES[1:], stats[1:])))
+        per_step = (f"{name} {v / (a.n - 1):.2f}" for name, v in zip(NAMES[1:], stats[1:]))
+        print("    per step: " + ", ".join(per_step))
 
 
 if __name__ == "__main__":
