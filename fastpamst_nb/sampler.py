@@ -22,6 +22,12 @@ the noise that matters is drawn:
   k distinct uniformly random edges of L get noise from the law conditioned on
   ``Z > t`` (memoryless for exponential noise: t + Exp), the rest cannot win.
 
+* **Wide nodes drawn from the cut** (docs/design.rst, Wide nodes drawn from the
+  cut). Below the counted buckets (lazy counting) the remaining edges are exactly
+  those of groups <= p: where they hold at least 1/8 of the cut and span a few
+  noise units (high noise: one or two buckets hold the whole cut) they are one
+  node, its members uniform pairs of the cut, and nothing is counted or written.
+
 The stopping point and the node sizes depend only on counts and on noise
 already drawn for *other* edges, never on the noise of the edges they decide
 about, so the output distribution does not depend on ``theta`` or ``bucket_width``
@@ -38,8 +44,8 @@ from numba import njit
 
 from .core import CACHE, jit_only
 from .queue import (
-    _CODE_BITS, _CODE_MASK, BUCKET, GROUP, ROOT, _compact, gq_count, gq_key, gq_materialize, gq_select, gq_slot_group,
-    gq_take, gq_take_cut, gq_top, gq_width_shift,
+    _CODE_BITS, _CODE_MASK, _END_BITS, BUCKET, GROUP, ROOT, _compact, _group, gq_count, gq_key,
+    gq_materialize, gq_select, gq_slot_group, gq_take, gq_take_cut, gq_top, gq_width_shift,
 )
 
 
@@ -52,12 +58,20 @@ ST_BOTTOM_CALLS = 4     # times the bottom trick ended a selection
 ST_BOTTOM_K = 5         # candidates (k) the bottom trick drew in total
 ST_BOTTOM_WINS = 6      # selections won by a bottom candidate
 ST_NODES = 7            # groups, buckets and blocks visited (empty ones included)
-N_STATS = 8
+ST_CUT_NODES = 8        # nodes of uncounted buckets resolved whole from the cut
+N_STATS = 9
 
 # the bottom trick's stopping threshold (expected candidates) where the walk would
 # otherwise count more buckets: a candidate from the cut is cheap, a
 # materialization a pass over the cut
-_UNCOUNTED_THETA = 16.0
+_UNCOUNTED_THETA = 64.0
+
+# the uncounted buckets below the walk are resolved as one node, its members drawn
+# from the cut, when they hold at least 1/_CUT_SHARE of the cut (the acceptance of a
+# cut draw) and span at most _CUT_NODE_WIDTH * bucket_width noise units (the extra
+# candidates of a node grow like e**span / span)
+_CUT_SHARE = 8
+_CUT_NODE_WIDTH = 2.0
 
 # node kinds beyond the queue's levels GROUP, BUCKET, BLOCK and ROOT
 SUB = np.int64(4)    # a slot range of the open wide bucket, every slot active (node = first slot)
@@ -247,6 +261,52 @@ def _distinct_edge(lay, keys, counts, st, cut, W, level, node, count, pmax, seen
     raise AssertionError("rnm_select: no fresh edge found; the queue's counts are inconsistent")
 
 
+@jit_only
+def _cut_members(lay, keys, cut, W, k, pmax, count, seen, rng, gs, codes):
+    """``k`` distinct uniformly random active edges of groups <= pmax of a dense cut,
+    none of the codes already in ``seen`` (to which they are added), written to
+    ``gs`` (groups) and ``codes``; ``count``: how many such edges the cut holds.
+
+    Rejection from uniform (visited, unvisited) pairs, as ``queue.gq_take_cut``
+    draws one, but in batches: the pairs of a batch first, then their weights,
+    then the tests. The reads of W are then independent of each other, so the
+    processor overlaps their cache misses instead of waiting for each in turn
+    (docs/design.rst, Wide nodes drawn from the cut). The accepted pairs are
+    those sequential rejection would accept, in the same order: i.i.d. uniform
+    members conditioned on being new, so the law is the same. Raises after
+    4096 (count + 1) (total / count + 1) pairs, where the counts must be wrong.
+    """
+    n, inside, rest, n_in, n_rest = lay.n, cut.inside, cut.rest, cut.sizes[0], cut.sizes[1]
+    direct, sgn, s, inv, kmin, rank = lay.direct, lay.sgn, lay.s, lay.inv, lay.kmin, keys.rank
+    total = n_in * n_rest
+    limit = 4096 * (count + 1) * (total // count + 1)
+    a_buf = np.empty(k, dtype=np.int64)
+    u_buf = np.empty(k, dtype=np.int64)
+    w_buf = np.empty(k, dtype=np.float64)
+    got = 0
+    tries = 0
+    while got < k:
+        m = k - got  # at most m of a batch are accepted: never more than asked for
+        tries += m
+        if tries > limit:
+            raise AssertionError("rnm_select: no fresh edge found in the cut; the counts are inconsistent")
+        for i in range(m):
+            a_buf[i] = inside[np.int64(rng.random() * n_in)]
+            u_buf[i] = rest[np.int64(rng.random() * n_rest)]
+        for i in range(m):
+            w_buf[i] = np.float64(W[a_buf[i], u_buf[i]])
+        for i in range(m):
+            a = a_buf[i]
+            u = u_buf[i]
+            g = _group(w_buf[i], a * n + u, direct, sgn, s, inv, kmin, rank)
+            if g <= pmax:
+                code = (a << _END_BITS) | u
+                if _seen_add(seen, code):
+                    gs[got] = g
+                    codes[got] = code
+                    got += 1
+
+
 @jit_only(inline="always")
 def _bottom_count(r, theta, rng, stats, remaining, t):
     """The adaptive stop before a node (docs/design.rst, The adaptive bottom trick):
@@ -273,9 +333,17 @@ def _bottom(lay, keys, counts, st, cut, W, visited, r, rng, stats, k, p, k0, rem
     if k == 0:
         return best, win_g, win_code
     seen = _seen_set(k)
+    from_cut = lay.dense and remaining * lay.n >= counts.total[0]  # as _take_below draws them
+    gs = np.empty(k if from_cut else 0, dtype=np.int64)
+    codes = np.empty(k if from_cut else 0, dtype=np.int64)
+    if from_cut:
+        _cut_members(lay, keys, cut, W, k, p, remaining, seen, rng, gs, codes)
     for i in range(k):
-        g, code = _distinct_edge(lay, keys, counts, st, cut, W, ROOT, np.int64(0), remaining, p,
-                                 seen, i, visited, rng)
+        if from_cut:
+            g, code = gs[i], codes[i]
+        else:
+            g, code = _distinct_edge(lay, keys, counts, st, cut, W, ROOT, np.int64(0), remaining, p,
+                                     seen, i, visited, rng)
         val = np.float64(gq_key(lay, keys, g) - k0) + tail_noise(t, log_pt, r, rng)
         if val > best:
             best = val
@@ -337,9 +405,18 @@ def _resolve(lay, keys, counts, st, cut, W, visited, r, rng, stats, level, node,
         return best, win_g, win_code
     seen = _seen_set(k + 1)
     _seen_add(seen, carrier)
+    # the whole cut's members (a node of uncounted buckets) in one batch of cut draws
+    from_cut = level == ROOT and lay.dense and c * lay.n >= counts.total[0]
+    gs = np.empty(k if from_cut else 0, dtype=np.int64)
+    codes = np.empty(k if from_cut else 0, dtype=np.int64)
+    if from_cut:
+        _cut_members(lay, keys, cut, W, k, p, c, seen, rng, gs, codes)
     for i in range(k):
-        g, code = _distinct_edge(lay, keys, counts, st, cut, W, level, node, c, p, seen, i + 1,
-                                 visited, rng)
+        if from_cut:
+            g, code = gs[i], codes[i]
+        else:
+            g, code = _distinct_edge(lay, keys, counts, st, cut, W, level, node, c, p, seen, i + 1,
+                                     visited, rng)
         u = _u01(rng)
         z = tt - math.log1p(-u * span) / r
         val = np.float64(gq_key(lay, keys, g) - k0) + z
@@ -425,11 +502,25 @@ def _walk_wide(lay, keys, counts, st, cut, W, visited, r, theta, rng, stats, b, 
 
 
 @jit_only(inline="always")
-def _counted_top(lay, keys, counts, st, cut, W):
+def _cut_node(lay, keys, r, width, p):
+    """Whether the active edges of groups <= p, all below the counted buckets, are
+    resolved as one node drawn from the cut (``rnm_select``): their key span is at
+    most ``width`` noise units. Speed only."""
+    return r * np.float64(gq_key(lay, keys, p) - lay.kmin) <= width
+
+
+@jit_only(inline="always")
+def _counted_top(lay, keys, counts, st, cut, W, r, width):
     """``gq_top``, materializing (and so counting) lower buckets while the counted
-    ones are all empty (``lazy_counts``); each pass at least doubles their range."""
+    ones are all empty (``lazy_counts``); each pass at least doubles their range.
+    Where the uncounted buckets are one cut node (``_cut_node``), the top group of
+    the uncounted range instead: nothing lies above it, and nothing is counted."""
     lowest = st.materialized[0] if lay.lazy_counts else np.int64(0)
     p = gq_top(lay, counts, lowest)
+    if p == -2:
+        top = min(lowest << lay.bucket_shift, lay.n_groups) - 1
+        if _cut_node(lay, keys, r, width, top):
+            return top
     while p == -2:
         gq_materialize(lay, keys, counts, st, cut, W, lowest - 1)
         lowest = st.materialized[0]
@@ -466,7 +557,8 @@ def rnm_select(q, W, visited, r, theta, bucket_width, rng, stats):
     """
     lay, keys, counts, st, cut = q.layout, q.keys, q.counts, q.store, q.cut
     stats[ST_STEPS] += 1
-    p = _counted_top(lay, keys, counts, st, cut, W)
+    width = _CUT_NODE_WIDTH * bucket_width
+    p = _counted_top(lay, keys, counts, st, cut, W, r, width)
     k0 = gq_key(lay, keys, p)
     remaining = counts.total[0]
     best = -np.inf
@@ -479,13 +571,16 @@ def rnm_select(q, W, visited, r, theta, bucket_width, rng, stats):
         ktop = np.float64(gq_key(lay, keys, p) - k0)
         # the walk reached the buckets that are not counted yet (lazy counts)
         uncounted = lay.lazy_counts and (p >> lay.bucket_shift) < st.materialized[0]
+        # the remaining edges are those of groups <= p: one node drawn from the cut
+        whole = (uncounted and remaining * _CUT_SHARE >= counts.total[0]
+                 and _cut_node(lay, keys, r, width, p))
         if not first:
             t = best - ktop
             # before counting more buckets (a pass over the cut, and over W to size
             # them) the walk stops while the bottom trick expects
             # at most _UNCOUNTED_THETA candidates; it is exact wherever it stops
-            k, log_pt = _bottom_count(r, max(theta, _UNCOUNTED_THETA) if uncounted else theta,
-                                      rng, stats, remaining, t)
+            k, log_pt = _bottom_count(r, max(theta, _UNCOUNTED_THETA) if uncounted and not whole
+                                      else theta, rng, stats, remaining, t)
             if k >= 0:
                 if k > 0:  # most stops draw no candidate: no call, so no reference counts
                     best, win_g, win_code = _bottom(lay, keys, counts, st, cut, W, visited, r,
@@ -493,6 +588,18 @@ def rnm_select(q, W, visited, r, theta, bucket_width, rng, stats):
                                                     best, win_g, win_code)
                 break
         if uncounted:
+            if whole:
+                # one node of `remaining` edges, its members drawn as uniform pairs of
+                # the cut (at least 1/_CUT_SHARE of them qualify), so nothing is
+                # counted, sized or written (docs/design.rst, Wide nodes drawn from the cut)
+                stats[ST_NODES] += 1
+                stats[ST_CUT_NODES] += 1
+                zmax = max_noise(remaining, r, rng)
+                if ktop + zmax > best:
+                    best, win_g, win_code = _resolve(lay, keys, counts, st, cut, W, visited, r,
+                                                     rng, stats, ROOT, np.int64(0), remaining, p,
+                                                     k0, ktop, zmax, best, win_g, win_code)
+                break
             gq_materialize(lay, keys, counts, st, cut, W, p >> lay.bucket_shift)
         level, node, lo, c = _node_at(lay, keys, counts, p, first, r, bucket_width)
         if level == WIDE:

@@ -19,7 +19,7 @@ import naive
 from fastpamst_nb.graph import as_graph
 from fastpamst_nb.queue import gq_build, gq_join, gq_update
 from fastpamst_nb.sampler import (
-    N_STATS, ST_BOTTOM_CALLS, _seen_add, _seen_set, binomial, max_noise, rnm_select,
+    N_STATS, ST_BOTTOM_CALLS, _cut_members, _seen_add, _seen_set, binomial, max_noise, rnm_select,
 )
 
 pytestmark = pytest.mark.nojit_lane  # the NUMBA_DISABLE_JIT=1 lane runs this file but its slow_python tests
@@ -183,3 +183,40 @@ def test_seen_set_is_a_set_of_codes():
     assert not any(_seen_add_shim(seen, int(c)) for c in codes)      # again: refused
     assert sorted(seen[seen >= 0].tolist()) == sorted(codes.tolist())
     assert _seen_set_shim(0).shape[0] == 16 and _seen_set_shim(9).shape[0] == 32
+
+
+@njit
+def _cut_members_shim(q, W, k, pmax, count, skip, rng):
+    seen = _seen_set(k + 1)
+    if skip >= 0:
+        _seen_add(seen, skip)
+    gs = np.empty(k, dtype=np.int64)
+    codes = np.empty(k, dtype=np.int64)
+    _cut_members(q.layout, q.keys, q.cut, W, k, pmax, count, seen, rng, gs, codes)
+    return gs, codes
+
+
+def test_batched_cut_members_are_every_qualifying_edge_once():
+    # asked for all the cut edges of groups <= pmax but one already seen, the batched
+    # rejection must return each of the others exactly once, with its group; asked for
+    # one at a time, each qualifying edge comes up about equally often
+    n, s = 9, 1.0
+    W, order = _cut(2, n, "ties")
+    q = gq_build(as_graph(W), -1.0, s, 0.8, 1.0)
+    visited = np.zeros(n, dtype=np.bool_)
+    _join_all(q, W, np.asarray(order, dtype=np.int64), visited)
+    cut = [(a, b) for a in range(n) for b in range(n) if visited[a] and not visited[b]]
+    keys = {e: int(np.floor(-W[e])) for e in cut}
+    pmax = max(keys.values()) - q.layout.kmin - 1  # the top key's group left out
+    members = sorted(((a << 20) | b, k - q.layout.kmin) for (a, b), k in keys.items()
+                     if k - q.layout.kmin <= pmax)
+    assert 3 <= len(members) < len(cut)
+    gs, codes = _cut_members_shim(q, W, len(members) - 1, pmax, len(members), members[0][0],
+                                  np.random.default_rng(3))
+    assert sorted(zip(codes.tolist(), gs.tolist())) == members[1:]
+    draws = [int(_cut_members_shim(q, W, 1, pmax, len(members), -1, np.random.default_rng(i))[1][0])
+             for i in range(200 * len(members))]
+    counts = {code: draws.count(code) for code, _ in members}
+    expected = {code: 1.0 / len(members) for code, _ in members}
+    pvalue, _, _ = naive.chisquare_pvalue(counts, expected, len(draws))
+    assert pvalue >= 1e-4

@@ -1,0 +1,95 @@
+"""Where an exponential release's time goes at each noise level (docs/design.rst, Wide
+nodes drawn from the cut).
+
+    python docs/scripts/noise_levels.py --n 4000 --sensitivity 1e-5 1e-3 0.1 1
+
+Uniform(0, 1) weights, rho = 0.1. For each sensitivity: the validation (with the
+top window ``fast_pamst`` passes it), ``gq_build``, the selection loop
+(``prim_dense_private``) and the loop's cut updates alone replayed on a fresh
+queue (nothing materialized), each as a multiple of the floor (``bench.floor_prim``)
+timed in the same process; then the layout and the sampler's counters per step.
+Times are process CPU time (the loop is single-threaded, the validation's threads
+add up), minimum of --repeat runs, so that other jobs on a shared machine distort
+them less.
+"""
+import argparse
+import time
+
+import numpy as np
+from numba import njit
+
+from fastpamst_nb import api, bench, privacy
+from fastpamst_nb.core import as_generator
+from fastpamst_nb.graph import as_graph
+from fastpamst_nb.prim import prim_dense_private
+from fastpamst_nb.queue import gq_build, gq_join, gq_update, top_window
+from fastpamst_nb.sampler import N_STATS
+
+RHO = 0.1
+NAMES = ["steps", "group draws", "carriers", "extras", "bottom stops", "bottom candidates",
+         "bottom wins", "nodes", "cut nodes"]
+
+
+@njit
+def replay_updates(q, W, order):
+    """The cut updates of a release whose vertices joined in ``order``."""
+    visited = np.zeros(W.shape[0], np.bool_)
+    for v in order:
+        gq_join(q.layout, q.cut, v, visited)
+        gq_update(q, W[v], v, visited, v * W.shape[0])
+
+
+def cpu(f):
+    t = time.process_time()
+    out = f()
+    return time.process_time() - t, out
+
+
+def release(W, sensitivity):
+    """(validation, build, loop, updates alone) CPU seconds, the queue and the counters."""
+    n = W.shape[0]
+    s = privacy.default_discretization(sensitivity)
+    r = privacy.fast_pamst_key_rate(RHO, sensitivity, n, s, "exponential")
+    width = api.DEFAULT_BUCKET_WIDTH
+    win = top_window(-1.0, s, r, width)
+    tv, g = cpu(lambda: as_graph(W, window=win))
+    tb, q = cpu(lambda: gq_build(g, -1.0, s, r, width, win))
+    stats = np.zeros(N_STATS, np.int64)
+    edges = np.empty((n - 1, 2), np.int64)
+    visited = np.zeros(n, np.bool_)
+    gen = as_generator(1)
+    tl, _ = cpu(lambda: prim_dense_private(q, W, visited, edges, 0, n - 1, 0, r, api.DEFAULT_THETA,
+                                           width, gen, stats))
+    fresh = gq_build(g, -1.0, s, r, width, win)
+    order = np.concatenate([[0], edges[:, 1]])
+    tu, _ = cpu(lambda: replay_updates(fresh, W, order))
+    return (tv, tb, tl, tu), q, stats
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--n", type=int, default=4000)
+    ap.add_argument("--sensitivity", type=float, nargs="+", default=[1e-5, 1e-3, 0.1, 1.0])
+    ap.add_argument("--repeat", type=int, default=3)
+    a = ap.parse_args()
+    warm = bench.uniform_weights(64, 1)
+    bench.floor_prim(warm)
+    for d in a.sensitivity:
+        release(warm, d)
+    W = bench.uniform_weights(a.n, 0)
+    t0 = min(cpu(lambda: bench.floor_prim(W))[0] for _ in range(5))
+    print(f"n = {a.n}, rho = {RHO}: floor {t0:.4f} s CPU")
+    for d in a.sensitivity:
+        runs = [release(W, d) for _ in range(a.repeat)]
+        times = [min(run[0][i] for run in runs) / t0 for i in range(4)]
+        _, q, stats = runs[0]
+        lay, st = q.layout, q.store
+        print(f"sensitivity {d:g}: validation {times[0]:.2f}x, build {times[1]:.2f}x, loop {times[2]:.2f}x "
+              f"(its updates alone {times[3]:.2f}x); {lay.n_buckets} buckets of 2**{lay.bucket_shift} keys"
+              f"{' (wide)' if lay.wide else ''}, materialized from {st.materialized[0]}")
+        per_step = (f"{name} {v / (a.n - 1):.2f}" for name, v in zip(NAMES[1:], stats[1:]))
+        print("    per step: " + ", ".join(per_step))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,135 @@
+"""Fast-PAMST at high noise (issue 31): a few groups hold the whole cut.
+
+At an honest sensitivity the noise spans the weights' whole range, so a dense
+queue has one or two buckets and the sampler resolves the buckets it has not
+counted as one node whose members are uniform pairs of the cut
+(``sampler._cut_node``, docs/design.rst, Wide nodes drawn from the cut). Each
+released-law test runs 20,000 seeded releases of a tiny graph and compares the
+counts of released edge sequences with the exact law (tests/naive.py) by a
+chi-square test that fails at p < 1e-4, with the speed knobs at the values that
+send the walk through that node at the first step, after counted buckets, and
+never (sparse graphs count every bucket).
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+import fastpamst_nb as fp
+from fastpamst_nb.api import DEFAULT_BUCKET_WIDTH, DEFAULT_THETA, _fast_pamst_graph
+from fastpamst_nb.graph import as_graph
+from fastpamst_nb.privacy import default_discretization, discretized_sensitivity
+from fastpamst_nb.queue import gq_build
+from fastpamst_nb.sampler import N_STATS, ST_CUT_NODES, ST_NODES, ST_STEPS
+
+import naive
+from test_fast_pamst import expected_sequences, released_counts
+
+pytestmark = pytest.mark.nojit_lane  # the NUMBA_DISABLE_JIT=1 lane runs this file but its slow_python tests
+
+RUNS = 20_000
+P_FAIL = 1e-4
+
+
+def _sym(upper):
+    W = np.triu(np.asarray(upper, dtype=np.float64), 1)
+    return W + W.T
+
+
+def _rho_for_rate(lam, sensitivity, s, n):
+    """The rho whose exponential Fast-PAMST rate is lam (the calibration inverted)."""
+    return (2.0 * discretized_sensitivity(sensitivity, s) * lam) ** 2 * (n - 1) / 2.0
+
+
+_UNIFORM = _sym(np.random.default_rng(31).random((5, 5)) * 3.0)
+# three weights only: three groups hold every edge, many ties within each
+_THREE = _sym(np.random.default_rng(32).integers(0, 3, size=(6, 6)).astype(float))
+
+# name: (weights, sensitivity, rate lam, maximum, theta, bucket_width, cut nodes expected)
+# sensitivity 1 on weights in [0, 3] (s = 1/16: 48 keys) at lam = 1: the noise spans
+# the whole range (r * K = 3 noise units), so the first node is the whole cut; with
+# bucket_width = 1 the top buckets are counted first and the rest is one node
+CASES = {
+    "uniform": (_UNIFORM, 1.0, 1.0, False, DEFAULT_THETA, DEFAULT_BUCKET_WIDTH, True),
+    "uniform-maximum": (_UNIFORM, 1.0, 1.0, True, DEFAULT_THETA, DEFAULT_BUCKET_WIDTH, True),
+    "three-groups": (_THREE, 2.0, 0.6, False, DEFAULT_THETA, DEFAULT_BUCKET_WIDTH, True),
+    "three-groups-maximum": (_THREE, 2.0, 0.6, True, DEFAULT_THETA, DEFAULT_BUCKET_WIDTH, True),
+    "after-counted-buckets": (_UNIFORM, 1.0, 1.0, False, DEFAULT_THETA, 1.0, True),
+    "never-stop": (_UNIFORM, 1.0, 1.0, False, 0.0, 1.0, True),
+    "bottom-asap": (_UNIFORM, 1.0, 1.0, False, math.inf, 1.0, None),
+    "sparse": (naive.ring6(), 2.0, 0.8, False, DEFAULT_THETA, DEFAULT_BUCKET_WIDTH, False),
+    "sparse-maximum": (naive.ring6(), 2.0, 0.8, True, DEFAULT_THETA, DEFAULT_BUCKET_WIDTH, False),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.slow_python
+def test_high_noise_law(name):
+    W, sensitivity, lam, maximum, theta, bucket_width, cut_nodes = CASES[name]
+    n = W.shape[0]
+    s = default_discretization(sensitivity)
+    rho = _rho_for_rate(lam, sensitivity, s, n)
+    counts, stats, rate = released_counts(W, rho, sensitivity, s, maximum=maximum, theta=theta,
+                                          bucket_width=bucket_width)
+    assert rate == pytest.approx(lam, rel=1e-12)
+    expected = expected_sequences(W, rate, s, maximum=maximum)
+    # informative: many sequences carry real mass, none most of it
+    assert sum(RUNS * p >= 5 for p in expected.values()) >= 20 and max(expected.values()) < 0.5
+    pvalue, stat, dof = naive.chisquare_pvalue(counts, expected, RUNS)
+    assert pvalue >= P_FAIL, f"p = {pvalue:.2e} (chi2 = {stat:.1f}, dof = {dof})"
+    if cut_nodes is not None:
+        assert (stats[ST_CUT_NODES] > 0) == cut_nodes
+
+
+def test_the_cases_reach_the_layouts_they_claim():
+    # one or two buckets at the default knobs (the noise spans the range), several with
+    # bucket_width = 1; sparse queues count every bucket from the start
+    for name, (W, sensitivity, lam, maximum, _, bucket_width, _) in CASES.items():
+        s = default_discretization(sensitivity)
+        q = gq_build(as_graph(W), 1.0 if maximum else -1.0, s, lam * s, bucket_width)
+        if name.startswith("sparse"):
+            assert not q.layout.dense and not q.layout.lazy_counts
+        elif bucket_width == DEFAULT_BUCKET_WIDTH:
+            assert q.layout.lazy_counts and q.layout.n_buckets <= 2
+        else:
+            assert q.layout.lazy_counts and q.layout.n_buckets >= 3
+
+
+def _uniform(n, seed):
+    return _sym(np.random.default_rng(seed).random((n, n)))
+
+
+@pytest.mark.parametrize("sensitivity", [1e-5, 1e-3, 0.1, 1.0])
+@pytest.mark.slow_python
+def test_nodes_a_selection_visits_stay_few_at_every_noise_level(sensitivity):
+    # a selection visits the nodes within a few noise units of the best, whatever the
+    # noise: at high noise one node drawn from the cut, never a count of every bucket
+    n = 300
+    graph = as_graph(_uniform(n, 7))
+    s = default_discretization(sensitivity)
+    _, stats = _fast_pamst_graph(graph, 0.1, sensitivity, s, 0, np.random.default_rng(1), "exponential",
+                                 False, DEFAULT_THETA, DEFAULT_BUCKET_WIDTH)
+    assert stats.shape == (N_STATS,) and stats[ST_STEPS] == n - 1
+    # the walk stops once the edges left expect theta noises above the best, about
+    # ln(m / theta) noise units below it, in nodes of bucket_width units (plus the
+    # first, and a partial one on each side)
+    m = n * (n - 1) // 2
+    per_step = 3 + math.log(m / DEFAULT_THETA) / DEFAULT_BUCKET_WIDTH
+    assert stats[ST_NODES] <= per_step * (n - 1)
+    if sensitivity >= 0.1:
+        # the noise spans the weights' range: every selection is one node from the cut
+        assert stats[ST_CUT_NODES] == n - 1 and stats[ST_NODES] == n - 1
+
+
+def test_high_noise_release_is_a_spanning_tree_and_leaves_the_input_alone():
+    W = _uniform(200, 3)
+    before = W.copy()
+    for maximum in (False, True):
+        tree = fp.fast_pamst(W, rho=0.1, sensitivity=1.0, rng=5, noise="exponential", maximum=maximum)
+        seen = {0}
+        for a, b in tree.edges.tolist():
+            assert a in seen and b not in seen
+            seen.add(b)
+        assert len(seen) == 200
+    assert np.array_equal(W, before)
