@@ -22,9 +22,10 @@ noise away (the difference of two large weights is exact or nearly so, the noise
 is scaled on its own). Most edges of a noisy rule are decided without their
 noise's logarithms: a Gumbel above ``t = g_best - (s - s_best) * lam`` is needed
 to relax; none is when t >= ``T_SKIP`` (no 53-bit uniform gives a Gumbel so
-large), and when the edge's uniform U is at most a lower bound of the Gumbel CDF
-at a grid point below t - ``MARGIN`` the exact computation would not relax
-either (docs/design.rst, Points). A normal is bounded by ``Z_MAX`` likewise.
+large), and when t - ``MARGIN`` is at least ``gumbel.gumbel_upper`` of the edge's
+uniform (an upper bound of its Gumbel from the uniform's bits, no logarithm) the
+exact computation would not relax either (docs/design.rst, Points). A normal is
+bounded by ``Z_MAX`` likewise.
 
 The candidates sit in ``slot`` in increasing vertex order, cut into blocks of
 ``BLOCK`` slots; a step relaxes every live slot with the new vertex and keeps
@@ -43,8 +44,10 @@ from numba import njit, prange
 
 from .core import CACHE
 from .metrics import EUCLIDEAN, metric_row
+from .gumbel import gumbel_upper
 # the edge's Philox block and its 53-bit uniform, as philox.edge_uniform computes them
 # (inlined, so that a loop over a block's edges is vectorized: see _pt_block)
+from .philox import _MASK, _S32, bits_of_words, unit_of_bits
 from .philox import _block as philox_block
 from .philox import _unit as philox_unit
 
@@ -54,15 +57,9 @@ BLOCK = 1024
 T_SKIP = 37.5
 # |Z| = sqrt(-2 ln U1) |cos| <= 8.65 for the smallest uniform, 2**-54 (philox.py)
 Z_MAX = 9.5
-# how far below t the grid point of the bounds table lies: far above the rounding of t
-# (|t| <= ~45 where the table is used, so its error is ~1e-14)
+# how far above the bound of an edge's Gumbel t must lie for the edge to be skipped: far
+# above the rounding of t (|t| < T_SKIP where the bound is used, so its error is ~1e-14)
 MARGIN = 1e-9
-TABLE_LO = -4.0  # the CDF below -4 is < 1e-23: those edges take the exact path
-TABLE_STEP = 32  # grid points per unit
-_TABLE_N = int((T_SKIP - TABLE_LO) * TABLE_STEP) + 2
-# lower bounds of the Gumbel CDF exp(-exp(-x)) at x = TABLE_LO + i / TABLE_STEP: the
-# computed value less 1e-12 of itself (far more than its few ulps of rounding)
-GUMBEL_CDF_LOW = np.exp(-np.exp(-(TABLE_LO + np.arange(_TABLE_N) / TABLE_STEP))) * (1.0 - 1e-12)
 
 # the kernels' state: flat arrays, one row per candidate slot (prefix ``pt_``)
 PtState = namedtuple("PtState", ["slot", "sb", "gb", "parent", "tops", "topk", "rows", "need",
@@ -75,12 +72,6 @@ def _pt_beats(s1, g1, s0, g0, b):
     """Whether the key s1 + g1 * b beats s0 + g0 * b, compared without forming the keys
     (the difference of the weights, then the scaled noise: see the module's docstring)."""
     return (s1 - s0) > (g0 - g1) * b
-
-
-@njit(cache=CACHE, inline="always")
-def _pt_grid(t):
-    """Where t - MARGIN falls on the bounds table's grid (< 0: below it; truncate for the index)."""
-    return (t - MARGIN - TABLE_LO) * TABLE_STEP
 
 
 @njit(cache=CACHE, inline="always")
@@ -102,16 +93,19 @@ def pt_state(n, start):
 
 @njit(cache=CACHE, nogil=True)
 def _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, lo, hi, v, X, code, p, aux, sgn,
-              rule, k0, k1, lam, b, table):
+              rule, k0, k1, lam, b):
     """Relax slots lo..hi-1 with the new vertex v (rule EXACT/GUMBEL/GAUSS); write the
     block's best (s, g) to tops[blk] and its slot to topk[blk] (-1: no live slot).
 
-    ``rows[blk]``: the block's scratch rows (distances, then the edges' uniforms),
-    ``need[blk]``: the slots of the edges that may relax. A noisy rule draws the
-    uniforms of the whole block in a loop of their own when most edges may relax (the
-    Philox rounds of many edges vectorize there), else lists those edges and draws
-    theirs one by one; ``tops[blk, 2]``, the share of the last pass, chooses. The
-    choice changes the speed only: every edge's noise is a function of (key, edge).
+    ``rows[blk]``: the block's scratch rows (distances, then the edges' uniforms or
+    bounds), ``need[blk]``: the slots of the edges that may relax. A noisy rule draws
+    the whole block's noise in a loop of its own when most edges may relax (the
+    Philox rounds of many edges vectorize there), else draws the noise of the edges
+    that may relax one by one; ``tops[blk, 2]``, the share of the last pass, chooses.
+    The choice changes the speed only: every edge's noise is a function of (key, edge).
+    GUMBEL: the bound ``gumbel.gumbel_upper`` of each edge's Gumbel decides most edges
+    without a logarithm (t at or above it + ``MARGIN``: the exact test would not
+    relax); the euclidean distance is computed in the same pass (no row).
     """
     ts = -np.inf
     tg = 0.0
@@ -140,6 +134,57 @@ def _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, lo, hi, v, X, c
         topk[blk] = tk
         return
     row = rows[blk, 0]
+    if rule == GUMBEL:
+        ka = k0 & _MASK
+        kb = k0 >> _S32
+        c2 = k1 & _MASK
+        c3 = k1 >> _S32
+        euclid = code == EUCLIDEAN
+        if not euclid:
+            metric_row(X, v, slot, lo, hi, code, p, aux, row)
+        gu = rows[blk, 1]
+        hashed = tops[blk, 2] > 0.125
+        if hashed:
+            # most edges needed their noise last time: every slot's bound in a loop of
+            # its own (branch-free: it vectorizes; a dead slot's value is never read)
+            for k in range(lo, hi):
+                gu[k - lo] = gumbel_upper(bits_of_words(ka, kb, c2, c3, v, slot[k])) + MARGIN
+        d = X.shape[1]
+        c = 0
+        for k in range(lo, hi):
+            u = slot[k]
+            if u < 0:
+                continue
+            if euclid:
+                acc = 0.0
+                for j in range(d):
+                    x = np.float64(X[u, j]) - np.float64(X[v, j])
+                    acc += x * x
+                s = sgn * math.sqrt(acc)
+            else:
+                s = sgn * row[k - lo]
+            t = gb[k] - (s - sb[k]) * lam  # the Gumbel above which the edge relaxes
+            if t < T_SKIP:
+                c += 1
+                if not hashed or t < gu[k - lo]:
+                    m = bits_of_words(ka, kb, c2, c3, v, u)
+                    # below: G <= bound <= t - MARGIN, the exact test would not relax
+                    if t - MARGIN < gumbel_upper(m):
+                        g = -math.log(-math.log(unit_of_bits(m)))
+                        if _pt_beats(s, g, sb[k], gb[k], b):
+                            sb[k] = s
+                            gb[k] = g
+                            parent[k] = v
+            # kept flat: a helper returning the new top (s, g, slot) measured slower here
+            if _pt_beats(sb[k], gb[k], ts, tg, b):
+                ts = sb[k]
+                tg = gb[k]
+                tk = k
+        tops[blk, 0] = ts
+        tops[blk, 1] = tg
+        tops[blk, 2] = c / max(hi - lo, 1)
+        topk[blk] = tk
+        return
     metric_row(X, v, slot, lo, hi, code, p, aux, row)
     if rule == EXACT:
         for k in range(lo, hi):
@@ -160,34 +205,16 @@ def _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, lo, hi, v, X, c
             # most edges were needed last time: draw every slot's uniforms in one contiguous
             # loop without branches (it vectorizes, where a loop that draws one listed edge
             # at a time does not), then decide every edge and keep the top in one pass
-            if rule == GUMBEL:
-                for k in range(lo, hi):
-                    x0, x1, x2, x3 = philox_block(k0, k1, v, slot[k])
-                    us[k - lo] = philox_unit(x0, x1)
-            else:
-                for k in range(lo, hi):
-                    x0, x1, x2, x3 = philox_block(k0, k1, v, slot[k])
-                    us[k - lo] = philox_unit(x0, x1)
-                    us2[k - lo] = philox_unit(x2, x3)
+            for k in range(lo, hi):
+                x0, x1, x2, x3 = philox_block(k0, k1, v, slot[k])
+                us[k - lo] = philox_unit(x0, x1)
+                us2[k - lo] = philox_unit(x2, x3)
             c = 0
             for k in range(lo, hi):
                 if slot[k] < 0:
                     continue
                 s = sgn * row[k - lo]
-                ds = s - sb[k]
-                if rule == GUMBEL:
-                    t = gb[k] - ds * lam
-                    if t < T_SKIP:
-                        c += 1
-                        te = _pt_grid(t)
-                        x = us[k - lo]
-                        if not (te >= 0.0 and x <= table[int(te)]):
-                            g = -math.log(-math.log(x))
-                            if _pt_beats(s, g, sb[k], gb[k], b):
-                                sb[k] = s
-                                gb[k] = g
-                                parent[k] = v
-                elif _pt_beats(s, Z_MAX, sb[k], gb[k], b):
+                if _pt_beats(s, Z_MAX, sb[k], gb[k], b):
                     c += 1
                     g = sgn * _pt_normal(us[k - lo], us2[k - lo])
                     if _pt_beats(s, g, sb[k], gb[k], b):
@@ -206,8 +233,7 @@ def _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, lo, hi, v, X, c
             for k in range(lo, hi):
                 if slot[k] >= 0:
                     s = sgn * row[k - lo]
-                    if ((gb[k] - (s - sb[k]) * lam < T_SKIP) if rule == GUMBEL
-                            else _pt_beats(s, Z_MAX, sb[k], gb[k], b)):
+                    if _pt_beats(s, Z_MAX, sb[k], gb[k], b):
                         nd[c] = k
                         c += 1
             for q in range(c):
@@ -215,14 +241,7 @@ def _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, lo, hi, v, X, c
                 x0, x1, x2, x3 = philox_block(k0, k1, v, slot[k])
                 x = philox_unit(x0, x1)
                 s = sgn * row[k - lo]
-                ds = s - sb[k]
-                if rule == GUMBEL:
-                    te = _pt_grid(gb[k] - ds * lam)
-                    if te >= 0.0 and x <= table[int(te)]:
-                        continue  # G <= the grid point <= t - MARGIN: the exact test would not relax
-                    g = -math.log(-math.log(x))
-                else:  # Box-Muller
-                    g = sgn * _pt_normal(x, philox_unit(x2, x3))
+                g = sgn * _pt_normal(x, philox_unit(x2, x3))  # Box-Muller
                 if _pt_beats(s, g, sb[k], gb[k], b):
                     sb[k] = s
                     gb[k] = g
@@ -289,7 +308,7 @@ def _pt_select(st, step, b):
 
 
 @njit(cache=CACHE, nogil=True)
-def pt_steps_serial(st, step0, n_steps, X, code, p, aux, sgn, rule, k0, k1, lam, b, table):
+def pt_steps_serial(st, step0, n_steps, X, code, p, aux, sgn, rule, k0, k1, lam, b):
     """Run Prim steps step0 .. step0 + n_steps - 1 (step -1: the start's relaxation) on one thread."""
     for step in range(step0, step0 + n_steps):
         v = st.meta[_NEXT] if step < 0 else _pt_select(st, step, b)
@@ -299,11 +318,11 @@ def pt_steps_serial(st, step0, n_steps, X, code, p, aux, sgn, rule, k0, k1, lam,
         nb = (m + BLOCK - 1) // BLOCK
         for blk in range(nb):
             _pt_block(st.slot, st.sb, st.gb, st.parent, st.tops, st.topk, st.rows, st.need, blk, blk * BLOCK,
-                      min(m, (blk + 1) * BLOCK), v, X, code, p, aux, sgn, rule, k0, k1, lam, b, table)
+                      min(m, (blk + 1) * BLOCK), v, X, code, p, aux, sgn, rule, k0, k1, lam, b)
 
 
 @njit(cache=CACHE, nogil=True, parallel=True)
-def pt_steps_parallel(st, step0, n_steps, X, code, p, aux, sgn, rule, k0, k1, lam, b, table):
+def pt_steps_parallel(st, step0, n_steps, X, code, p, aux, sgn, rule, k0, k1, lam, b):
     """:func:`pt_steps_serial` with each step's blocks split over the threads by prange
     (the same blocks, reduced in the same order: the same tree)."""
     for step in range(step0, step0 + n_steps):
@@ -316,7 +335,7 @@ def pt_steps_parallel(st, step0, n_steps, X, code, p, aux, sgn, rule, k0, k1, la
         rows, need = st.rows, st.need
         for blk in prange(nb):
             _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, blk * BLOCK, min(m, (blk + 1) * BLOCK),
-                      v, X, code, p, aux, sgn, rule, k0, k1, lam, b, table)
+                      v, X, code, p, aux, sgn, rule, k0, k1, lam, b)
 
 
 # from this many points a step's blocks are split over the threads (with 2 or more): a
@@ -351,7 +370,7 @@ def pt_prim(P, start, sgn, rule=EXACT, key=(0, 0), lam=1.0, b=0.0, advance=None,
     par = use_parallel(n) if parallel is None else parallel
     kernel = pt_steps_parallel if par else pt_steps_serial
     k0, k1 = np.uint64(key[0]), np.uint64(key[1])
-    args = (X, code, float(p), aux, float(sgn), rule, k0, k1, float(lam), float(b), GUMBEL_CDF_LOW)
+    args = (X, code, float(p), aux, float(sgn), rule, k0, k1, float(lam), float(b))
     kernel(st, -1, 1, *args)
     if advance is None:
         kernel(st, 0, n - 1, *args)
