@@ -142,17 +142,24 @@ def _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, lo, hi, v, X, c
         euclid = code == EUCLIDEAN
         if not euclid:
             metric_row(X, v, slot, lo, hi, code, p, aux, row)
+        # the block's views, indexed from 0: a loop index known to be >= 0 needs no
+        # negative-index fix-up per access, which kept the hashing loop from vectorizing
+        sl = slot[lo:hi]
+        sbl = sb[lo:hi]
+        gbl = gb[lo:hi]
+        pal = parent[lo:hi]
         gu = rows[blk, 1]
+        m_k = hi - lo
         hashed = tops[blk, 2] > 0.125
         if hashed:
             # most edges needed their noise last time: every slot's bound in a loop of
             # its own (branch-free: it vectorizes; a dead slot's value is never read)
-            for k in range(lo, hi):
-                gu[k - lo] = gumbel_upper(bits_of_words(ka, kb, c2, c3, v, slot[k])) + MARGIN
+            for k in range(m_k):
+                gu[k] = gumbel_upper(bits_of_words(ka, kb, c2, c3, v, sl[k])) + MARGIN
         d = X.shape[1]
         c = 0
-        for k in range(lo, hi):
-            u = slot[k]
+        for k in range(m_k):
+            u = sl[k]
             if u < 0:
                 continue
             if euclid:
@@ -162,28 +169,28 @@ def _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, lo, hi, v, X, c
                     acc += x * x
                 s = sgn * math.sqrt(acc)
             else:
-                s = sgn * row[k - lo]
-            t = gb[k] - (s - sb[k]) * lam  # the Gumbel above which the edge relaxes
+                s = sgn * row[k]
+            t = gbl[k] - (s - sbl[k]) * lam  # the Gumbel above which the edge relaxes
             if t < T_SKIP:
                 c += 1
-                if not hashed or t < gu[k - lo]:
+                if not hashed or t < gu[k]:
                     m = bits_of_words(ka, kb, c2, c3, v, u)
                     # below: G <= bound <= t - MARGIN, the exact test would not relax
                     if t - MARGIN < gumbel_upper(m):
                         g = -math.log(-math.log(unit_of_bits(m)))
-                        if _pt_beats(s, g, sb[k], gb[k], b):
-                            sb[k] = s
-                            gb[k] = g
-                            parent[k] = v
+                        if _pt_beats(s, g, sbl[k], gbl[k], b):
+                            sbl[k] = s
+                            gbl[k] = g
+                            pal[k] = v
             # kept flat: a helper returning the new top (s, g, slot) measured slower here
-            if _pt_beats(sb[k], gb[k], ts, tg, b):
-                ts = sb[k]
-                tg = gb[k]
+            if _pt_beats(sbl[k], gbl[k], ts, tg, b):
+                ts = sbl[k]
+                tg = gbl[k]
                 tk = k
         tops[blk, 0] = ts
         tops[blk, 1] = tg
-        tops[blk, 2] = c / max(hi - lo, 1)
-        topk[blk] = tk
+        tops[blk, 2] = c / max(m_k, 1)
+        topk[blk] = tk + lo if tk >= 0 else -1
         return
     metric_row(X, v, slot, lo, hi, code, p, aux, row)
     if rule == EXACT:
