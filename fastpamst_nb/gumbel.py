@@ -258,28 +258,35 @@ def gd_steps_parallel(W, c, kw, b, b_hi, b_lo, inv_b, plain, hi, lo, parent, U, 
         for t in prange(T):
             v0 = t * chunk
             v1 = min(n, v0 + chunk)
+            # the block's views, indexed from 0 (no negative-index fix-up per access)
+            Ub = U[v0:v1]
+            hb = hi[v0:v1]
+            lb = lo[v0:v1]
+            pb = parent[v0:v1]
+            sb = seen[v0:v1]
+            rb = row[v0:v1]
             if plain:
-                U[v0:v1] = np.inf
+                Ub[:] = np.inf
             else:
-                for v in range(v0, v1):
-                    U[v] = gumbel_upper(bits_of_words(ka, kb, c2, c3, cur, v)) + EPS
+                for j in range(v1 - v0):
+                    Ub[j] = gumbel_upper(bits_of_words(ka, kb, c2, c3, cur, v0 + j)) + EPS
             th = np.inf
             tl = np.inf
             tk = -1
-            for v in range(v0, v1):
-                if seen[v]:
+            for j in range(v1 - v0):
+                if sb[j]:
                     continue
-                x = c * np.float64(row[v])
-                h = hi[v]
-                l = lo[v]
-                if ((x - h) - l) * inv_b < U[v]:
-                    u = unit_of_words(ka, kb, c2, c3, cur, v)
+                x = c * np.float64(rb[j])
+                h = hb[j]
+                l = lb[j]
+                if ((x - h) - l) * inv_b < Ub[j]:
+                    u = unit_of_words(ka, kb, c2, c3, cur, v0 + j)
                     h, l, better = _exact(x, h, l, u, b, b_hi, b_lo)
                     if better:
-                        hi[v] = h
-                        lo[v] = l
-                        parent[v] = cur
-                th, tl, tk = _dd_min(h, l, v, th, tl, tk)
+                        hb[j] = h
+                        lb[j] = l
+                        pb[j] = cur
+                th, tl, tk = _dd_min(h, l, v0 + j, th, tl, tk)
             top_hi[t] = th
             top_lo[t] = tl
             top_k[t] = tk
