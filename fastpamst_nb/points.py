@@ -52,6 +52,9 @@ from .philox import _block as philox_block
 from .philox import _unit as philox_unit
 
 EXACT, GUMBEL, GAUSS = 0, 1, 2
+# topk[blk] of a block whose top must be found by a full scan (its top slot died, or
+# the slots moved); -1: a block with no live slot
+RESCAN = -2
 BLOCK = 1024
 # philox.GUMBEL_MAX = 36.74: no edge Gumbel reaches this (tests check the order)
 T_SKIP = 37.5
@@ -87,7 +90,7 @@ def pt_state(n, start):
     meta = np.array([n - 1, 0, start], dtype=np.int64)
     return PtState(slot, np.full(max(n - 1, 0), -np.inf), np.zeros(max(n - 1, 0)),
                    np.full(max(n - 1, 0), start, dtype=np.int64), np.ones((nb, 3)),
-                   np.empty(nb, dtype=np.int64), np.empty((nb, 3, BLOCK)),
+                   np.full(nb, RESCAN, dtype=np.int64), np.empty((nb, 3, BLOCK)),
                    np.empty((nb, BLOCK), dtype=np.int64), meta, np.empty((max(n - 1, 0), 2), dtype=np.int64))
 
 
@@ -96,6 +99,8 @@ def _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, lo, hi, v, X, c
               rule, k0, k1, lam, b):
     """Relax slots lo..hi-1 with the new vertex v (rule EXACT/GUMBEL/GAUSS); write the
     block's best (s, g) to tops[blk] and its slot to topk[blk] (-1: no live slot).
+    GUMBEL updates the block's top from the slots that relax (keys only grow), unless
+    ``topk[blk]`` is ``RESCAN``: then a full scan finds it.
 
     ``rows[blk]``: the block's scratch rows (distances, then the edges' uniforms or
     bounds), ``need[blk]``: the slots of the edges that may relax. A noisy rule draws
@@ -156,6 +161,14 @@ def _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, lo, hi, v, X, c
             # its own (branch-free: it vectorizes; a dead slot's value is never read)
             for k in range(m_k):
                 gu[k] = gumbel_upper(bits_of_words(ka, kb, c2, c3, v, sl[k])) + MARGIN
+        # the block's top: kept from the last step unless it must be rescanned (between
+        # two steps a slot's key only grows, and only the joined vertex's slot dies); the
+        # top of the keys in the order (key, then the smaller slot), as a full scan finds
+        full = topk[blk] == RESCAN
+        if not full and topk[blk] >= 0:
+            ts = tops[blk, 0]
+            tg = tops[blk, 1]
+            tk = topk[blk] - lo
         d = X.shape[1]
         c = 0
         for k in range(m_k):
@@ -182,11 +195,20 @@ def _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, lo, hi, v, X, c
                             sbl[k] = s
                             gbl[k] = g
                             pal[k] = v
-            # kept flat: a helper returning the new top (s, g, slot) measured slower here
-            if _pt_beats(sbl[k], gbl[k], ts, tg, b):
-                ts = sbl[k]
-                tg = gbl[k]
-                tk = k
+                            if tk < 0 or _pt_beats(s, g, ts, tg, b) or (
+                                    k < tk and not _pt_beats(ts, tg, s, g, b)):
+                                ts = s
+                                tg = g
+                                tk = k
+        if full:  # a pass of its own: a flag tested in the loop above slows it
+            ts = -np.inf
+            tg = 0.0
+            tk = -1
+            for k in range(m_k):
+                if sl[k] >= 0 and _pt_beats(sbl[k], gbl[k], ts, tg, b):
+                    ts = sbl[k]
+                    tg = gbl[k]
+                    tk = k
         tops[blk, 0] = ts
         tops[blk, 1] = tg
         tops[blk, 2] = c / max(m_k, 1)
@@ -307,9 +329,11 @@ def _pt_select(st, step, b):
     st.edges[step, 0] = st.parent[k]
     st.edges[step, 1] = v
     st.slot[k] = -1
+    st.topk[k // BLOCK] = RESCAN  # its top died
     st.meta[_N_DEAD] += 1
     if 2 * st.meta[_N_DEAD] > m:
         _pt_compact(st.slot, st.sb, st.gb, st.parent, st.meta)
+        st.topk[:] = RESCAN  # the slots moved
     st.meta[_NEXT] = v
     return v
 
