@@ -129,10 +129,19 @@ def _dd_min(h, l, k, th, tl, tk):
     return th, tl, tk
 
 
+#: Vertices per block of the serial kernel's argmin: the smallest key of each block of
+#: ``TOP_BLOCK`` consecutive vertices is kept across steps (a power of two).
+TOP_BLOCK = 64
+_TOP_SHIFT = 6
+assert TOP_BLOCK == 1 << _TOP_SHIFT
+
 # rest: unvisited vertices, increasing; hi/lo/parent: their best keys and tree ends at
-# the same positions; U: the uniforms of one step's edges; state: [r (unvisited count),
-# gone (position of the vertex that joined last, to remove; r: none), cur (that vertex)]
-GumbelDense = namedtuple("GumbelDense", ["rest", "hi", "lo", "parent", "U", "state"])
+# the same positions; U: the bounds of one step's edges; th/tl/tv: each block of
+# TOP_BLOCK vertices' smallest (key, vertex) among its unvisited vertices (tv = -1: none
+# yet); imp: the positions improved in one step; state: [r (unvisited count), gone (position of the vertex that joined last, to
+# remove; r: none), cur (that vertex)]
+GumbelDense = namedtuple("GumbelDense", ["rest", "hi", "lo", "parent", "U", "th", "tl", "tv",
+                                         "imp", "state"])
 
 
 def gd_new(n, start):
@@ -143,12 +152,22 @@ def gd_new(n, start):
     parent = np.full(n - 1, start, dtype=np.int64)
     # gone = r: no position to remove before the first step
     state = np.array([n - 1, n - 1, start], dtype=np.int64)
-    return GumbelDense(rest, hi, lo, parent, np.empty(n - 1), state)
+    nb = (n + TOP_BLOCK - 1) // TOP_BLOCK
+    return GumbelDense(rest, hi, lo, parent, np.empty(n - 1), np.full(nb, np.inf),
+                       np.full(nb, np.inf), np.full(nb, -1, dtype=np.int64),
+                       np.empty(n - 1, dtype=np.int64), state)
+
+
+@njit(cache=CACHE, inline="always")
+def _key_less(h, l, v, th, tl, tv):
+    """Whether (key (h, l), vertex v) comes before (th, tl, tv): the key's order, then
+    the smaller vertex; tv = -1 (an empty block) comes after everything."""
+    return tv < 0 or h < th or (h == th and (l < tl or (l == tl and v < tv)))
 
 
 @njit(cache=CACHE, nogil=True)
-def gd_steps(W, c, kw, b, b_hi, b_lo, inv_b, plain, rest, hi, lo, parent, U, state,
-             edges, step0, n_steps):
+def gd_steps(W, c, kw, b, b_hi, b_lo, inv_b, plain, rest, hi, lo, parent, U, th, tl, tv,
+             imp, state, edges, step0, n_steps):
     """Prim steps ``step0 .. step0 + n_steps - 1`` on the complete graph of W, one thread.
 
     ``c`` is +1 (minimum tree) or -1 (maximum); ``kw`` the key's four words
@@ -157,8 +176,10 @@ def gd_steps(W, c, kw, b, b_hi, b_lo, inv_b, plain, rest, hi, lo, parent, U, sta
     compiler vectorizes) into ``U[k]`` = ``gumbel_upper`` of its uniform + ``EPS``,
     then relaxes the unvisited vertices reading that vertex's row in address order (as
     ``prim.prim_dense_exact``): in place before the position of the vertex that
-    joined, shifted down by one after it (so the order costs no extra pass), taking
-    the smallest key on the way (ties: the smallest vertex). An edge whose threshold
+    joined, shifted down by one after it (so the order costs no extra pass). The
+    argmin (ties: the smallest vertex) reads the blocks' smallest keys (``th, tl,
+    tv``), which a relaxation updates and which only the joined vertex's block
+    rescans: O(n / TOP_BLOCK + TOP_BLOCK) a step, not a compare per vertex. An edge whose threshold
     t = (c w - K) / b is at least ``U[k]`` cannot relax (one compare, no table); the
     others (about n ln n in all) hash again for the uniform and take the exact path.
     O(n) per step, no noise kept across steps. ``plain``: the two logarithms on
@@ -178,9 +199,7 @@ def gd_steps(W, c, kw, b, b_hi, b_lo, inv_b, plain, rest, hi, lo, parent, U, sta
         else:
             for k in range(r):
                 U[k] = gumbel_upper(bits_of_words(ka, kb, c2, c3, cur, rest[k])) + EPS
-        top_h = np.inf
-        top_l = np.inf
-        arg = -1
+        ni = 0
         for k in range(gone):  # before the removed position: in place
             x = c * np.float64(row[rest[k]])
             h = hi[k]
@@ -194,7 +213,8 @@ def gd_steps(W, c, kw, b, b_hi, b_lo, inv_b, plain, rest, hi, lo, parent, U, sta
                     hi[k] = h
                     lo[k] = l
                     parent[k] = cur
-            top_h, top_l, arg = _dd_min(h, l, k, top_h, top_l, arg)
+                    imp[ni] = k  # its block's top: after the loops
+                    ni += 1
         # after it: shifted down by one, through views that start at the position
         # (a loop index numba cannot prove >= 0 gets a negative-index fix-up per access)
         g1 = gone + 1
@@ -218,17 +238,45 @@ def gd_steps(W, c, kw, b, b_hi, b_lo, inv_b, plain, rest, hi, lo, parent, U, sta
                 h, l, better = _exact(x, h, l, u, b, b_hi, b_lo)
                 if better:
                     p = cur
+                    imp[ni] = gone + q  # its position once shifted
+                    ni += 1
             rd[q] = v
             hd[q] = h
             ld[q] = l
             pd[q] = p
-            top_h, top_l, arg = _dd_min(h, l, gone + q, top_h, top_l, arg)
         if gone < r:
             r -= 1
+        # the improved vertices' blocks (kept out of the loops above, which it slowed)
+        for i in range(ni):
+            k = imp[i]
+            v = rest[k]
+            j = v >> _TOP_SHIFT
+            if _key_less(hi[k], lo[k], v, th[j], tl[j], tv[j]):
+                th[j] = hi[k]
+                tl[j] = lo[k]
+                tv[j] = v
+        # the smallest block top is the smallest key (ties: the smallest vertex)
+        jb = 0
+        for j in range(1, th.shape[0]):
+            if tv[j] >= 0 and _key_less(th[j], tl[j], tv[j], th[jb], tl[jb], tv[jb]):
+                jb = j
+        cur = tv[jb]
+        live = rest[:r]
+        arg = np.searchsorted(live, cur)
         edges[step, 0] = parent[arg]
-        edges[step, 1] = rest[arg]
-        cur = rest[arg]
+        edges[step, 1] = cur
         gone = arg
+        # cur leaves its block: the block's top among its other unvisited vertices
+        k0 = np.searchsorted(live, jb << _TOP_SHIFT)
+        k1 = np.searchsorted(live, (jb + 1) << _TOP_SHIFT)
+        th[jb] = np.inf
+        tl[jb] = np.inf
+        tv[jb] = -1
+        for k in range(k0, k1):
+            if k != arg and _key_less(hi[k], lo[k], rest[k], th[jb], tl[jb], tv[jb]):
+                th[jb] = hi[k]
+                tl[jb] = lo[k]
+                tv[jb] = rest[k]
     state[0] = r
     state[1] = gone
     state[2] = cur
@@ -375,7 +423,7 @@ def gumbel_dense(W, start, maximum, lam, key, threads=None, plain=False, run=Non
 
         def advance(step0, k):
             gd_steps(W, c, kw, b, b_hi, b_lo, inv_b, plain, s.rest, s.hi, s.lo,
-                     s.parent, s.U, s.state, edges, step0, k)
+                     s.parent, s.U, s.th, s.tl, s.tv, s.imp, s.state, edges, step0, k)
     if run is None:
         advance(0, n - 1)
     else:
