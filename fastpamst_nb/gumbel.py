@@ -135,11 +135,12 @@ TOP_BLOCK = 64
 _TOP_SHIFT = 6
 assert TOP_BLOCK == 1 << _TOP_SHIFT
 
-# rest: unvisited vertices, increasing; hi/lo/parent: their best keys and tree ends at
-# the same positions; U: the bounds of one step's edges; th/tl/tv: each block of
-# TOP_BLOCK vertices' smallest (key, vertex) among its unvisited vertices (tv = -1: none
-# yet); imp: the positions improved in one step; state: [r (unvisited count), gone (position of the vertex that joined last, to
-# remove; r: none), cur (that vertex)]
+# rest: unvisited vertices, increasing; hi/lo: their best keys at the same positions;
+# parent: each vertex's tree end (indexed by vertex: the removal shifts one array less);
+# U: the bounds of one step's edges; th/tl/tv: each block of TOP_BLOCK vertices'
+# smallest (key, vertex) among its unvisited vertices (tv = -1: none yet); imp: the
+# positions improved in one step; state: [r (unvisited count), gone (position of the
+# vertex that joined last, to remove; r: none), cur (that vertex)]
 GumbelDense = namedtuple("GumbelDense", ["rest", "hi", "lo", "parent", "U", "th", "tl", "tv",
                                          "imp", "state"])
 
@@ -149,7 +150,7 @@ def gd_new(n, start):
     rest = np.concatenate([np.arange(start, dtype=np.int64), np.arange(start + 1, n, dtype=np.int64)])
     hi = np.full(n - 1, np.inf)
     lo = np.zeros(n - 1)
-    parent = np.full(n - 1, start, dtype=np.int64)
+    parent = np.full(n, start, dtype=np.int64)  # by vertex: not shifted
     # gone = r: no position to remove before the first step
     state = np.array([n - 1, n - 1, start], dtype=np.int64)
     nb = (n + TOP_BLOCK - 1) // TOP_BLOCK
@@ -212,7 +213,7 @@ def gd_steps(W, c, kw, b, b_hi, b_lo, inv_b, plain, rest, hi, lo, parent, U, th,
                 if better:
                     hi[k] = h
                     lo[k] = l
-                    parent[k] = cur
+                    parent[rest[k]] = cur
                     imp[ni] = k  # its block's top: after the loops
                     ni += 1
         # after it: shifted down by one, through views that start at the position
@@ -221,29 +222,25 @@ def gd_steps(W, c, kw, b, b_hi, b_lo, inv_b, plain, rest, hi, lo, parent, U, th,
         rs = rest[g1:r]
         hs = hi[g1:r]
         ls = lo[g1:r]
-        ps = parent[g1:r]
         Us = U[g1:r]
         rd = rest[gone:r]
         hd = hi[gone:r]
         ld = lo[gone:r]
-        pd = parent[gone:r]
         for q in range(r - g1):
             v = rs[q]
             x = c * np.float64(row[v])
             h = hs[q]
             l = ls[q]
-            p = ps[q]
             if ((x - h) - l) * inv_b < Us[q]:
                 u = unit_of_words(ka, kb, c2, c3, cur, v)
                 h, l, better = _exact(x, h, l, u, b, b_hi, b_lo)
                 if better:
-                    p = cur
+                    parent[v] = cur
                     imp[ni] = gone + q  # its position once shifted
                     ni += 1
             rd[q] = v
             hd[q] = h
             ld[q] = l
-            pd[q] = p
         if gone < r:
             r -= 1
         # the improved vertices' blocks (kept out of the loops above, which it slowed)
@@ -263,7 +260,7 @@ def gd_steps(W, c, kw, b, b_hi, b_lo, inv_b, plain, rest, hi, lo, parent, U, th,
         cur = tv[jb]
         live = rest[:r]
         arg = np.searchsorted(live, cur)
-        edges[step, 0] = parent[arg]
+        edges[step, 0] = parent[cur]
         edges[step, 1] = cur
         gone = arg
         # cur leaves its block: the block's top among its other unvisited vertices
