@@ -32,7 +32,8 @@ The candidates sit in ``slot`` in increasing vertex order, cut into blocks of
 each block's best, then reduces the blocks in order. The serial and the
 ``prange`` kernels share the block pass and the blocks, so they return the same
 tree whatever the number of threads. A slot whose vertex joined dies (-1); the
-slots are compacted when the dead outnumber the live (O(n) in all).
+slots are compacted when the dead exceed a sixteenth of the slots (O(n) in all:
+the slots shrink by a sixteenth or more each time), so that few dead slots are hashed.
 """
 
 import math
@@ -321,7 +322,7 @@ def _pt_compact(slot, sb, gb, parent, meta):
 @njit(cache=CACHE, nogil=True)
 def _pt_select(st, step, b):
     """Step ``step``: the best live slot joins; its edge is recorded; returns the
-    vertex that joined. Compacts the slots when the dead outnumber the live."""
+    vertex that joined. Compacts the slots when the dead exceed a sixteenth of them."""
     m = st.meta[_N_SLOTS]
     nb = (m + BLOCK - 1) // BLOCK
     k = _pt_reduce(st.tops, st.topk, nb, b)
@@ -331,7 +332,7 @@ def _pt_select(st, step, b):
     st.slot[k] = -1
     st.topk[k // BLOCK] = RESCAN  # its top died
     st.meta[_N_DEAD] += 1
-    if 2 * st.meta[_N_DEAD] > m:
+    if 16 * st.meta[_N_DEAD] > m:  # a dead slot is still hashed and skipped until then
         _pt_compact(st.slot, st.sb, st.gb, st.parent, st.meta)
         st.topk[:] = RESCAN  # the slots moved
     st.meta[_NEXT] = v
