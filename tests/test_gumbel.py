@@ -266,6 +266,30 @@ _THREADS_SCRIPT = textwrap.dedent("""
 
 
 @pytest.mark.slow_python
+def test_chunked_steps_give_the_tree_of_one_call():
+    # the serial kernel's state (the unvisited list, the blocks' kept minima, the tree
+    # ends by vertex) carries over between chunks of steps: the tree does not depend
+    # on the chunking (progress bars, Ctrl-C), nor on the skip path (plain)
+    rng = np.random.default_rng(31)
+    for n in (5, 70, 200):
+        W = _sym(rng.random((n, n)))
+        for lam in (0.5, 50.0, 1e5):
+            key = philox.draw_key(rng)
+            one = gumbel.gumbel_dense(W, 1, False, lam, key, threads=1)
+
+            def run(advance, total, first):
+                s = 0
+                while s < total:
+                    k = min(7, total - s)
+                    advance(s, k)
+                    s += k
+            np.testing.assert_array_equal(gumbel.gumbel_dense(W, 1, False, lam, key, threads=1,
+                                                              run=run), one)
+            np.testing.assert_array_equal(gumbel.gumbel_dense(W, 1, False, lam, key, threads=1,
+                                                              plain=True), one)
+
+
+@pytest.mark.slow_python
 def test_one_tree_whatever_the_number_of_threads():
     trees = []
     for threads in (1, 2, 3, 4):
