@@ -30,9 +30,10 @@ and the exact comparison of the double-double keys. The sparse kernel first skip
 ``philox.GUMBEL_MAX`` = 36.74; its hashes are not vectorized).
 
 A state (``GumbelDense``) is a namedtuple of flat arrays: the unvisited vertices in
-increasing order (``rest``), their best keys and tree ends at the same positions, and
-the step counters; ``gd_steps`` advances it by k Prim steps, so a long release runs in
-chunks (Ctrl-C, progress bars) and the tree does not depend on the chunking.
+increasing order (``rest``), their best keys at the same positions, the tree ends by
+vertex, the smallest key of each block of ``TOP_BLOCK`` vertices, and the step
+counters; ``gd_steps`` advances it by k Prim steps, so a long release runs in chunks
+(Ctrl-C, progress bars) and the tree does not depend on the chunking.
 """
 
 import math
@@ -177,12 +178,12 @@ def gd_steps(W, c, kw, b, b_hi, b_lo, inv_b, plain, rest, hi, lo, parent, U, th,
     compiler vectorizes) into ``U[k]`` = ``gumbel_upper`` of its uniform + ``EPS``,
     then relaxes the unvisited vertices reading that vertex's row in address order (as
     ``prim.prim_dense_exact``): in place before the position of the vertex that
-    joined, shifted down by one after it (so the order costs no extra pass). The
-    argmin (ties: the smallest vertex) reads the blocks' smallest keys (``th, tl,
-    tv``), which a relaxation updates and which only the joined vertex's block
-    rescans: O(n / TOP_BLOCK + TOP_BLOCK) a step, not a compare per vertex. An edge whose threshold
-    t = (c w - K) / b is at least ``U[k]`` cannot relax (one compare, no table); the
-    others (about n ln n in all) hash again for the uniform and take the exact path.
+    joined, shifted down by one after it (so the order costs no extra pass). An edge
+    whose threshold t = (c w - K) / b is at least ``U[k]`` cannot relax (one compare);
+    the others (about n ln n in all) hash again for the uniform and take the exact
+    path. The argmin (ties: the smallest vertex) reads the blocks' smallest keys
+    (``th, tl, tv``), which the relaxations update after the loops and of which only
+    the joined vertex's block is rescanned: O(n / TOP_BLOCK + TOP_BLOCK) a step.
     O(n) per step, no noise kept across steps. ``plain``: the two logarithms on
     every edge, no skip (the reference path).
     """
