@@ -19,19 +19,21 @@ That makes the tree a function of (W, key) alone, whatever the threads do.
 
 Most edges take no logarithm. Vertex v, with best key K_v, relaxes from the joining
 vertex u only if G_uv > t = (c * w_uv - K_v) / b. The kernels compute t to a relative
-error of a few ulps and look up ``table[k]`` at the grid point t_k = ``T_LO`` + k /
-``GRID`` at or below t - ``EPS`` (clamped to the table's ends): a lower bound of the
-Gumbel CDF exp(-exp(-t_k)), 0 below the grid, and 1 from ``T_SKIP`` = 37.5 on (above
-any Gumbel a 53-bit uniform gives: ``philox.GUMBEL_MAX`` = 36.74). The edge's uniform
-U <= table[k] means G(U) <= t - EPS, so the exact comparison would not relax v either
-(the margins are in docs/design.rst); only the other edges, about n ln n in all, take
-the two logarithms and the exact comparison of the double-double keys. The sparse
-kernel skips t >= ``T_SKIP`` before hashing (its hashes are not vectorized).
+error of a few ulps and compare it with ``gumbel_upper(m) + EPS``, an upper bound of the
+edge's Gumbel G(U) read off the bits m of its uniform with no logarithm (G(U) <=
+-log(1 - U), whose logarithm the float's exponent and mantissa bound): t at or above it
+means G(U) <= t - EPS, so the exact comparison would not relax v either (the margins are
+in docs/design.rst). The bound overshoots G by about 0.06 where it matters, so only
+slightly more than the edges that relax, about n ln n in all, take the two logarithms
+and the exact comparison of the double-double keys. The sparse kernel first skips t >=
+``T_SKIP`` = 37.5 before hashing (above any Gumbel a 53-bit uniform gives:
+``philox.GUMBEL_MAX`` = 36.74; its hashes are not vectorized).
 
 A state (``GumbelDense``) is a namedtuple of flat arrays: the unvisited vertices in
-increasing order (``rest``), their best keys and tree ends at the same positions, and
-the step counters; ``gd_steps`` advances it by k Prim steps, so a long release runs in
-chunks (Ctrl-C, progress bars) and the tree does not depend on the chunking.
+increasing order (``rest``), their best keys at the same positions, the tree ends by
+vertex, the smallest key of each block of ``TOP_BLOCK`` vertices, and the step
+counters; ``gd_steps`` advances it by k Prim steps, so a long release runs in chunks
+(Ctrl-C, progress bars) and the tree does not depend on the chunking.
 """
 
 import math
@@ -42,49 +44,20 @@ import numpy as np
 from numba import njit, prange
 
 from .core import CACHE
-from .philox import GUMBEL_MAX, key_words, unit_of_words
+from .philox import GUMBEL_MAX, bits_of_words, key_words, unit_of_bits, unit_of_words
 
-#: Grid points per Gumbel unit of the CDF table.
-GRID = 32
-#: The table starts here; below it (t < T_LO < GUMBEL_MIN) every edge relaxes.
-T_LO = -4.0
 #: t at or above this: no Gumbel of a 53-bit uniform reaches it, the edge cannot relax.
 T_SKIP = 37.5
-#: Margin (Gumbel units) between t and the grid point whose bound is used.
+#: Margin (Gumbel units) between the computed t and the bound of G it must reach to skip.
 EPS = 2.0 ** -30
 _SPLIT = 134217729.0  # 2**27 + 1, Dekker's splitter for float64
+# gumbel_upper: ln(2) / 2**52, raised by 2**-40 (far above the rounding of the two float
+# operations it takes part in), the bit pattern of 1.0, and 2**53
+_LN2_2M52 = math.log(2.0) * 2.0 ** -52 * (1.0 + 2.0 ** -40)
+_ONE_BITS = np.int64(1023 << 52)
+_TWO_53 = np.int64(1 << 53)
 
 assert T_SKIP > GUMBEL_MAX + 0.5
-
-
-def cdf_table():
-    """Lower bounds of the standard Gumbel CDF on the grid ``T_LO + k / GRID``, with the
-    kernels' two end entries.
-
-    Returns
-    -------
-    ndarray, float64, shape ((T_SKIP - T_LO) * GRID + 1,)
-        ``table[k] <= exp(-exp(-(T_LO + k / GRID)))`` for 0 < k < last: the CDF as numpy
-        computes it (each exp within an ulp or two) times (1 - 2**-40), far below the
-        computed value's error, so the bound is conservative. ``table[0] = 0`` (the
-        kernels clamp every t below the grid there: never a skip) and ``table[last] =
-        1`` (t >= ``T_SKIP``: no Gumbel of a 53-bit uniform reaches t, every U <= 1
-        skips; the tail limit, not the CDF, justifies it).
-    """
-    k = np.arange(int((T_SKIP - T_LO) * GRID) + 1)
-    t = T_LO + k / GRID  # exact: GRID is a power of two
-    tab = np.exp(-np.exp(-t)) * (1.0 - 2.0 ** -40)
-    tab[0] = 0.0
-    tab[-1] = 1.0
-    return tab
-
-
-_TABLE = cdf_table()
-
-
-def table():
-    """The module's CDF table (``cdf_table()``, computed once)."""
-    return _TABLE
 
 
 @njit(cache=CACHE, inline="always")
@@ -107,18 +80,28 @@ def dd_key(x, b, b_hi, b_lo, g):
     return hi, lo
 
 
+@njit(cache=CACHE, inline="always")
+def gumbel_upper(m):
+    """An upper bound of the standard Gumbel -log(-log U) of the uniform
+    U = ``philox.unit_of_bits(m)``, from m's bits alone (no logarithm; scalar, branch-free).
+
+    -log U >= 1 - U, so G(U) <= -log(1 - U); 1 - U = (2**53 - m) * 2**-53 is exact in
+    float64 (for m = 0, where U = 2**-54, it gives 1 and the bound 0 >= G = -3.62). For
+    e = 2**E (1 + f), f in [0, 1), the bit pattern of e over 2**52 is E + f + 1023 and
+    f <= log2(1 + f), so ln(2) * (1023 - bits(e) / 2**52) >= -log(e). The bound exceeds
+    G by at most 0.06 + log(-log(U) / (1 - U)), about 0.06 + (1 - U) / 2 for U near 1
+    (where the thresholds of late steps lie): an edge whose threshold t lies between
+    them takes the exact path, it is never skipped wrongly.
+    """
+    e = np.float64(_TWO_53 - np.int64(m)) * (1.0 / 9007199254740992.0)
+    return np.float64(_ONE_BITS - np.float64(e).view(np.int64)) * _LN2_2M52
+
+
 def split(b):
     """Dekker's split of b into b_hi + b_lo (each with at most 26 significant bits)."""
     c = _SPLIT * b
     hi = c - (c - b)
     return hi, b - hi
-
-
-@njit(cache=CACHE, inline="always")
-def _grid(t, last):
-    """The table index of the grid point at or below t - EPS, clamped to the table's two
-    end entries (``last``: the last index, as a float)."""
-    return int(min(max((t - EPS - T_LO) * GRID, 0.0), last))
 
 
 @njit(cache=CACHE, inline="always")
@@ -139,16 +122,6 @@ def _exact(x, h, l, U, b, b_hi, b_lo):
 
 
 @njit(cache=CACHE, inline="always")
-def _relax(x, h, l, U, bound, plain, b, b_hi, b_lo):
-    """A dense step's relaxation of a vertex with best key (h, l) by an edge of weight x
-    and uniform U: the exact path unless U <= ``bound`` (the table's entry at t) decides
-    it. Returns the smaller key and whether it is the new one."""
-    if plain or U > bound:
-        return _exact(x, h, l, U, b, b_hi, b_lo)
-    return h, l, False
-
-
-@njit(cache=CACHE, inline="always")
 def _dd_min(h, l, k, th, tl, tk):
     """The running argmin of the dense steps: (h, l, k) if (h, l) is below (th, tl), else
     (th, tl, tk) (so equal keys keep the first position)."""
@@ -157,10 +130,20 @@ def _dd_min(h, l, k, th, tl, tk):
     return th, tl, tk
 
 
-# rest: unvisited vertices, increasing; hi/lo/parent: their best keys and tree ends at
-# the same positions; U: the uniforms of one step's edges; state: [r (unvisited count),
-# gone (position of the vertex that joined last, to remove; r: none), cur (that vertex)]
-GumbelDense = namedtuple("GumbelDense", ["rest", "hi", "lo", "parent", "U", "state"])
+#: Vertices per block of the serial kernel's argmin: the smallest key of each block of
+#: ``TOP_BLOCK`` consecutive vertices is kept across steps (a power of two).
+TOP_BLOCK = 64
+_TOP_SHIFT = 6
+assert TOP_BLOCK == 1 << _TOP_SHIFT
+
+# rest: unvisited vertices, increasing; hi/lo: their best keys at the same positions;
+# parent: each vertex's tree end (indexed by vertex: the removal shifts one array less);
+# U: the bounds of one step's edges; th/tl/tv: each block of TOP_BLOCK vertices'
+# smallest (key, vertex) among its unvisited vertices (tv = -1: none yet); imp: the
+# positions improved in one step; state: [r (unvisited count), gone (position of the
+# vertex that joined last, to remove; r: none), cur (that vertex)]
+GumbelDense = namedtuple("GumbelDense", ["rest", "hi", "lo", "parent", "U", "th", "tl", "tv",
+                                         "imp", "state"])
 
 
 def gd_new(n, start):
@@ -168,81 +151,137 @@ def gd_new(n, start):
     rest = np.concatenate([np.arange(start, dtype=np.int64), np.arange(start + 1, n, dtype=np.int64)])
     hi = np.full(n - 1, np.inf)
     lo = np.zeros(n - 1)
-    parent = np.full(n - 1, start, dtype=np.int64)
+    parent = np.full(n, start, dtype=np.int64)  # by vertex: not shifted
     # gone = r: no position to remove before the first step
     state = np.array([n - 1, n - 1, start], dtype=np.int64)
-    return GumbelDense(rest, hi, lo, parent, np.empty(n - 1), state)
+    nb = (n + TOP_BLOCK - 1) // TOP_BLOCK
+    return GumbelDense(rest, hi, lo, parent, np.empty(n - 1), np.full(nb, np.inf),
+                       np.full(nb, np.inf), np.full(nb, -1, dtype=np.int64),
+                       np.empty(n - 1, dtype=np.int64), state)
+
+
+@njit(cache=CACHE, inline="always")
+def _key_less(h, l, v, th, tl, tv):
+    """Whether (key (h, l), vertex v) comes before (th, tl, tv): the key's order, then
+    the smaller vertex; tv = -1 (an empty block) comes after everything."""
+    return tv < 0 or h < th or (h == th and (l < tl or (l == tl and v < tv)))
 
 
 @njit(cache=CACHE, nogil=True)
-def gd_steps(W, c, kw, b, b_hi, b_lo, inv_b, tab, plain, rest, hi, lo, parent, U, state,
-             edges, step0, n_steps):
+def gd_steps(W, c, kw, b, b_hi, b_lo, inv_b, plain, rest, hi, lo, parent, U, th, tl, tv,
+             imp, state, edges, step0, n_steps):
     """Prim steps ``step0 .. step0 + n_steps - 1`` on the complete graph of W, one thread.
 
     ``c`` is +1 (minimum tree) or -1 (maximum); ``kw`` the key's four words
     (``philox.key_words``). Each step first hashes every edge from the vertex that
     joined last to the unvisited ones (a loop of independent blocks, which the
-    compiler vectorizes), then relaxes the unvisited vertices reading that vertex's
-    row in address order (as ``prim.prim_dense_exact``): in place before the position
-    of the vertex that joined, shifted down by one after it (so the order costs no
-    extra pass), taking the smallest key on the way (ties: the smallest vertex).
+    compiler vectorizes) into ``U[k]`` = ``gumbel_upper`` of its uniform + ``EPS``,
+    then relaxes the unvisited vertices reading that vertex's row in address order (as
+    ``prim.prim_dense_exact``): in place before the position of the vertex that
+    joined, shifted down by one after it (so the order costs no extra pass). An edge
+    whose threshold t = (c w - K) / b is at least ``U[k]`` cannot relax (one compare);
+    the others (about n ln n in all) hash again for the uniform and take the exact
+    path. The argmin (ties: the smallest vertex) reads the blocks' smallest keys
+    (``th, tl, tv``), which the relaxations update after the loops and of which only
+    the joined vertex's block is rescanned: O(n / TOP_BLOCK + TOP_BLOCK) a step.
     O(n) per step, no noise kept across steps. ``plain``: the two logarithms on
-    every edge, no table and no skip (the reference path).
+    every edge, no skip (the reference path).
     """
     ka = kw[0]
     kb = kw[1]
     c2 = kw[2]
     c3 = kw[3]
-    last = np.float64(tab.shape[0] - 1)
     r = state[0]
     gone = state[1]
     cur = state[2]
     for step in range(step0, step0 + n_steps):
         row = W[cur]
-        for k in range(r):
-            U[k] = unit_of_words(ka, kb, c2, c3, cur, rest[k])
-        top_h = np.inf
-        top_l = np.inf
-        arg = -1
+        if plain:  # no skip: every edge takes the exact path
+            U[:r] = np.inf
+        else:
+            for k in range(r):
+                U[k] = gumbel_upper(bits_of_words(ka, kb, c2, c3, cur, rest[k])) + EPS
+        ni = 0
         for k in range(gone):  # before the removed position: in place
             x = c * np.float64(row[rest[k]])
             h = hi[k]
             l = lo[k]
-            bound = tab[_grid(((x - h) - l) * inv_b, last)]  # the table's entry at t
-            h, l, better = _relax(x, h, l, U[k], bound, plain, b, b_hi, b_lo)
-            if better:
-                hi[k] = h
-                lo[k] = l
-                parent[k] = cur
-            top_h, top_l, arg = _dd_min(h, l, k, top_h, top_l, arg)
-        for k in range(gone + 1, r):  # after it: shifted down by one
-            v = rest[k]
+            # t below the bound: may relax (the test alone: a `plain or` in it measured
+            # far slower, docs/design.rst)
+            if ((x - h) - l) * inv_b < U[k]:
+                u = unit_of_words(ka, kb, c2, c3, cur, rest[k])
+                h, l, better = _exact(x, h, l, u, b, b_hi, b_lo)
+                if better:
+                    hi[k] = h
+                    lo[k] = l
+                    parent[rest[k]] = cur
+                    imp[ni] = k  # its block's top: after the loops
+                    ni += 1
+        # after it: shifted down by one, through views that start at the position
+        # (a loop index numba cannot prove >= 0 gets a negative-index fix-up per access)
+        g1 = gone + 1
+        rs = rest[g1:r]
+        hs = hi[g1:r]
+        ls = lo[g1:r]
+        Us = U[g1:r]
+        rd = rest[gone:r]
+        hd = hi[gone:r]
+        ld = lo[gone:r]
+        for q in range(r - g1):
+            v = rs[q]
             x = c * np.float64(row[v])
-            h = hi[k]
-            l = lo[k]
-            p = parent[k]
-            bound = tab[_grid(((x - h) - l) * inv_b, last)]  # the table's entry at t
-            h, l, better = _relax(x, h, l, U[k], bound, plain, b, b_hi, b_lo)
-            if better:
-                p = cur
-            rest[k - 1] = v
-            hi[k - 1] = h
-            lo[k - 1] = l
-            parent[k - 1] = p
-            top_h, top_l, arg = _dd_min(h, l, k - 1, top_h, top_l, arg)
+            h = hs[q]
+            l = ls[q]
+            if ((x - h) - l) * inv_b < Us[q]:
+                u = unit_of_words(ka, kb, c2, c3, cur, v)
+                h, l, better = _exact(x, h, l, u, b, b_hi, b_lo)
+                if better:
+                    parent[v] = cur
+                    imp[ni] = gone + q  # its position once shifted
+                    ni += 1
+            rd[q] = v
+            hd[q] = h
+            ld[q] = l
         if gone < r:
             r -= 1
-        edges[step, 0] = parent[arg]
-        edges[step, 1] = rest[arg]
-        cur = rest[arg]
+        # the improved vertices' blocks (kept out of the loops above, which it slowed)
+        for i in range(ni):
+            k = imp[i]
+            v = rest[k]
+            j = v >> _TOP_SHIFT
+            if _key_less(hi[k], lo[k], v, th[j], tl[j], tv[j]):
+                th[j] = hi[k]
+                tl[j] = lo[k]
+                tv[j] = v
+        # the smallest block top is the smallest key (ties: the smallest vertex)
+        jb = 0
+        for j in range(1, th.shape[0]):
+            if tv[j] >= 0 and _key_less(th[j], tl[j], tv[j], th[jb], tl[jb], tv[jb]):
+                jb = j
+        cur = tv[jb]
+        live = rest[:r]
+        arg = np.searchsorted(live, cur)
+        edges[step, 0] = parent[cur]
+        edges[step, 1] = cur
         gone = arg
+        # cur leaves its block: the block's top among its other unvisited vertices
+        k0 = np.searchsorted(live, jb << _TOP_SHIFT)
+        k1 = np.searchsorted(live, (jb + 1) << _TOP_SHIFT)
+        th[jb] = np.inf
+        tl[jb] = np.inf
+        tv[jb] = -1
+        for k in range(k0, k1):
+            if k != arg and _key_less(hi[k], lo[k], rest[k], th[jb], tl[jb], tv[jb]):
+                th[jb] = hi[k]
+                tl[jb] = lo[k]
+                tv[jb] = rest[k]
     state[0] = r
     state[1] = gone
     state[2] = cur
 
 
 @njit(cache=CACHE, nogil=True, parallel=True)
-def gd_steps_parallel(W, c, kw, b, b_hi, b_lo, inv_b, tab, plain, hi, lo, parent, U, seen,
+def gd_steps_parallel(W, c, kw, b, b_hi, b_lo, inv_b, plain, hi, lo, parent, U, seen,
                       state, edges, step0, n_steps, n_threads, top_hi, top_lo, top_k):
     """As :func:`gd_steps`, each step's hashing, relaxation and argmin split over
     ``n_threads`` contiguous blocks of vertices by ``prange`` (one fork/join per step).
@@ -259,31 +298,41 @@ def gd_steps_parallel(W, c, kw, b, b_hi, b_lo, inv_b, tab, plain, hi, lo, parent
     kb = kw[1]
     c2 = kw[2]
     c3 = kw[3]
-    last = np.float64(tab.shape[0] - 1)
     cur = state[2]
     for step in range(step0, step0 + n_steps):
         row = W[cur]
         for t in prange(T):
             v0 = t * chunk
             v1 = min(n, v0 + chunk)
-            for v in range(v0, v1):
-                U[v] = unit_of_words(ka, kb, c2, c3, cur, v)
+            # the block's views, indexed from 0 (no negative-index fix-up per access)
+            Ub = U[v0:v1]
+            hb = hi[v0:v1]
+            lb = lo[v0:v1]
+            pb = parent[v0:v1]
+            sb = seen[v0:v1]
+            rb = row[v0:v1]
+            if plain:
+                Ub[:] = np.inf
+            else:
+                for j in range(v1 - v0):
+                    Ub[j] = gumbel_upper(bits_of_words(ka, kb, c2, c3, cur, v0 + j)) + EPS
             th = np.inf
             tl = np.inf
             tk = -1
-            for v in range(v0, v1):
-                if seen[v]:
+            for j in range(v1 - v0):
+                if sb[j]:
                     continue
-                x = c * np.float64(row[v])
-                h = hi[v]
-                l = lo[v]
-                bound = tab[_grid(((x - h) - l) * inv_b, last)]  # the table's entry at t
-                h, l, better = _relax(x, h, l, U[v], bound, plain, b, b_hi, b_lo)
-                if better:
-                    hi[v] = h
-                    lo[v] = l
-                    parent[v] = cur
-                th, tl, tk = _dd_min(h, l, v, th, tl, tk)
+                x = c * np.float64(rb[j])
+                h = hb[j]
+                l = lb[j]
+                if ((x - h) - l) * inv_b < Ub[j]:
+                    u = unit_of_words(ka, kb, c2, c3, cur, v0 + j)
+                    h, l, better = _exact(x, h, l, u, b, b_hi, b_lo)
+                    if better:
+                        hb[j] = h
+                        lb[j] = l
+                        pb[j] = cur
+                th, tl, tk = _dd_min(h, l, v0 + j, th, tl, tk)
             top_hi[t] = th
             top_lo[t] = tl
             top_k[t] = tk
@@ -326,7 +375,7 @@ def gumbel_dense(W, start, maximum, lam, key, threads=None, plain=False, run=Non
         Threads of the parallel kernel; default numba's thread count. 1, or n below
         ``PARALLEL_MIN_N``, runs the serial kernel: the tree is the same.
     plain : bool
-        Take the two logarithms for every edge (no table): the reference path.
+        Take the two logarithms for every edge (no skip test): the reference path.
     run : callable (advance, n_steps, first) -> None, optional
         Runs ``advance(step0, k)`` over the n - 1 steps in chunks (``api._run_steps``);
         default one call.
@@ -339,7 +388,7 @@ def gumbel_dense(W, start, maximum, lam, key, threads=None, plain=False, run=Non
     Notes
     -----
     O(n^2) time, O(n) extra memory. Every step hashes all its edges (a vectorized
-    loop); the weights change the time only through how many edges pass the table
+    loop); the weights change the time only through how many edges pass the skip test
     and take the logarithms (about n ln n in all: a vertex's best key improves about
     ln n times).
     """
@@ -365,14 +414,14 @@ def gumbel_dense(W, start, maximum, lam, key, threads=None, plain=False, run=Non
         top_k = np.empty(T, dtype=np.int64)
 
         def advance(step0, k):
-            gd_steps_parallel(W, c, kw, b, b_hi, b_lo, inv_b, _TABLE, plain, hi, lo, parent, U,
+            gd_steps_parallel(W, c, kw, b, b_hi, b_lo, inv_b, plain, hi, lo, parent, U,
                               seen, state, edges, step0, k, T, top_hi, top_lo, top_k)
     else:
         s = gd_new(n, start)
 
         def advance(step0, k):
-            gd_steps(W, c, kw, b, b_hi, b_lo, inv_b, _TABLE, plain, s.rest, s.hi, s.lo,
-                     s.parent, s.U, s.state, edges, step0, k)
+            gd_steps(W, c, kw, b, b_hi, b_lo, inv_b, plain, s.rest, s.hi, s.lo,
+                     s.parent, s.U, s.th, s.tl, s.tv, s.imp, s.state, edges, step0, k)
     if run is None:
         advance(0, n - 1)
     else:
@@ -445,12 +494,12 @@ def dh_pop(H, size):
 
 
 @njit(cache=CACHE, nogil=True)
-def gc_steps(indptr, indices, data, c, kw, b, b_hi, b_lo, inv_b, tab, plain, hi, lo, visited, H,
+def gc_steps(indptr, indices, data, c, kw, b, b_hi, b_lo, inv_b, plain, hi, lo, visited, H,
              state, edges, step0, n_steps):
     """Prim steps ``step0 .. step0 + n_steps - 1`` over the noisy keys of a symmetric CSR
     topology, with a lazy min-heap of CSR positions (an entry is pushed when it improves
     its end's best key, skipped when popped stale). Each edge is looked at once, from
-    its first end to join, with the dense kernels' table filter. ``state`` holds
+    its first end to join, with the dense kernels' skip test. ``state`` holds
     [heap size, the vertex that joins next]. O(m + k log m) in all for the k
     improvements (about n ln(m / n)). Writes (tree vertex, new vertex) pairs to ``edges``.
     """
@@ -458,7 +507,6 @@ def gc_steps(indptr, indices, data, c, kw, b, b_hi, b_lo, inv_b, tab, plain, hi,
     kb = kw[1]
     c2 = kw[2]
     c3 = kw[3]
-    last = np.float64(tab.shape[0] - 1)
     size = state[0]
     v = state[1]
     for step in range(step0, step0 + n_steps):
@@ -473,11 +521,10 @@ def gc_steps(indptr, indices, data, c, kw, b, b_hi, b_lo, inv_b, tab, plain, hi,
             t = ((x - h) - l) * inv_b
             if not plain and t >= T_SKIP:
                 continue
-            U = unit_of_words(ka, kb, c2, c3, v, u)
-            if not plain:
-                if U <= tab[_grid(t, last)]:
-                    continue
-            h, l, better = _exact(x, h, l, U, b, b_hi, b_lo)
+            m = bits_of_words(ka, kb, c2, c3, v, u)
+            if not plain and t >= gumbel_upper(m) + EPS:
+                continue
+            h, l, better = _exact(x, h, l, unit_of_bits(m), b, b_hi, b_lo)
             if better:
                 hi[u] = h
                 lo[u] = l
@@ -544,7 +591,7 @@ def gumbel_csr(indptr, indices, data, start, maximum, lam, key, plain=False, run
     state = np.array([0, start], dtype=np.int64)
 
     def advance(step0, k):
-        gc_steps(indptr, indices, data, c, kw, b, b_hi, b_lo, inv_b, _TABLE, plain, hi, lo,
+        gc_steps(indptr, indices, data, c, kw, b, b_hi, b_lo, inv_b, plain, hi, lo,
                  visited, H, state, edges, step0, k)
     if run is None:
         advance(0, n - 1)

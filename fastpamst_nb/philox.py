@@ -95,10 +95,23 @@ def _unit(a, b):
 def unit_of_words(ka, kb, c2, c3, i, j):
     """``edge_uniform`` with the key already split into 32-bit words (ka, kb) = (lo(k0),
     hi(k0)) and (c2, c3) = (lo(k1), hi(k1)), all uint64: for loops over many edges."""
+    return unit_of_bits(bits_of_words(ka, kb, c2, c3, i, j))
+
+
+@njit(cache=CACHE, inline="always")
+def bits_of_words(ka, kb, c2, c3, i, j):
+    """The 53-bit integer m (uint64) behind ``unit_of_words(ka, kb, c2, c3, i, j)``:
+    the uniform is ``unit_of_bits(m)``."""
     a = i if i < j else j
     b = j if i < j else i
     x0, x1, x2, x3 = philox4x32_10(np.uint64(a) & _MASK, np.uint64(b) & _MASK, c2, c3, ka, kb)
-    return _unit(x0, x1)
+    return (x0 << _S21) | (x1 >> _S11)
+
+
+@njit(cache=CACHE, inline="always")
+def unit_of_bits(m):
+    """The uniform m * 2**-53 of a 53-bit integer m (2**-54 for m = 0), as ``_unit``."""
+    return max(np.float64(m), 0.5) * _TWO_M53
 
 
 def key_words(k0, k1):

@@ -22,16 +22,18 @@ noise away (the difference of two large weights is exact or nearly so, the noise
 is scaled on its own). Most edges of a noisy rule are decided without their
 noise's logarithms: a Gumbel above ``t = g_best - (s - s_best) * lam`` is needed
 to relax; none is when t >= ``T_SKIP`` (no 53-bit uniform gives a Gumbel so
-large), and when the edge's uniform U is at most a lower bound of the Gumbel CDF
-at a grid point below t - ``MARGIN`` the exact computation would not relax
-either (docs/design.rst, Points). A normal is bounded by ``Z_MAX`` likewise.
+large), and when t - ``MARGIN`` is at least ``gumbel.gumbel_upper`` of the edge's
+uniform (an upper bound of its Gumbel from the uniform's bits, no logarithm) the
+exact computation would not relax either (docs/design.rst, Points). A normal is
+bounded by ``Z_MAX`` likewise.
 
 The candidates sit in ``slot`` in increasing vertex order, cut into blocks of
 ``BLOCK`` slots; a step relaxes every live slot with the new vertex and keeps
 each block's best, then reduces the blocks in order. The serial and the
 ``prange`` kernels share the block pass and the blocks, so they return the same
 tree whatever the number of threads. A slot whose vertex joined dies (-1); the
-slots are compacted when the dead outnumber the live (O(n) in all).
+slots are compacted when the dead exceed a sixteenth of the slots (O(n) in all:
+the slots shrink by a sixteenth or more each time), so that few dead slots are hashed.
 """
 
 import math
@@ -43,26 +45,25 @@ from numba import njit, prange
 
 from .core import CACHE
 from .metrics import EUCLIDEAN, metric_row
+from .gumbel import gumbel_upper
 # the edge's Philox block and its 53-bit uniform, as philox.edge_uniform computes them
 # (inlined, so that a loop over a block's edges is vectorized: see _pt_block)
+from .philox import _MASK, _S32, bits_of_words, unit_of_bits
 from .philox import _block as philox_block
 from .philox import _unit as philox_unit
 
 EXACT, GUMBEL, GAUSS = 0, 1, 2
+# topk[blk] of a block whose top must be found by a full scan (its top slot died, or
+# the slots moved); -1: a block with no live slot
+RESCAN = -2
 BLOCK = 1024
 # philox.GUMBEL_MAX = 36.74: no edge Gumbel reaches this (tests check the order)
 T_SKIP = 37.5
 # |Z| = sqrt(-2 ln U1) |cos| <= 8.65 for the smallest uniform, 2**-54 (philox.py)
 Z_MAX = 9.5
-# how far below t the grid point of the bounds table lies: far above the rounding of t
-# (|t| <= ~45 where the table is used, so its error is ~1e-14)
+# how far above the bound of an edge's Gumbel t must lie for the edge to be skipped: far
+# above the rounding of t (|t| < T_SKIP where the bound is used, so its error is ~1e-14)
 MARGIN = 1e-9
-TABLE_LO = -4.0  # the CDF below -4 is < 1e-23: those edges take the exact path
-TABLE_STEP = 32  # grid points per unit
-_TABLE_N = int((T_SKIP - TABLE_LO) * TABLE_STEP) + 2
-# lower bounds of the Gumbel CDF exp(-exp(-x)) at x = TABLE_LO + i / TABLE_STEP: the
-# computed value less 1e-12 of itself (far more than its few ulps of rounding)
-GUMBEL_CDF_LOW = np.exp(-np.exp(-(TABLE_LO + np.arange(_TABLE_N) / TABLE_STEP))) * (1.0 - 1e-12)
 
 # the kernels' state: flat arrays, one row per candidate slot (prefix ``pt_``)
 PtState = namedtuple("PtState", ["slot", "sb", "gb", "parent", "tops", "topk", "rows", "need",
@@ -78,12 +79,6 @@ def _pt_beats(s1, g1, s0, g0, b):
 
 
 @njit(cache=CACHE, inline="always")
-def _pt_grid(t):
-    """Where t - MARGIN falls on the bounds table's grid (< 0: below it; truncate for the index)."""
-    return (t - MARGIN - TABLE_LO) * TABLE_STEP
-
-
-@njit(cache=CACHE, inline="always")
 def _pt_normal(u1, u2):
     """The standard normal of two uniforms (Box-Muller)."""
     return math.sqrt(-2.0 * math.log(u1)) * math.cos(2.0 * math.pi * u2)
@@ -96,22 +91,27 @@ def pt_state(n, start):
     meta = np.array([n - 1, 0, start], dtype=np.int64)
     return PtState(slot, np.full(max(n - 1, 0), -np.inf), np.zeros(max(n - 1, 0)),
                    np.full(max(n - 1, 0), start, dtype=np.int64), np.ones((nb, 3)),
-                   np.empty(nb, dtype=np.int64), np.empty((nb, 3, BLOCK)),
+                   np.full(nb, RESCAN, dtype=np.int64), np.empty((nb, 3, BLOCK)),
                    np.empty((nb, BLOCK), dtype=np.int64), meta, np.empty((max(n - 1, 0), 2), dtype=np.int64))
 
 
 @njit(cache=CACHE, nogil=True)
 def _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, lo, hi, v, X, code, p, aux, sgn,
-              rule, k0, k1, lam, b, table):
+              rule, k0, k1, lam, b):
     """Relax slots lo..hi-1 with the new vertex v (rule EXACT/GUMBEL/GAUSS); write the
     block's best (s, g) to tops[blk] and its slot to topk[blk] (-1: no live slot).
+    GUMBEL updates the block's top from the slots that relax (keys only grow), unless
+    ``topk[blk]`` is ``RESCAN``: then a full scan finds it.
 
-    ``rows[blk]``: the block's scratch rows (distances, then the edges' uniforms),
-    ``need[blk]``: the slots of the edges that may relax. A noisy rule draws the
-    uniforms of the whole block in a loop of their own when most edges may relax (the
-    Philox rounds of many edges vectorize there), else lists those edges and draws
-    theirs one by one; ``tops[blk, 2]``, the share of the last pass, chooses. The
-    choice changes the speed only: every edge's noise is a function of (key, edge).
+    ``rows[blk]``: the block's scratch rows (distances, then the edges' uniforms or
+    bounds), ``need[blk]``: the slots of the edges that may relax. A noisy rule draws
+    the whole block's noise in a loop of its own when most edges may relax (the
+    Philox rounds of many edges vectorize there), else draws the noise of the edges
+    that may relax one by one; ``tops[blk, 2]``, the share of the last pass, chooses.
+    The choice changes the speed only: every edge's noise is a function of (key, edge).
+    GUMBEL: the bound ``gumbel.gumbel_upper`` of each edge's Gumbel decides most edges
+    without a logarithm (t at or above it + ``MARGIN``: the exact test would not
+    relax); the euclidean distance is computed in the same pass (no row).
     """
     ts = -np.inf
     tg = 0.0
@@ -140,6 +140,81 @@ def _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, lo, hi, v, X, c
         topk[blk] = tk
         return
     row = rows[blk, 0]
+    if rule == GUMBEL:
+        ka = k0 & _MASK
+        kb = k0 >> _S32
+        c2 = k1 & _MASK
+        c3 = k1 >> _S32
+        euclid = code == EUCLIDEAN
+        if not euclid:
+            metric_row(X, v, slot, lo, hi, code, p, aux, row)
+        # the block's views, indexed from 0: a loop index known to be >= 0 needs no
+        # negative-index fix-up per access, which kept the hashing loop from vectorizing
+        sl = slot[lo:hi]
+        sbl = sb[lo:hi]
+        gbl = gb[lo:hi]
+        pal = parent[lo:hi]
+        gu = rows[blk, 1]
+        m_k = hi - lo
+        hashed = tops[blk, 2] > 0.125
+        if hashed:
+            # most edges needed their noise last time: every slot's bound in a loop of
+            # its own (branch-free: it vectorizes; a dead slot's value is never read)
+            for k in range(m_k):
+                gu[k] = gumbel_upper(bits_of_words(ka, kb, c2, c3, v, sl[k])) + MARGIN
+        # the block's top: kept from the last step unless it must be rescanned (between
+        # two steps a slot's key only grows, and only the joined vertex's slot dies); the
+        # top of the keys in the order (key, then the smaller slot), as a full scan finds
+        full = topk[blk] == RESCAN
+        if not full and topk[blk] >= 0:
+            ts = tops[blk, 0]
+            tg = tops[blk, 1]
+            tk = topk[blk] - lo
+        d = X.shape[1]
+        c = 0
+        for k in range(m_k):
+            u = sl[k]
+            if u < 0:
+                continue
+            if euclid:
+                acc = 0.0
+                for j in range(d):
+                    x = np.float64(X[u, j]) - np.float64(X[v, j])
+                    acc += x * x
+                s = sgn * math.sqrt(acc)
+            else:
+                s = sgn * row[k]
+            t = gbl[k] - (s - sbl[k]) * lam  # the Gumbel above which the edge relaxes
+            if t < T_SKIP:
+                c += 1
+                if not hashed or t < gu[k]:
+                    m = bits_of_words(ka, kb, c2, c3, v, u)
+                    # below: G <= bound <= t - MARGIN, the exact test would not relax
+                    if t - MARGIN < gumbel_upper(m):
+                        g = -math.log(-math.log(unit_of_bits(m)))
+                        if _pt_beats(s, g, sbl[k], gbl[k], b):
+                            sbl[k] = s
+                            gbl[k] = g
+                            pal[k] = v
+                            if tk < 0 or _pt_beats(s, g, ts, tg, b) or (
+                                    k < tk and not _pt_beats(ts, tg, s, g, b)):
+                                ts = s
+                                tg = g
+                                tk = k
+        if full:  # a pass of its own: a flag tested in the loop above slows it
+            ts = -np.inf
+            tg = 0.0
+            tk = -1
+            for k in range(m_k):
+                if sl[k] >= 0 and _pt_beats(sbl[k], gbl[k], ts, tg, b):
+                    ts = sbl[k]
+                    tg = gbl[k]
+                    tk = k
+        tops[blk, 0] = ts
+        tops[blk, 1] = tg
+        tops[blk, 2] = c / max(m_k, 1)
+        topk[blk] = tk + lo if tk >= 0 else -1
+        return
     metric_row(X, v, slot, lo, hi, code, p, aux, row)
     if rule == EXACT:
         for k in range(lo, hi):
@@ -160,34 +235,16 @@ def _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, lo, hi, v, X, c
             # most edges were needed last time: draw every slot's uniforms in one contiguous
             # loop without branches (it vectorizes, where a loop that draws one listed edge
             # at a time does not), then decide every edge and keep the top in one pass
-            if rule == GUMBEL:
-                for k in range(lo, hi):
-                    x0, x1, x2, x3 = philox_block(k0, k1, v, slot[k])
-                    us[k - lo] = philox_unit(x0, x1)
-            else:
-                for k in range(lo, hi):
-                    x0, x1, x2, x3 = philox_block(k0, k1, v, slot[k])
-                    us[k - lo] = philox_unit(x0, x1)
-                    us2[k - lo] = philox_unit(x2, x3)
+            for k in range(lo, hi):
+                x0, x1, x2, x3 = philox_block(k0, k1, v, slot[k])
+                us[k - lo] = philox_unit(x0, x1)
+                us2[k - lo] = philox_unit(x2, x3)
             c = 0
             for k in range(lo, hi):
                 if slot[k] < 0:
                     continue
                 s = sgn * row[k - lo]
-                ds = s - sb[k]
-                if rule == GUMBEL:
-                    t = gb[k] - ds * lam
-                    if t < T_SKIP:
-                        c += 1
-                        te = _pt_grid(t)
-                        x = us[k - lo]
-                        if not (te >= 0.0 and x <= table[int(te)]):
-                            g = -math.log(-math.log(x))
-                            if _pt_beats(s, g, sb[k], gb[k], b):
-                                sb[k] = s
-                                gb[k] = g
-                                parent[k] = v
-                elif _pt_beats(s, Z_MAX, sb[k], gb[k], b):
+                if _pt_beats(s, Z_MAX, sb[k], gb[k], b):
                     c += 1
                     g = sgn * _pt_normal(us[k - lo], us2[k - lo])
                     if _pt_beats(s, g, sb[k], gb[k], b):
@@ -206,8 +263,7 @@ def _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, lo, hi, v, X, c
             for k in range(lo, hi):
                 if slot[k] >= 0:
                     s = sgn * row[k - lo]
-                    if ((gb[k] - (s - sb[k]) * lam < T_SKIP) if rule == GUMBEL
-                            else _pt_beats(s, Z_MAX, sb[k], gb[k], b)):
+                    if _pt_beats(s, Z_MAX, sb[k], gb[k], b):
                         nd[c] = k
                         c += 1
             for q in range(c):
@@ -215,14 +271,7 @@ def _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, lo, hi, v, X, c
                 x0, x1, x2, x3 = philox_block(k0, k1, v, slot[k])
                 x = philox_unit(x0, x1)
                 s = sgn * row[k - lo]
-                ds = s - sb[k]
-                if rule == GUMBEL:
-                    te = _pt_grid(gb[k] - ds * lam)
-                    if te >= 0.0 and x <= table[int(te)]:
-                        continue  # G <= the grid point <= t - MARGIN: the exact test would not relax
-                    g = -math.log(-math.log(x))
-                else:  # Box-Muller
-                    g = sgn * _pt_normal(x, philox_unit(x2, x3))
+                g = sgn * _pt_normal(x, philox_unit(x2, x3))  # Box-Muller
                 if _pt_beats(s, g, sb[k], gb[k], b):
                     sb[k] = s
                     gb[k] = g
@@ -273,7 +322,7 @@ def _pt_compact(slot, sb, gb, parent, meta):
 @njit(cache=CACHE, nogil=True)
 def _pt_select(st, step, b):
     """Step ``step``: the best live slot joins; its edge is recorded; returns the
-    vertex that joined. Compacts the slots when the dead outnumber the live."""
+    vertex that joined. Compacts the slots when the dead exceed a sixteenth of them."""
     m = st.meta[_N_SLOTS]
     nb = (m + BLOCK - 1) // BLOCK
     k = _pt_reduce(st.tops, st.topk, nb, b)
@@ -281,15 +330,17 @@ def _pt_select(st, step, b):
     st.edges[step, 0] = st.parent[k]
     st.edges[step, 1] = v
     st.slot[k] = -1
+    st.topk[k // BLOCK] = RESCAN  # its top died
     st.meta[_N_DEAD] += 1
-    if 2 * st.meta[_N_DEAD] > m:
+    if 16 * st.meta[_N_DEAD] > m:  # a dead slot is still hashed and skipped until then
         _pt_compact(st.slot, st.sb, st.gb, st.parent, st.meta)
+        st.topk[:] = RESCAN  # the slots moved
     st.meta[_NEXT] = v
     return v
 
 
 @njit(cache=CACHE, nogil=True)
-def pt_steps_serial(st, step0, n_steps, X, code, p, aux, sgn, rule, k0, k1, lam, b, table):
+def pt_steps_serial(st, step0, n_steps, X, code, p, aux, sgn, rule, k0, k1, lam, b):
     """Run Prim steps step0 .. step0 + n_steps - 1 (step -1: the start's relaxation) on one thread."""
     for step in range(step0, step0 + n_steps):
         v = st.meta[_NEXT] if step < 0 else _pt_select(st, step, b)
@@ -299,11 +350,11 @@ def pt_steps_serial(st, step0, n_steps, X, code, p, aux, sgn, rule, k0, k1, lam,
         nb = (m + BLOCK - 1) // BLOCK
         for blk in range(nb):
             _pt_block(st.slot, st.sb, st.gb, st.parent, st.tops, st.topk, st.rows, st.need, blk, blk * BLOCK,
-                      min(m, (blk + 1) * BLOCK), v, X, code, p, aux, sgn, rule, k0, k1, lam, b, table)
+                      min(m, (blk + 1) * BLOCK), v, X, code, p, aux, sgn, rule, k0, k1, lam, b)
 
 
 @njit(cache=CACHE, nogil=True, parallel=True)
-def pt_steps_parallel(st, step0, n_steps, X, code, p, aux, sgn, rule, k0, k1, lam, b, table):
+def pt_steps_parallel(st, step0, n_steps, X, code, p, aux, sgn, rule, k0, k1, lam, b):
     """:func:`pt_steps_serial` with each step's blocks split over the threads by prange
     (the same blocks, reduced in the same order: the same tree)."""
     for step in range(step0, step0 + n_steps):
@@ -316,7 +367,7 @@ def pt_steps_parallel(st, step0, n_steps, X, code, p, aux, sgn, rule, k0, k1, la
         rows, need = st.rows, st.need
         for blk in prange(nb):
             _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, blk * BLOCK, min(m, (blk + 1) * BLOCK),
-                      v, X, code, p, aux, sgn, rule, k0, k1, lam, b, table)
+                      v, X, code, p, aux, sgn, rule, k0, k1, lam, b)
 
 
 # from this many points a step's blocks are split over the threads (with 2 or more): a
@@ -351,7 +402,7 @@ def pt_prim(P, start, sgn, rule=EXACT, key=(0, 0), lam=1.0, b=0.0, advance=None,
     par = use_parallel(n) if parallel is None else parallel
     kernel = pt_steps_parallel if par else pt_steps_serial
     k0, k1 = np.uint64(key[0]), np.uint64(key[1])
-    args = (X, code, float(p), aux, float(sgn), rule, k0, k1, float(lam), float(b), GUMBEL_CDF_LOW)
+    args = (X, code, float(p), aux, float(sgn), rule, k0, k1, float(lam), float(b))
     kernel(st, -1, 1, *args)
     if advance is None:
         kernel(st, 0, n - 1, *args)

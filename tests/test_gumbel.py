@@ -4,8 +4,9 @@ The release must follow sequential Kruskal with the exponential mechanism at eve
 (naive.kruskal_em_tree_distribution, the law of the edge set enumerated with a memo over
 forests): chi-square over 20,000 seeded releases, failing at p < 1e-4, on dense and
 sparse graphs, ties, a maximum tree, a 1e12 offset and far-apart weights. The kernels'
-table of Gumbel-CDF bounds must change nothing: the trees equal those of the plain path
-(two logarithms for every edge) on thousands of keys. The tree is the same for 1-4
+skip test (an upper bound of each edge's Gumbel from its uniform's bits) must change
+nothing: the trees equal those of the plain path (two logarithms for every edge) on
+thousands of keys. The tree is the same for 1-4
 threads (subprocesses with NUMBA_NUM_THREADS).
 """
 
@@ -175,8 +176,8 @@ def _random_weights(rng, n, kind):
 @pytest.mark.parametrize("kind, lam", [("uniform", 1e3), ("uniform", 10.0), ("uniform", 0.1),
                                        ("integers", 2.0), ("offset", 1.0 / _U), ("pareto", 1.0)])
 @pytest.mark.slow_python
-def test_table_path_equals_the_two_logarithm_path(kind, lam):
-    # 1000 keys per kind (6000 in all): every tree of the table path is the plain one's
+def test_skip_path_equals_the_two_logarithm_path(kind, lam):
+    # 1000 keys per kind (6000 in all): every tree of the skip path is the plain one's
     rng = np.random.default_rng(21)
     n = 24
     W = _random_weights(rng, n, kind)
@@ -194,16 +195,26 @@ def test_table_path_equals_the_two_logarithm_path(kind, lam):
             np.testing.assert_array_equal(a, b)
 
 
-def test_cdf_table_bounds_the_gumbel_cdf_from_below():
-    tab = gumbel.table()
-    t = gumbel.T_LO + np.arange(tab.size) / gumbel.GRID
-    exact = np.exp(-np.exp(-t))
-    inner = tab[1:-1]
-    assert np.all(inner <= exact[1:-1]) and np.all(inner > exact[1:-1] * (1 - 1e-11))
-    # the end entries: never skip below the grid; past T_SKIP every uniform skips,
-    # which the tail limit justifies (no Gumbel of a 53-bit uniform reaches T_SKIP)
-    assert tab[0] == 0.0 and tab[-1] == 1.0 and t[-1] == gumbel.T_SKIP
-    assert gumbel.T_SKIP > philox.GUMBEL_MAX + 0.5 and gumbel.T_LO < philox.GUMBEL_MIN
+def test_gumbel_upper_bounds_the_gumbel_of_every_uniform():
+    # the skip test's bound, from the uniform's 53 bits: never below G(U) (else an edge
+    # that relaxes could be skipped), and within 0.07 of it where U >= 0.99 (the
+    # thresholds t >= 4.6 of most steps' edges), so few edges take the exact path
+    rng = np.random.default_rng(4)
+    top = 2 ** 53
+    ms = np.concatenate([[0, 1, 2, 3, top // 2 - 1, top // 2, top // 2 + 1, top - 2, top - 1],
+                         top - 2 ** np.arange(53), top - 2 ** np.arange(53) - 1,
+                         top - 2 ** np.arange(1, 53) + 1, 2 ** np.arange(53),
+                         rng.integers(0, top, 3000), top - rng.integers(1, 2 ** 20, 1000)])
+    ms = np.unique(ms[(ms >= 0) & (ms < top)]).astype(np.uint64)
+    for m in ms.tolist():
+        u = float(philox.unit_of_bits(np.uint64(m)))
+        g = -np.log(-np.log(u))
+        bound = float(gumbel.gumbel_upper(np.uint64(m)))
+        assert bound >= g, (m, bound, g)
+        if u >= 0.99:
+            assert bound <= g + 0.07, (m, bound, g)
+    assert float(gumbel.gumbel_upper(np.uint64(top - 1))) < gumbel.T_SKIP
+    assert gumbel.T_SKIP > philox.GUMBEL_MAX + 0.5
 
 
 @pytest.mark.slow_python
@@ -252,6 +263,30 @@ _THREADS_SCRIPT = textwrap.dedent("""
             out.append(gumbel.gumbel_dense(W, 3, bool(n & 1), lam, key).tolist())
     print(json.dumps(out))
 """)
+
+
+@pytest.mark.slow_python
+def test_chunked_steps_give_the_tree_of_one_call():
+    # the serial kernel's state (the unvisited list, the blocks' kept minima, the tree
+    # ends by vertex) carries over between chunks of steps: the tree does not depend
+    # on the chunking (progress bars, Ctrl-C), nor on the skip path (plain)
+    rng = np.random.default_rng(31)
+    for n in (5, 70, 200):
+        W = _sym(rng.random((n, n)))
+        for lam in (0.5, 50.0, 1e5):
+            key = philox.draw_key(rng)
+            one = gumbel.gumbel_dense(W, 1, False, lam, key, threads=1)
+
+            def run(advance, total, first):
+                s = 0
+                while s < total:
+                    k = min(7, total - s)
+                    advance(s, k)
+                    s += k
+            np.testing.assert_array_equal(gumbel.gumbel_dense(W, 1, False, lam, key, threads=1,
+                                                              run=run), one)
+            np.testing.assert_array_equal(gumbel.gumbel_dense(W, 1, False, lam, key, threads=1,
+                                                              plain=True), one)
 
 
 @pytest.mark.slow_python

@@ -152,6 +152,29 @@ def test_kernels_match_naive_across_blocks(rule):
         assert _edge_set(edges) == _edge_set(ref)
 
 
+@pytest.mark.slow_python
+def test_gumbel_kernel_equals_the_dense_engine_on_many_keys_across_blocks():
+    # the points kernel keeps each block's top from step to step (rescanning a block only
+    # when its top dies or the slots move) and skips edges by the bound of their Gumbel:
+    # its trees must be the dense engine's (a full argmin every step, double-double keys)
+    # on the same distances and keys, serial and prange, minimum and maximum
+    from fastpamst_nb import gumbel
+
+    n = points.BLOCK + 300
+    X = _points("euclidean", n, d=2, seed=6)
+    P = metrics.prepare_points(X, "euclidean", None)
+    D = _matrix(P)
+    rng = np.random.default_rng(12)
+    for i, lam in enumerate([0.05, 2.0, 300.0, 1e5] * 3):
+        key = philox.draw_key(rng)
+        maximum = bool(i & 1)
+        dense = gumbel.gumbel_dense(D, 0, maximum, lam, key, threads=1)
+        for parallel in (False, True):
+            edges = points.pt_prim(P, 0, 1.0 if maximum else -1.0, points.GUMBEL, key, lam, 1 / lam,
+                                   parallel=parallel)
+            assert _edge_set(edges) == _edge_set(dense), (lam, maximum, parallel)
+
+
 @pytest.mark.parametrize("metric", ["euclidean", "cosine", "haversine", "minkowski"])
 @pytest.mark.parametrize("maximum", [False, True])
 @pytest.mark.parametrize("lam", [0.3, 5.0, 1e4])
@@ -187,10 +210,8 @@ def test_gumbel_kernel_keeps_the_noise_at_large_distances():
     assert len(seen) > 1  # the noise is not rounded away
 
 
-def test_bounds_table_only_skips_what_the_exact_test_skips():
-    # the table's lower bounds of the Gumbel CDF: below the CDF at each grid point
-    x = points.TABLE_LO + np.arange(points.GUMBEL_CDF_LOW.size) / points.TABLE_STEP
-    assert np.all(points.GUMBEL_CDF_LOW <= np.exp(-np.exp(-x)))
+def test_skip_bounds_only_skip_what_the_exact_test_skips():
+    # gumbel.gumbel_upper is checked against G(U) in test_gumbel.py; here the tail limits
     assert philox.GUMBEL_MAX < points.T_SKIP
     # the largest |normal| philox's uniforms give is below Z_MAX
     assert np.sqrt(-2 * np.log(2.0 ** -54)) < points.Z_MAX
