@@ -220,6 +220,10 @@ GroupQueue.__doc__ = """Prim's cut grouped by key: a ``QueueLayout``, ``GroupKey
 # Direct addressing pays ~40 bytes per bucket of the key range; allow it while that
 # stays well below the edge store itself.
 _DIRECT_SLACK = 1 << 18
+# a dense queue addresses at most this many noise-wide buckets directly (no block
+# layer, lazy counts, no per-edge state); beyond it wide buckets, or compressed ones
+# where the range crowds
+_DIRECT_DENSE_MAX = 1 << 14
 # a slot is (group offset in its bucket) << _CODE_BITS | edge code; a dense code
 # is a << _END_BITS | b (a shift and a mask: a 64-bit modulo per slot dominated compaction)
 _CODE_BITS = 40
@@ -276,12 +280,12 @@ def discretize(w, sgn, s, inv):
 
 
 @jit_only
-def _group(w, idx, direct, sgn, s, inv, kmin, rank):
+def _group(w, idx, direct, sgn, s, inv, kmin, rank, bshift):
     """Group of an edge of weight ``w`` at flat position ``idx`` (v*n+u dense, CSR
     position sparse), for per-draw code (``gq_take_cut``); per-edge loops inline it."""
     if direct:
         return discretize(w, sgn, s, inv) - kmin
-    return np.int64(rank[idx])
+    return _rank_group(rank[idx], w, sgn, s, inv, kmin, bshift)
 
 
 @jit_only
@@ -304,10 +308,22 @@ ROOT = np.int64(3)  # node 0 holds the whole cut
 
 @jit_only(inline="always")
 def gq_key(lay, keys, g):
-    """The integer key of group g."""
+    """The integer key of group g: kmin + g with direct keys, else the base key of
+    g's compressed bucket plus g's offset in it (O(1) either way)."""
     if lay.direct:
         return lay.kmin + g
-    return keys.key[g]
+    return keys.key[g >> lay.bucket_shift] + (g & ((np.int64(1) << lay.bucket_shift) - 1))
+
+
+@jit_only(inline="always")
+def _rank_group(rank, w, sgn, s, inv, kmin, bshift):
+    """Group of an edge of weight ``w`` whose stored compressed bucket is ``rank``: the
+    bucket's groups are its 2**bshift consecutive keys, so the offset is the key's
+    low bits (aligned at kmin); no key is computed when buckets are single groups."""
+    g = np.int64(rank) << bshift
+    if bshift > 0:
+        g |= (discretize(w, sgn, s, inv) - kmin) & ((np.int64(1) << bshift) - 1)
+    return g
 
 
 # gq_update's loops. Each is written flat on the arrays it touches, passed as
@@ -428,7 +444,7 @@ def _update_general(row, v, visited, slots, start, fill, bucket, block, group, s
         if direct:
             g = discretize(np.float64(row[u]), sgn, s, inv) - kmin
         else:
-            g = np.int64(rank[rank_base + u])
+            g = _rank_group(rank[rank_base + u], np.float64(row[u]), sgn, s, inv, kmin, bshift)
         b = g >> bshift
         if visited[u]:
             d = -1
@@ -500,7 +516,7 @@ def gq_update_csr(q, indptr, indices, data, v, visited):
         if direct:
             g = discretize(data[p], sgn, s, inv) - kmin
         else:
-            g = np.int64(rank[p])
+            g = _rank_group(rank[p], data[p], sgn, s, inv, kmin, bshift)
         b = g >> bshift
         if visited[indices[p]]:
             d = -1
@@ -1014,7 +1030,7 @@ def _materialize_pass(lay, keys, counts, st, cut, W, new, mat):
                     g = discretize(np.float64(row[y]), sgn, s, inv) - kmin
                 else:
                     y = rest[c0 + h]
-                    g = np.int64(rank[x * n + y])
+                    g = _rank_group(rank[x * n + y], np.float64(row[y]), sgn, s, inv, kmin, bshift)
                 a, u = (y, x) if from_rest else (x, y)  # visited, unvisited
                 b = g >> bshift
                 if new <= b < mat:
@@ -1041,7 +1057,7 @@ def gq_take_cut(lay, keys, cut, W, pmax, tries, rng):
     for _ in range(tries):
         a = inside[np.int64(rng.random() * n_in)]
         u = rest[np.int64(rng.random() * n_rest)]
-        g = _group(np.float64(W[a, u]), a * n + u, direct, sgn, s, inv, kmin, rank)
+        g = _group(np.float64(W[a, u]), a * n + u, direct, sgn, s, inv, kmin, rank, lay.bucket_shift)
         if g <= pmax:
             return g, (a << _END_BITS) | u
     raise AssertionError("gq_take_cut: no edge of the cut lies in the counted groups")
@@ -1171,99 +1187,174 @@ def _hist_csr_direct(indptr, indices, data, sgn, s, inv, kmin, bshift, B):
 
 
 @njit(cache=CACHE, nogil=True)
-def _keys_dense(W, sgn, s, inv, kmin):
-    """key - kmin of every upper-triangle edge, row by row, and its position
-    i << 20 | j (i < j)."""
+def _bucket_ids_dense(W, sgn, s, inv, kmin, bshift, n_aligned, rank):
+    """Write the aligned bucket id (key - kmin) >> bshift of every entry of W at
+    rank[i * n + j] (0 on the diagonal) and return how many entries each of the
+    n_aligned aligned buckets holds (every edge twice: W is symmetric). Rows are
+    read and written in order: no scattered write."""
     n = W.shape[0]
-    m = n * (n - 1) // 2
-    keys = np.empty(m, dtype=np.uint64)
-    pos = np.empty(m, dtype=np.int64)
-    k = 0
+    h = np.zeros(n_aligned, dtype=np.int64)
     for i in range(n):
         row = W[i]
-        for j in range(i + 1, n):
-            keys[k] = np.uint64(discretize(np.float64(row[j]), sgn, s, inv) - kmin)
-            pos[k] = (i << _END_BITS) | j
-            k += 1
-    return keys, pos
-
-
-@njit(cache=CACHE, nogil=True)
-def _keys_csr(indptr, indices, data, sgn, s, inv, kmin):
-    """key - kmin of every stored entry and its CSR position."""
-    keys = np.empty(data.shape[0], dtype=np.uint64)
-    for p in range(data.shape[0]):
-        keys[p] = np.uint64(discretize(data[p], sgn, s, inv) - kmin)
-    return keys, np.arange(data.shape[0])
-
-
-@njit(cache=CACHE, nogil=True)
-def radix_sort_pairs(keys, vals, bits):
-    """Sort ``keys`` (uint64) by an LSD radix sort on their low ``bits`` bits (11-bit
-    digits), carrying ``vals`` along; stable. Returns the sorted (keys, vals); the
-    inputs are used as buffers. O(m bits / 11) time, 16 m bytes of extra memory."""
-    src_k, src_v = keys, vals
-    dst_k = np.empty_like(keys)
-    dst_v = np.empty_like(vals)
-    count = np.empty(1 << 11, dtype=np.int64)
-    shift = 0
-    while shift < bits:
-        count[:] = 0
-        for x in src_k:
-            count[(x >> np.uint64(shift)) & np.uint64(0x7FF)] += 1
-        total = 0
-        for d in range(1 << 11):
-            c = count[d]
-            count[d] = total
-            total += c
-        for t in range(src_k.shape[0]):
-            x = src_k[t]
-            d = (x >> np.uint64(shift)) & np.uint64(0x7FF)
-            dst_k[count[d]] = x
-            dst_v[count[d]] = src_v[t]
-            count[d] += 1
-        src_k, dst_k = dst_k, src_k
-        src_v, dst_v = dst_v, src_v
-        shift += 11
-    return src_k, src_v
-
-
-@njit(cache=CACHE, nogil=True)
-def _ranks_sorted(skeys, spos, n, dense, rank):
-    """Group ranks from the sorted keys: the g-th distinct key is group g. Writes each
-    edge's rank (dense: at i*n+j and j*n+i; sparse: at its CSR position) and returns
-    (distinct keys, edges per group). One pass and one scattered write per edge,
-    instead of a binary search per edge (which took 5.7 s at n = 4000)."""
-    m = skeys.shape[0]
-    distinct = np.empty(m, dtype=np.uint64)
-    hist = np.zeros(m, dtype=np.int64)
-    g = -1
-    for t in range(m):
-        x = skeys[t]
-        if g < 0 or x != distinct[g]:
-            g += 1
-            distinct[g] = x
-        hist[g] += 1
-        p = spos[t]
-        if dense:
-            i = p >> _END_BITS
-            j = p & _END_MASK
-            rank[i * n + j] = g
-            rank[j * n + i] = g
-        else:
-            rank[p] = g
-    return distinct[:g + 1].copy(), hist[:g + 1].copy()
-
-
-@njit(cache=CACHE, nogil=True)
-def _hist_csr_ranks(indptr, indices, rank, G):
-    """Edges per group of a CSR graph, counting each edge at its entry above the diagonal."""
-    h = np.zeros(G, dtype=np.int64)
-    for a in range(indptr.shape[0] - 1):
-        for p in range(indptr[a], indptr[a + 1]):
-            if indices[p] > a:
-                h[rank[p]] += 1
+        base = i * n
+        for j in range(n):
+            if j == i:
+                rank[base + j] = 0
+                continue
+            a = (discretize(np.float64(row[j]), sgn, s, inv) - kmin) >> bshift
+            rank[base + j] = a
+            h[a] += 1
     return h
+
+
+@njit(cache=CACHE, nogil=True)
+def _bucket_ids_csr(indptr, indices, data, sgn, s, inv, kmin, bshift, n_aligned, rank):
+    """As ``_bucket_ids_dense`` for the stored entries of a symmetric CSR graph (each
+    edge counted at both of its entries)."""
+    h = np.zeros(n_aligned, dtype=np.int64)
+    for p in range(data.shape[0]):
+        a = (discretize(data[p], sgn, s, inv) - kmin) >> bshift
+        rank[p] = a
+        h[a] += 1
+    return h
+
+
+@njit(cache=CACHE, nogil=True)
+def _remap(rank, cmap):
+    """rank[i] = cmap[rank[i]] in place: aligned bucket ids to compressed ones."""
+    for i in range(rank.shape[0]):
+        rank[i] = cmap[rank[i]]
+
+
+# the occupied buckets of a key range too wide for a table: an open-addressing hash
+# set of their aligned ids, at most half full. Fibonacci hashing (Knuth, TAOCP vol. 3,
+# 6.4): the top bits of a * M mod 2**62 with M ~ 2**62 (sqrt(5) - 1) / 2, which spreads
+# runs of consecutive ids (the buckets of a dense range) evenly; an arbitrary odd M
+# sent 257 consecutive ids to 72 slots. Computed on the low 62 bits, the same with and
+# without the jit (int64 products wrap)
+_HSET_MUL = 0x278DDE6E5FD2A001
+_HSET_BITS = 62
+_HSET_MASK = (1 << _HSET_BITS) - 1
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _hset_home(a, bits):
+    """Home slot of id a >= 0 in a table of 2**bits slots."""
+    return ((a * _HSET_MUL) & _HSET_MASK) >> (_HSET_BITS - bits)
+
+
+@njit(cache=CACHE, nogil=True)
+def _hset_grow(table, bits):
+    """The ids of ``table`` in a table of 2**bits slots."""
+    new = np.full(np.int64(1) << bits, -1, dtype=np.int64)
+    mask = (np.int64(1) << bits) - 1
+    for x in table:
+        if x >= 0:
+            h = _hset_home(x, bits)
+            while new[h] >= 0:
+                h = (h + 1) & mask
+            new[h] = x
+    return new
+
+
+@njit(cache=CACHE, nogil=True)
+def _hset_add(table, bits, used, W, i0, data, p0, sgn, s, inv, kmin, bshift):
+    """Add to the hash set the aligned bucket ids of the upper triangle of W from row
+    i0 on (dense: W nonempty), or of data[p0:] (sparse), while the table keeps room
+    for a whole row (a chunk of 2**16 entries) at most half full. Returns (next row or
+    entry, ids in the set). The caller grows the table and calls again: growing it
+    inside the per-edge loop (a reassigned array) made the loop 5x slower."""
+    mask = (np.int64(1) << bits) - 1
+    dense = W.shape[0] > 0
+    n = W.shape[0] if dense else data.shape[0]
+    room = W.shape[0] if dense else np.int64(1) << 16
+    i = i0 if dense else p0
+    last = -1
+    while i < n and 2 * (used + room) <= mask + 1:
+        j0, j1 = (i + 1, n) if dense else (i, min(i + room, n))
+        for j in range(j0, j1):
+            w = np.float64(W[i, j]) if dense else np.float64(data[j])
+            a = (discretize(w, sgn, s, inv) - kmin) >> bshift
+            if a == last:  # runs of one bucket (a crowded range) skip the probe
+                continue
+            last = a
+            h = _hset_home(a, bits)
+            while table[h] >= 0 and table[h] != a:
+                h = (h + 1) & mask
+            if table[h] < 0:
+                table[h] = a
+                used += 1
+        i = i + 1 if dense else j1
+    return i, used
+
+
+def _occupied(graph, sgn, s, inv, kmin, bshift):
+    """Hash set of the aligned bucket ids (key - kmin) >> bshift of the edges (dense:
+    the upper triangle; sparse: the stored entries); returns (table, bits), -1 marking
+    a free slot, the table at most half full. O(m) expected."""
+    bits = 10
+    table = np.full(1 << bits, -1, dtype=np.int64)
+    used = 0
+    if graph.dense:
+        W, data, n = graph.W, np.zeros(0), graph.n
+        room = n
+    else:
+        W, data, n = np.zeros((0, 0)), graph.data, graph.data.shape[0]
+        room = 1 << 16
+    i = 0
+    while i < n:
+        while 2 * (used + room) > table.shape[0]:
+            bits += 1
+            table = _hset_grow(table, bits)
+        i, used = _hset_add(table, bits, used, W, i, data, i, sgn, s, inv, kmin, bshift)
+    return table, bits
+
+
+@njit(cache=CACHE, nogil=True)
+def _ranks_dense(W, sgn, s, inv, kmin, bshift, table, bits, slot_rank, n_ranks, rank):
+    """Write each entry's compressed bucket (``slot_rank`` of its id's slot in the hash
+    set ``table``) at rank[i * n + j] (0 on the diagonal), rows in order; returns the
+    edges per compressed bucket."""
+    n = W.shape[0]
+    mask = (np.int64(1) << bits) - 1
+    hist = np.zeros(n_ranks, dtype=np.int64)
+    last = -1
+    last_rank = 0
+    for i in range(n):
+        row = W[i]
+        base = i * n
+        for j in range(n):
+            if j == i:
+                rank[base + j] = 0
+                continue
+            a = (discretize(np.float64(row[j]), sgn, s, inv) - kmin) >> bshift
+            if a != last:
+                h = _hset_home(a, bits)
+                while table[h] != a:
+                    h = (h + 1) & mask
+                last = a
+                last_rank = slot_rank[h]
+            rank[base + j] = last_rank
+            if j > i:
+                hist[last_rank] += 1
+    return hist
+
+
+@njit(cache=CACHE, nogil=True)
+def _ranks_csr(indptr, indices, data, sgn, s, inv, kmin, bshift, table, bits, slot_rank, n_ranks, rank):
+    """As ``_ranks_dense`` for a CSR graph (each edge counted at its entry above the diagonal)."""
+    mask = (np.int64(1) << bits) - 1
+    hist = np.zeros(n_ranks, dtype=np.int64)
+    for v in range(indptr.shape[0] - 1):
+        for p in range(indptr[v], indptr[v + 1]):
+            a = (discretize(data[p], sgn, s, inv) - kmin) >> bshift
+            h = _hset_home(a, bits)
+            while table[h] != a:
+                h = (h + 1) & mask
+            rank[p] = slot_rank[h]
+            if indices[p] > v:
+                hist[slot_rank[h]] += 1
+    return hist
 
 
 def _key_range(graph, sgn, s):
@@ -1337,16 +1428,51 @@ def queue_memory_bytes(n, m, dense, stored=None):
         B = max(min(_WIDE_MIN_FINE, m // 4 + _DIRECT_SLACK), _WIDE_BUCKETS)
         return 8 * (m + _extra_max(m) + B) + 48 * B + 64 * n
     stored = 2 * m if stored is None else int(stored)
-    return max(_radix_bytes(m, stored, stored), 8 * m + 56 * (m // 4 + _DIRECT_SLACK)) + 64 * n
+    return max(_compressed_bytes(m, m, stored), 8 * m + 56 * (m // 4 + _DIRECT_SLACK)) + 64 * n
 
 
-def _radix_bytes(m, keyed, ranked):
-    """The radix-sorted layout's need: ranks of ``ranked`` entries; for the ``keyed``
-    entries sorted, keys and positions and their sort buffers (32 bytes), then the
-    distinct keys and histogram (16, and their copies); the slot store; and at most
-    one group (counts, keys) and bucket (five counters) per sorted entry."""
+def _compressed_bytes(m, distinct, ranked):
+    """The compressed layout's need: a rank (int32, or int64 from 2**31 edges) for each
+    of ``ranked`` entries, the slot store, and for up to ``distinct`` occupied buckets
+    the hash set (at most half full, and its copy while it grows), its sorted ids, the
+    slot-to-rank map and the per-bucket arrays (112 bytes each at most)."""
     rank_bytes = 4 if m < 2**31 else 8
-    return ranked * rank_bytes + 8 * m + 64 * keyed
+    return ranked * rank_bytes + 8 * m + 112 * distinct
+
+
+def _compress(graph, sgn, s, inv, kmin, bshift, n_aligned, rank_t):
+    """The compressed layout: each edge's rank among the occupied aligned buckets
+    ((key - kmin) >> bshift), the occupied ones' aligned ids (increasing) and their
+    edge counts. A histogram over the n_aligned aligned buckets when that is small
+    against m (``_DIRECT_SLACK``), else a hash set of the occupied ids (never a
+    comparison sort of m keys). O(m + min(n_aligned, m)) time (expected with the hash)."""
+    n, m = graph.n, graph.m
+    if n_aligned <= m // 4 + _DIRECT_SLACK:
+        if graph.dense:
+            rank = np.empty(n * n, dtype=rank_t)
+            h = _bucket_ids_dense(graph.W, sgn, s, inv, kmin, bshift, n_aligned, rank)
+        else:
+            rank = np.empty(graph.data.shape[0], dtype=rank_t)
+            h = _bucket_ids_csr(graph.indptr, graph.indices, graph.data, sgn, s, inv, kmin, bshift,
+                                n_aligned, rank)
+        occupied = np.flatnonzero(h)
+        cmap = (np.cumsum(h > 0) - 1).astype(rank_t)
+        _remap(rank, cmap)
+        return rank, occupied, h[occupied] // 2  # each edge counted at both of its entries
+    # too many aligned buckets for a table: a hash set of the occupied ones (O(m)
+    # expected; the LSD radix sort of every edge's id this replaced cost 5x more)
+    table, bits = _occupied(graph, sgn, s, inv, kmin, bshift)
+    occupied = np.sort(table[table >= 0])
+    slot_rank = np.searchsorted(occupied, table).astype(rank_t)  # free slots: never read
+    if graph.dense:
+        rank = np.empty(n * n, dtype=rank_t)
+        hist = _ranks_dense(graph.W, sgn, s, inv, kmin, bshift, table, bits, slot_rank,
+                            occupied.shape[0], rank)
+    else:
+        rank = np.empty(graph.data.shape[0], dtype=rank_t)
+        hist = _ranks_csr(graph.indptr, graph.indices, graph.data, sgn, s, inv, kmin, bshift, table,
+                          bits, slot_rank, occupied.shape[0], rank)
+    return rank, occupied, hist
 
 
 def gq_build(graph, sgn, s, r, sigma, window=None):
@@ -1394,10 +1520,10 @@ def gq_build(graph, sgn, s, r, sigma, window=None):
         fullest = sample.max() * m / sample.sum()  # its estimated number of edges
         # the other layouts need more than the public figure (B up to m / 4 buckets, or
         # the radix sort): only when that fits now, else wide buckets (exact, slower)
-        if B <= m // 4 + _DIRECT_SLACK:
-            other = 8 * (m + B) + 48 * B
-        else:
-            other = _radix_bytes(m, m, n * n)
+        if B <= m // 4 + _DIRECT_SLACK:  # compressed from a histogram of the B buckets
+            other = _compressed_bytes(m, 0, n * n) + 28 * B
+        else:  # compressed from a hash set of the occupied buckets
+            other = _compressed_bytes(m, m, n * n)
         if fullest <= max(_WIDE_FILL_MIN, _WIDE_FILL_FACTOR * m // B_wide) or not memory_fits(other):
             # sub-buckets of sigma noise units, or wider when a slot cannot number them
             # all (keys spanning over 2**(37 + bshift)): exact still, a few more draws
@@ -1407,7 +1533,16 @@ def gq_build(graph, sgn, s, r, sigma, window=None):
             # sizing pass covers them (speed only, like the rest of the sample's use)
             from_top = np.cumsum(sample[::-1])
             min_sized = max(min_sized, int(np.searchsorted(from_top, from_top[-1] / _WIDE_SIZE_SHARE)) + 1)
-    direct = wide or B <= m // 4 + _DIRECT_SLACK
+    if sigma < 0:
+        # the test setting (single-group buckets): direct while the range is small
+        # against m, else compressed buckets of one key each (the distinct keys)
+        direct = B <= m // 4 + _DIRECT_SLACK
+    elif graph.dense:
+        # more than _WIDE_MIN_FINE noise-wide buckets that crowd (or wide ones that do
+        # not fit): compressed, whose cost follows the occupied buckets, not the span
+        direct = wide or B <= _DIRECT_DENSE_MAX
+    else:
+        direct = B <= m // 4 + _DIRECT_SLACK
 
     if direct:
         G = K
@@ -1420,25 +1555,14 @@ def gq_build(graph, sgn, s, r, sigma, window=None):
             bucket_hist = _hist_csr_direct(graph.indptr, graph.indices, graph.data, sgn, s, inv, kmin,
                                            bshift, B)
     else:
-        if graph.dense:
-            keys, pos = _keys_dense(graph.W, sgn, s, inv, kmin)
-            rank = np.zeros(n * n, dtype=rank_t)
-        else:
-            keys, pos = _keys_csr(graph.indptr, graph.indices, graph.data, sgn, s, inv, kmin)
-            rank = np.empty(graph.data.shape[0], dtype=rank_t)
-        keys, pos = radix_sort_pairs(keys, pos, max(int(K - 1).bit_length(), 1))
-        distinct, hist = _ranks_sorted(keys, pos, n, graph.dense, rank)
-        del keys, pos
-        if not graph.dense:  # each edge once: the stored entries above the diagonal
-            hist = _hist_csr_ranks(graph.indptr, graph.indices, rank, hist.shape[0])
-        G = distinct.shape[0]
-        key = distinct.astype(np.int64) + kmin
-        # buckets of consecutive ranks, whose key spans vary: per-group counts below
-        bshift = _bucket_shift(G, r, sigma) if sigma >= 0 else 0
-        bucket_hist = np.add.reduceat(hist, np.arange(0, G, 1 << bshift))
-        B = bucket_hist.shape[0]
-    # per-group counts are needed only where a bucket can fail the span test
-    group_counts = (not direct) or sigma < 0
+        rank, occupied, bucket_hist = _compress(graph, sgn, s, inv, kmin, bshift, B, rank_t)
+        B = occupied.shape[0]
+        G = B << bshift
+        # gq_key: the base key of each compressed bucket (aligned at kmin), plus the offset
+        key = (occupied.astype(np.int64) << bshift) + kmin
+    # per-group counts are needed only where a bucket can fail the span test: single
+    # groups (sigma < 0); a compressed bucket spans at most its 2**bshift keys
+    group_counts = sigma < 0
     # one spare slot per bucket, past its edges: the plain update loop writes a
     # leaving edge's slot there instead of branching on it
     start = np.zeros(B, dtype=np.int64)
