@@ -1208,18 +1208,6 @@ def _bucket_ids_dense(W, sgn, s, inv, kmin, bshift, n_aligned, rank):
 
 
 @njit(cache=CACHE, nogil=True)
-def _bucket_ids_csr(indptr, indices, data, sgn, s, inv, kmin, bshift, n_aligned, rank):
-    """As ``_bucket_ids_dense`` for the stored entries of a symmetric CSR graph (each
-    edge counted at both of its entries)."""
-    h = np.zeros(n_aligned, dtype=np.int64)
-    for p in range(data.shape[0]):
-        a = (discretize(data[p], sgn, s, inv) - kmin) >> bshift
-        rank[p] = a
-        h[a] += 1
-    return h
-
-
-@njit(cache=CACHE, nogil=True)
 def _remap(rank, cmap):
     """rank[i] = cmap[rank[i]] in place: aligned bucket ids to compressed ones."""
     for i in range(rank.shape[0]):
@@ -1228,19 +1216,20 @@ def _remap(rank, cmap):
 
 # the occupied buckets of a key range too wide for a table: an open-addressing hash
 # set of their aligned ids, at most half full. Fibonacci hashing (Knuth, TAOCP vol. 3,
-# 6.4): the top bits of a * M mod 2**62 with M ~ 2**62 (sqrt(5) - 1) / 2, which spreads
-# runs of consecutive ids (the buckets of a dense range) evenly; an arbitrary odd M
-# sent 257 consecutive ids to 72 slots. Computed on the low 62 bits, the same with and
-# without the jit (int64 products wrap)
-_HSET_MUL = 0x278DDE6E5FD2A001
-_HSET_BITS = 62
+# 6.4) of the id folded to 31 bits: the top bits of a * M mod 2**31 with
+# M ~ 2**31 (sqrt(5) - 1) / 2, which spreads runs of consecutive ids (the buckets of a
+# dense range) evenly (an arbitrary odd M sent 257 consecutive ids to 72 slots). The
+# product stays below 2**62: no overflow with or without the jit
+_HSET_MUL = 1327217885
+_HSET_BITS = 31
 _HSET_MASK = (1 << _HSET_BITS) - 1
 
 
 @njit(cache=CACHE, nogil=True, inline="always")
 def _hset_home(a, bits):
-    """Home slot of id a >= 0 in a table of 2**bits slots."""
-    return ((a * _HSET_MUL) & _HSET_MASK) >> (_HSET_BITS - bits)
+    """Home slot of id a >= 0 in a table of 2**bits slots (bits <= 31)."""
+    x = (a ^ (a >> _HSET_BITS)) & _HSET_MASK
+    return ((x * _HSET_MUL) & _HSET_MASK) >> (_HSET_BITS - bits)
 
 
 @njit(cache=CACHE, nogil=True)
@@ -1258,16 +1247,15 @@ def _hset_grow(table, bits):
 
 
 @njit(cache=CACHE, nogil=True)
-def _hset_add(table, bits, used, W, i0, data, p0, sgn, s, inv, kmin, bshift):
+def _hset_add(table, bits, used, W, i0, data, p0, room, sgn, s, inv, kmin, bshift):
     """Add to the hash set the aligned bucket ids of the upper triangle of W from row
     i0 on (dense: W nonempty), or of data[p0:] (sparse), while the table keeps room
-    for a whole row (a chunk of 2**16 entries) at most half full. Returns (next row or
+    for ``room`` more ids (a row, or a chunk of entries) at most half full. Returns (next row or
     entry, ids in the set). The caller grows the table and calls again: growing it
     inside the per-edge loop (a reassigned array) made the loop 5x slower."""
     mask = (np.int64(1) << bits) - 1
     dense = W.shape[0] > 0
     n = W.shape[0] if dense else data.shape[0]
-    room = W.shape[0] if dense else np.int64(1) << 16
     i = i0 if dense else p0
     last = -1
     while i < n and 2 * (used + room) <= mask + 1:
@@ -1292,7 +1280,7 @@ def _occupied(graph, sgn, s, inv, kmin, bshift):
     """Hash set of the aligned bucket ids (key - kmin) >> bshift of the edges (dense:
     the upper triangle; sparse: the stored entries); returns (table, bits), -1 marking
     a free slot, the table at most half full. O(m) expected."""
-    bits = 10
+    bits = 4
     table = np.full(1 << bits, -1, dtype=np.int64)
     used = 0
     if graph.dense:
@@ -1300,13 +1288,15 @@ def _occupied(graph, sgn, s, inv, kmin, bshift):
         room = n
     else:
         W, data, n = np.zeros((0, 0)), graph.data, graph.data.shape[0]
-        room = 1 << 16
+        room = min(1 << 16, n)
     i = 0
     while i < n:
         while 2 * (used + room) > table.shape[0]:
             bits += 1
+            if bits > _HSET_BITS:  # 2**30 occupied buckets: beyond what the memory check admits
+                raise AssertionError("_occupied: the hash set outgrew its 31-bit hash")
             table = _hset_grow(table, bits)
-        i, used = _hset_add(table, bits, used, W, i, data, i, sgn, s, inv, kmin, bshift)
+        i, used = _hset_add(table, bits, used, W, i, data, i, room, sgn, s, inv, kmin, bshift)
     return table, bits
 
 
@@ -1447,14 +1437,10 @@ def _compress(graph, sgn, s, inv, kmin, bshift, n_aligned, rank_t):
     against m (``_DIRECT_SLACK``), else a hash set of the occupied ids (never a
     comparison sort of m keys). O(m + min(n_aligned, m)) time (expected with the hash)."""
     n, m = graph.n, graph.m
-    if n_aligned <= m // 4 + _DIRECT_SLACK:
-        if graph.dense:
-            rank = np.empty(n * n, dtype=rank_t)
-            h = _bucket_ids_dense(graph.W, sgn, s, inv, kmin, bshift, n_aligned, rank)
-        else:
-            rank = np.empty(graph.data.shape[0], dtype=rank_t)
-            h = _bucket_ids_csr(graph.indptr, graph.indices, graph.data, sgn, s, inv, kmin, bshift,
-                                n_aligned, rank)
+    if graph.dense and n_aligned <= m // 4 + _DIRECT_SLACK:
+        # (a sparse range this small is addressed directly)
+        rank = np.empty(n * n, dtype=rank_t)
+        h = _bucket_ids_dense(graph.W, sgn, s, inv, kmin, bshift, n_aligned, rank)
         occupied = np.flatnonzero(h)
         cmap = (np.cumsum(h > 0) - 1).astype(rank_t)
         _remap(rank, cmap)
