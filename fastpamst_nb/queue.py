@@ -410,6 +410,41 @@ def _update_plain(row, v, visited, slots, start, fill, bucket, sgn, s, inv, kmin
 
 
 @jit_only
+def _update_compressed(row, v, visited, slots, start, fill, bucket, sgn, s, inv, kmin, bshift, mat,
+                       rank, rank_base, ythr):
+    """``_update_plain`` for compressed buckets (no per-group counts, no block layer):
+    the same filter, with ``ythr`` the lowest score of bucket ``mat`` (from its base
+    key; +inf when nothing is materialized), and each hit's group from its stored
+    rank and its key's offset in the bucket."""
+    n = row.shape[0]
+    hit = np.empty(min(n, _CHUNK), dtype=np.int64)
+    for c0 in range(0, n, _CHUNK):
+        c1 = min(c0 + _CHUNK, n)
+        k = _row_hits(row, c0, c1, sgn, ythr, hit)
+        for i in range(k):
+            u = hit[i]
+            if u == v:
+                continue
+            g = _rank_group(rank[rank_base + u], np.float64(row[u]), sgn, s, inv, kmin, bshift)
+            b = g >> bshift
+            if b >= mat:
+                # branch-free on visited[u], as in _update_plain
+                seen = np.int64(visited[u])
+                slots[start[b] + fill[b]] = ((g - (b << bshift)) << _CODE_BITS) | (v << _END_BITS) | u
+                fill[b] += 1 - seen
+                bucket[b] += 1 - 2 * seen
+
+
+@jit_only(inline="always")
+def _compressed_floor(lay, keys, first):
+    """``_score_floor`` of compressed bucket ``first`` (from its base key): every edge of
+    buckets >= first scores at least it; +inf past the last bucket."""
+    if first >= lay.n_buckets:
+        return np.inf
+    return _score_floor(keys.key[first], np.int64(0), lay.bucket_shift, lay.s)
+
+
+@jit_only
 def _update_layered(row, v, visited, slots, start, fill, bucket, block, sgn, s, inv, kmin,
                     bshift, mat, block_shift):
     """As ``_update_plain`` with the block layer (more than 16384 buckets: a fine
@@ -478,11 +513,16 @@ def gq_update(q, row, v, visited, rank_base):
     """
     lay, cnt, st = q.layout, q.counts, q.store
     mat = st.materialized[0]
-    if lay.direct and not lay.group_counts and not lay.layered:
-        # wide queues always take this loop (at most _WIDE_BUCKETS buckets: no block layer)
-        _update_plain(row, v, visited, st.slots, st.start, st.fill, cnt.bucket, lay.sgn, lay.s,
-                      lay.inv, lay.kmin, lay.bucket_shift, mat,
-                      lay.sub_shift if lay.wide else np.int64(0))
+    if lay.lazy_counts:
+        if lay.direct:
+            # wide queues always take this loop (at most _WIDE_BUCKETS buckets: no block layer)
+            _update_plain(row, v, visited, st.slots, st.start, st.fill, cnt.bucket, lay.sgn, lay.s,
+                          lay.inv, lay.kmin, lay.bucket_shift, mat,
+                          lay.sub_shift if lay.wide else np.int64(0))
+        else:
+            _update_compressed(row, v, visited, st.slots, st.start, st.fill, cnt.bucket, lay.sgn,
+                               lay.s, lay.inv, lay.kmin, lay.bucket_shift, mat, q.keys.rank,
+                               rank_base, _compressed_floor(lay, q.keys, mat))
         # every other entry of the row is an edge: to the n_rest unvisited vertices
         # it joins the cut, to the n_in - 1 visited ones other than v it leaves it
         delta = q.cut.sizes[1] - (q.cut.sizes[0] - 1)
@@ -1011,23 +1051,34 @@ def _materialize_pass(lay, keys, counts, st, cut, W, new, mat):
     # visited row touched most of its cache lines in random order: at t = 3074 of
     # 4000 that pass took 28 ms (10 ns an entry), reading the visited rows whole
     # 15 ms, the 926 unvisited rows 4 ms. Radix-sorted keys gather their ranks
-    from_rest = direct and n_rest < n_in  # rows of the unvisited side
-    ythr = _score_floor(kmin, new, bshift, s) if direct else -np.inf
-    hit = np.empty(min(n, _CHUNK) if direct else 0, dtype=np.int64)
-    span = n if direct else n_rest  # entries of a row read: all of them, or the unvisited
+    # compressed keys with lazy counts are filtered the same way, from the base key of
+    # bucket `new`, and gather the ranks of the hits only
+    filt = direct or lazy
+    from_rest = filt and n_rest < n_in  # rows of the unvisited side
+    if direct:
+        ythr = _score_floor(kmin, new, bshift, s)
+    elif lazy:
+        ythr = _compressed_floor(lay, keys, new)
+    else:
+        ythr = -np.inf
+    hit = np.empty(min(n, _CHUNK) if filt else 0, dtype=np.int64)
+    span = n if filt else n_rest  # entries of a row read: all of them, or the unvisited
     for i in range(n_rest if from_rest else n_in):
         x = rest[i] if from_rest else inside[i]
         row = W[x]
         for c0 in range(0, span, _CHUNK):
             c1 = min(c0 + _CHUNK, span)
-            nh = _row_hits(row, c0, c1, sgn, ythr, hit) if direct else c1 - c0
+            nh = _row_hits(row, c0, c1, sgn, ythr, hit) if filt else c1 - c0
             for h in range(nh):  # written flat: per cut entry (see gq_update)
-                if direct:
+                if filt:
                     y = hit[h]
                     # the edge {x, y} is in the cut iff y is on the other side
                     if _unvisited(rest, where, n_rest, y) == from_rest:
                         continue
-                    g = discretize(np.float64(row[y]), sgn, s, inv) - kmin
+                    if direct:
+                        g = discretize(np.float64(row[y]), sgn, s, inv) - kmin
+                    else:
+                        g = _rank_group(rank[x * n + y], np.float64(row[y]), sgn, s, inv, kmin, bshift)
                 else:
                     y = rest[c0 + h]
                     g = _rank_group(rank[x * n + y], np.float64(row[y]), sgn, s, inv, kmin, bshift)
@@ -1430,14 +1481,20 @@ def _compressed_bytes(m, distinct, ranked):
     return ranked * rank_bytes + 8 * m + 112 * distinct
 
 
+def _table_max(m):
+    """The most aligned buckets a dense compressed build histograms (28 bytes each, at
+    most 3.5x the slot store); beyond them it hashes the occupied ones."""
+    return m + _DIRECT_SLACK
+
+
 def _compress(graph, sgn, s, inv, kmin, bshift, n_aligned, rank_t):
     """The compressed layout: each edge's rank among the occupied aligned buckets
     ((key - kmin) >> bshift), the occupied ones' aligned ids (increasing) and their
-    edge counts. A histogram over the n_aligned aligned buckets when that is small
-    against m (``_DIRECT_SLACK``), else a hash set of the occupied ids (never a
+    edge counts. A histogram over the n_aligned aligned buckets when they are at most
+    about m (``_table_max``, dense only), else a hash set of the occupied ids (never a
     comparison sort of m keys). O(m + min(n_aligned, m)) time (expected with the hash)."""
     n, m = graph.n, graph.m
-    if graph.dense and n_aligned <= m // 4 + _DIRECT_SLACK:
+    if graph.dense and n_aligned <= _table_max(m):
         # (a sparse range this small is addressed directly)
         rank = np.empty(n * n, dtype=rank_t)
         h = _bucket_ids_dense(graph.W, sgn, s, inv, kmin, bshift, n_aligned, rank)
@@ -1506,7 +1563,7 @@ def gq_build(graph, sgn, s, r, sigma, window=None):
         fullest = sample.max() * m / sample.sum()  # its estimated number of edges
         # the other layouts need more than the public figure (B up to m / 4 buckets, or
         # the radix sort): only when that fits now, else wide buckets (exact, slower)
-        if B <= m // 4 + _DIRECT_SLACK:  # compressed from a histogram of the B buckets
+        if B <= _table_max(m):  # compressed from a histogram of the B buckets
             other = _compressed_bytes(m, 0, n * n) + 28 * B
         else:  # compressed from a hash set of the occupied buckets
             other = _compressed_bytes(m, m, n * n)
@@ -1589,7 +1646,8 @@ def gq_build(graph, sgn, s, r, sigma, window=None):
         sub_shift=np.int64(sub_shift),
         group_counts=bool(group_counts),
         # the plain update loop of a dense graph counts only materialized buckets
-        lazy_counts=bool(graph.dense and direct and not group_counts and not layered),
+        # (direct or compressed keys alike: _update_plain, _update_compressed)
+        lazy_counts=bool(graph.dense and not group_counts and not layered),
         min_sized=np.int64(min(min_sized, B)),
     )
     counts = QueueCounts(
