@@ -236,8 +236,9 @@ def _warm_up(algorithms=ALGORITHMS, like=None, noise="gumbel", symmetric=None, m
                               maximum=False, noise=noise, discretization=None, start=None,
                               symmetric=symmetric, metric=metric, p=p)
     # fast_pamst's queue addresses the buckets of a key range directly when they are few
-    # (here 1e5 keys of step 1e-3) and radix-sorts the keys when they are not (1e12 keys
-    # of step 1e-10, 1e6 buckets), with kernels of its own: real inputs may take either
+    # (here 1e5 keys of step 1e-3) and compresses them to the occupied ones when they are
+    # not (1e12 keys of step 1e-10, 1e6 buckets), with kernels of its own: real inputs
+    # may take either
     fine = argparse.Namespace(**{**vars(args), "discretization": 1e-10})
     for algorithm in algorithms:
         _release(algorithm, W, args)

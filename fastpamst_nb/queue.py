@@ -21,9 +21,14 @@ time and call costs).
   a group index is ``key - kmin`` (``direct`` addressing: empty groups allowed,
   nothing stored per edge or per key, only O(B) per bucket), so a fine step or a
   wide weight range costs nothing as long as the range spans fewer than ~m/4
-  buckets of ``sigma`` noise units; otherwise the distinct keys are found by an
-  LSD radix sort (never a comparison sort of m keys), stored in ``q.keys.key``,
-  and each edge's group is stored in ``q.keys.rank``.
+  buckets of ``sigma`` noise units (dense: 2**14, then wide buckets, below);
+  otherwise the buckets are *compressed*: only the occupied aligned buckets
+  ((key - kmin) >> bucket_shift) exist, ranked in key order (a histogram, or a
+  hash set of their ids; never a comparison sort of m keys), each edge's rank is
+  stored in ``q.keys.rank`` and each bucket's base key in ``q.keys.key``; a
+  group is rank << bucket_shift | the key's offset in its bucket. Every bucket
+  then spans at most its noise width, and a far outlier costs one bucket
+  (docs/design.rst, Compressed buckets).
 * **Buckets.** Groups are gathered in buckets of ``2**bucket_shift`` consecutive
   groups, the widest whose key span r * (2**bucket_shift - 1) stays below the
   sampler's ``sigma`` (r: noise rate in key units). A bucket's maximum noise is
@@ -39,12 +44,12 @@ time and call costs).
   sampler splits the one or two wide buckets it reaches by partitioning their
   compacted slots (``sampler._walk_wide``), O(their slots) per selection. A key
   range whose buckets crowd (one holding more than 16 times the mean and 4096
-  edges, estimated from a sample of rows) keeps the layouts above, so that no
-  selection splits a bucket holding most of the cut. ``q.store.open_bucket`` = (bucket, unprocessed slots) while
+  edges, estimated from a sample of rows) takes compressed buckets instead, so
+  that no selection splits a bucket holding most of the cut. ``q.store.open_bucket`` = (bucket, unprocessed slots) while
   the sampler is inside one.
 * **Slot store** (``q.store``). Each bucket owns a region of the slot pool,
   ``slots[start[b]:start[b] + cap[b]]``: as many slots as it has edges, plus one
-  spare, so the store holds each edge once. Sparse and radix-sorted queues size
+  spare, so the store holds each edge once. Sparse and compressed queues size
   every bucket from the histogram they build; a dense queue with direct keys sizes
   a bucket only when it materializes it (below). A slot packs the edge's
   group offset in its bucket (high bits) and its code (low 40 bits):
@@ -77,7 +82,8 @@ time and call costs).
   loop compares a row with that bound (vectorized) and computes the keys of the
   few entries above it only; the cut's size change comes from its sides.
 * **Lazy counting (dense).** Where a dense queue's updates run the plain loop
-  (``lazy_counts``: direct keys, no per-group counts, no block layer), buckets
+  (``lazy_counts``: direct or compressed keys, no per-group counts, no block
+  layer; compressed ones in ``_update_compressed``), buckets
   below ``materialized[0]`` keep no count either: an edge event there only
   changes ``total``. ``gq_materialize`` counts the buckets it adds, so a bucket
   is counted exactly when it is materialized; ``gq_top`` returns -2 when every
@@ -89,8 +95,8 @@ time and call costs).
   buckets) keeps the best non-empty bucket and rank selection at O(sqrt(B)) (the
   paper's layered blocks, with two layers since buckets already gather ~G/B
   groups); below it a scan of B counts is cheaper than the extra counter update
-  per edge. ``group`` (per group) is kept only where a bucket may fail the span
-  test (compressed keys), and ``total[0]`` counts the whole cut.
+  per edge. ``group`` (per group) is kept only where buckets are single groups
+  (``sigma < 0``, a test setting), and ``total[0]`` counts the whole cut.
 
 The levels of the hierarchy are named: ``GROUP`` (0), ``BUCKET`` (1), ``BLOCK``
 (2) and ``ROOT`` (the whole cut).
@@ -125,10 +131,12 @@ inv : float64
 kmin : int64
     The smallest key. With ``direct`` keys group g has key kmin + g.
 direct : bool
-    Group = key - kmin (True), or a rank stored in ``GroupKeys.rank`` (False).
+    Group = key - kmin (True), or compressed buckets: group = (the bucket's rank,
+    stored in ``GroupKeys.rank``) << bucket_shift | the key's offset in it (False).
 n_groups, n_buckets, n_blocks : int64
-    G groups, B = ceil(G / 2**bucket_shift) buckets, and the blocks of the second
-    counter layer (0 unless ``layered``).
+    G groups, B = ceil(G / 2**bucket_shift) buckets (compressed: the occupied ones,
+    G = B << bucket_shift), and the blocks of the second counter layer (0 unless
+    ``layered``).
 bucket_shift, block_shift : int64
     log2 of the groups per bucket and of the buckets per block.
 layered : bool
@@ -150,13 +158,15 @@ min_sized : int64
 """
 
 GroupKeys = namedtuple("GroupKeys", ["key", "rank"])
-GroupKeys.__doc__ = """Group of each edge and key of each group, stored only for radix-sorted keys.
+GroupKeys.__doc__ = """Bucket of each edge and base key of each bucket, stored only for compressed buckets.
 
-key : int64 array (G,)
-    The key of group g (empty with direct keys: kmin + g).
+key : int64 array (B,)
+    The base key of compressed bucket b, kmin + (its aligned bucket) << bucket_shift:
+    group g has key key[g >> bucket_shift] + (g & (2**bucket_shift - 1)) (empty with
+    direct keys: kmin + g).
 rank : int32 or int64 array
-    The group of each edge: at v * n + u (dense, both orders) or at its CSR
-    position (sparse). Empty with direct keys.
+    The compressed bucket of each edge: at v * n + u (dense, both orders, 0 on the
+    diagonal) or at its CSR position (sparse). Empty with direct keys.
 """
 
 QueueCounts = namedtuple("QueueCounts", ["bucket", "block", "group", "total"])
@@ -471,7 +481,7 @@ def _update_layered(row, v, visited, slots, start, fill, bucket, block, sgn, s, 
 @jit_only
 def _update_general(row, v, visited, slots, start, fill, bucket, block, group, sgn, s, inv, kmin,
                     bshift, mat, block_shift, direct, rank, rank_base, group_counts, layered):
-    """``gq_update``'s loop in general: radix-sorted ranks, per-group counts."""
+    """``gq_update``'s loop in general: compressed buckets with the block layer, per-group counts."""
     delta = 0
     for u in range(row.shape[0]):
         if u == v:
@@ -1446,17 +1456,17 @@ def queue_memory_bytes(n, m, dense, stored=None):
     int
         Dense: the slot store (one int64 per edge, a spare per bucket, the
         window's extra slots), the arrays of the at most 2**14 buckets of the
-        direct and wide layouts, and the O(n) Prim state. Sparse: the radix-sorted
-        layout (ranks, keys and positions with their sort buffers, distinct
-        keys and histogram, slots and counts: 8 m + 68 stored bytes) or the
-        direct one (at most 8 m + 56 (m / 4 + 2**18)), whichever is larger.
+        direct and wide layouts, and the O(n) Prim state. Sparse: the compressed
+        layout (a rank per stored entry, the slots, and for up to m occupied
+        buckets the hash set and the per-bucket arrays: 4 stored + 120 m bytes)
+        or the direct one (at most 8 m + 56 (m / 4 + 2**18)), whichever is larger.
 
     Notes
     -----
     Public quantities only (n, m, dense, stored), never the key range: a release
     of a given shape is then refused for every input or for none (issue 25). The
     layouts that would need more (a dense range of many buckets that crowd: the
-    direct layout with up to m / 4 buckets, or the radix sort) are used only
+    compressed layout, with a rank per entry) are used only
     when they fit in the memory available at that time, and otherwise the wide
     layout (exact too, slower on such weights) is. The slot store is allocated
     lazily, but weights that the noise swamps write nearly every slot, so it is
@@ -1523,9 +1533,10 @@ def gq_build(graph, sgn, s, r, sigma, window=None):
 
     ``r`` (the noise rate in key units) and ``sigma`` set the bucket width (see
     ``sampler.rnm_select``); a negative ``sigma`` makes buckets single groups
-    resolved one by one (a test setting). O(m + G) time: a histogram of keys and
-    prefix sums (direct addressing), or a radix sort of the keys when their range
-    is large. Checks the memory it needs before allocating. ``window``: the
+    resolved one by one (a test setting). O(n + B) time for a dense queue with
+    direct keys, O(m + B) otherwise (B buckets): a histogram of the buckets
+    (direct addressing), or the occupied ones compressed (``_compress``; expected
+    time with its hash set). Checks the memory it needs before allocating. ``window``: the
     :class:`TopWindow` of ``top_window(sgn, s, r, sigma)`` that validated the
     graph's W, or None; when complete, the top buckets of a lazily sized queue are
     sized from it (no sizing pass at the first materialization).
