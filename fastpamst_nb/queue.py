@@ -1504,7 +1504,8 @@ def _compress(graph, sgn, s, inv, kmin, bshift, n_aligned, rank_t):
     about m (``_table_max``, dense only), else a hash set of the occupied ids (never a
     comparison sort of m keys). O(m + min(n_aligned, m)) time (expected with the hash)."""
     n, m = graph.n, graph.m
-    if graph.dense and n_aligned <= _table_max(m):
+    # (the aligned ids pass through the rank array before they are remapped)
+    if graph.dense and n_aligned <= min(_table_max(m), np.iinfo(rank_t).max):
         # (a sparse range this small is addressed directly)
         rank = np.empty(n * n, dtype=rank_t)
         h = _bucket_ids_dense(graph.W, sgn, s, inv, kmin, bshift, n_aligned, rank)

@@ -152,6 +152,47 @@ def test_compressed_layout_of_each_shape(no_wide):
             assert q.store.cap.sum() - q.layout.n_buckets == w.shape[0]  # each edge once, + spares
 
 
+@pytest.mark.parametrize("sparse, spread, path", [(False, 2e5, "table"), (False, 1e12, "hash"),
+                                                  (True, 1e12, "hash")],
+                         ids=["dense-table", "dense-hash", "sparse-hash"])
+def test_compressed_ranks_match_a_sort(sparse, spread, path, no_wide):
+    # edges in buckets of their own or nearly (thousands of occupied buckets: the hash
+    # set grows many times; a sparse range too small for it is addressed directly):
+    # each edge's stored rank is the rank of its aligned bucket among the occupied
+    # ones, and each bucket's count its edges
+    rng = np.random.default_rng(4)
+    n = 70
+    if sparse:
+        A = sp.triu(bench.sparse_topology(n, 6, seed=2), 1).tocoo()
+        w = np.floor(rng.random(A.data.shape[0]) * spread) + 1.0
+        upper = sp.coo_matrix((w, (A.row, A.col)), shape=(n, n))
+        weights = (upper + upper.T).tocsr()
+    else:
+        weights = np.triu(np.floor(rng.random((n, n)) * spread), 1)
+        weights = weights + weights.T
+    graph = as_graph(weights)
+    q = gq_build(graph, -1.0, 1.0, LAM, DEFAULT_BUCKET_WIDTH)
+    assert not q.layout.direct
+    shift, kmin = int(q.layout.bucket_shift), int(q.layout.kmin)
+    n_aligned = ((int(weights.max()) - int(weights[weights > 0].min() if sparse else 0)) >> shift) + 1
+    assert (n_aligned <= queue._table_max(graph.m)) == (path == "table")
+    if sparse:
+        keys = np.floor(-graph.data).astype(np.int64)
+        rows = np.repeat(np.arange(n), np.diff(graph.indptr))
+        upper_entry = graph.indices > rows
+    else:
+        keys = np.floor(-weights.ravel()).astype(np.int64)
+        upper_entry = np.triu(np.ones((n, n), dtype=bool), 1).ravel()
+    aligned = (keys - kmin) >> shift
+    occupied = np.unique(aligned[upper_entry])
+    assert np.array_equal(q.keys.key, kmin + (occupied << shift))
+    want = np.searchsorted(occupied, aligned)
+    off_diagonal = np.ones(keys.shape[0], dtype=bool) if sparse else ~np.eye(n, dtype=bool).ravel()
+    assert np.array_equal(q.keys.rank[off_diagonal], want[off_diagonal])
+    counts = np.bincount(want[upper_entry], minlength=occupied.shape[0])
+    assert np.array_equal(q.store.cap, counts + 1)
+
+
 # ---------------------------------------------------------------------------
 # nodes visited per selection
 # ---------------------------------------------------------------------------
