@@ -115,7 +115,7 @@ QueueLayout = namedtuple(
     "QueueLayout",
     ["n", "dense", "sgn", "s", "inv", "kmin", "direct", "n_groups", "n_buckets", "n_blocks",
      "bucket_shift", "block_shift", "layered", "wide", "sub_shift", "group_counts", "lazy_counts",
-     "min_sized"],
+     "min_sized", "hash_bits"],
 )
 QueueLayout.__doc__ = """The queue's fixed scalars, decided by ``gq_build`` from shapes, s and r.
 
@@ -151,13 +151,16 @@ lazy_counts : bool
     Bucket counts are kept only for materialized buckets (dense graphs whose
     updates run the plain loop): below ``SlotStore.materialized[0]`` a bucket's
     count is 0 until ``gq_materialize`` counts it; ``total`` is always exact.
+hash_bits : int64
+    Compressed buckets found through the hash set ``GroupKeys.table`` (log2 of its
+    size), with no rank stored per edge (dense, lazy counts); 0 otherwise.
 min_sized : int64
     The fewest top buckets a lazy sizing pass covers (``gq_materialize``):
     ``_SIZE_MIN``, or with ``wide`` buckets those that hold about
     1/``_WIDE_SIZE_SHARE`` of the edges in the crowding test's sample.
 """
 
-GroupKeys = namedtuple("GroupKeys", ["key", "rank"])
+GroupKeys = namedtuple("GroupKeys", ["key", "rank", "table", "slot_rank"])
 GroupKeys.__doc__ = """Bucket of each edge and base key of each bucket, stored only for compressed buckets.
 
 key : int64 array (B,)
@@ -166,7 +169,11 @@ key : int64 array (B,)
     direct keys: kmin + g).
 rank : int32 or int64 array
     The compressed bucket of each edge: at v * n + u (dense, both orders, 0 on the
-    diagonal) or at its CSR position (sparse). Empty with direct keys.
+    diagonal) or at its CSR position (sparse). Empty with direct keys, and with
+    ``hash_bits`` (then the few edges whose group is needed look it up below).
+table, slot_rank : int64 arrays (2**hash_bits,)
+    With ``hash_bits``: the hash set of the occupied aligned bucket ids (-1: a free
+    slot; ``_hset_home``) and the compressed bucket of each slot's id. Else empty.
 """
 
 QueueCounts = namedtuple("QueueCounts", ["bucket", "block", "group", "total"])
@@ -290,12 +297,15 @@ def discretize(w, sgn, s, inv):
 
 
 @jit_only
-def _group(w, idx, direct, sgn, s, inv, kmin, rank, bshift):
+def _group(w, idx, lay, keys):
     """Group of an edge of weight ``w`` at flat position ``idx`` (v*n+u dense, CSR
     position sparse), for per-draw code (``gq_take_cut``); per-edge loops inline it."""
-    if direct:
-        return discretize(w, sgn, s, inv) - kmin
-    return _rank_group(rank[idx], w, sgn, s, inv, kmin, bshift)
+    if lay.direct:
+        return discretize(w, lay.sgn, lay.s, lay.inv) - lay.kmin
+    if lay.hash_bits > 0:
+        return _hash_group(keys.table, keys.slot_rank, lay.hash_bits, w, lay.sgn, lay.s, lay.inv,
+                           lay.kmin, lay.bucket_shift)
+    return _rank_group(keys.rank[idx], w, lay.sgn, lay.s, lay.inv, lay.kmin, lay.bucket_shift)
 
 
 @jit_only
@@ -334,6 +344,19 @@ def _rank_group(rank, w, sgn, s, inv, kmin, bshift):
     if bshift > 0:
         g |= (discretize(w, sgn, s, inv) - kmin) & ((np.int64(1) << bshift) - 1)
     return g
+
+
+@jit_only(inline="always")
+def _hash_group(table, slot_rank, bits, w, sgn, s, inv, kmin, bshift):
+    """Group of an edge of weight ``w`` through the hash set of occupied buckets (no
+    stored rank): its aligned bucket's slot gives the rank; per hit, not per edge."""
+    k = discretize(w, sgn, s, inv) - kmin
+    a = k >> bshift
+    mask = (np.int64(1) << bits) - 1
+    h = _hset_home(a, bits)
+    while table[h] != a:
+        h = (h + 1) & mask
+    return (slot_rank[h] << bshift) | (k & ((np.int64(1) << bshift) - 1))
 
 
 # gq_update's loops. Each is written flat on the arrays it touches, passed as
@@ -421,11 +444,11 @@ def _update_plain(row, v, visited, slots, start, fill, bucket, sgn, s, inv, kmin
 
 @jit_only
 def _update_compressed(row, v, visited, slots, start, fill, bucket, sgn, s, inv, kmin, bshift, mat,
-                       rank, rank_base, ythr):
+                       table, slot_rank, bits, ythr):
     """``_update_plain`` for compressed buckets (no per-group counts, no block layer):
     the same filter, with ``ythr`` the lowest score of bucket ``mat`` (from its base
-    key; +inf when nothing is materialized), and each hit's group from its stored
-    rank and its key's offset in the bucket."""
+    key; +inf when nothing is materialized), and each hit's group from the hash set
+    of occupied buckets (``_hash_group``)."""
     n = row.shape[0]
     hit = np.empty(min(n, _CHUNK), dtype=np.int64)
     for c0 in range(0, n, _CHUNK):
@@ -435,7 +458,7 @@ def _update_compressed(row, v, visited, slots, start, fill, bucket, sgn, s, inv,
             u = hit[i]
             if u == v:
                 continue
-            g = _rank_group(rank[rank_base + u], np.float64(row[u]), sgn, s, inv, kmin, bshift)
+            g = _hash_group(table, slot_rank, bits, np.float64(row[u]), sgn, s, inv, kmin, bshift)
             b = g >> bshift
             if b >= mat:
                 # branch-free on visited[u], as in _update_plain
@@ -531,8 +554,8 @@ def gq_update(q, row, v, visited, rank_base):
                           lay.sub_shift if lay.wide else np.int64(0))
         else:
             _update_compressed(row, v, visited, st.slots, st.start, st.fill, cnt.bucket, lay.sgn,
-                               lay.s, lay.inv, lay.kmin, lay.bucket_shift, mat, q.keys.rank,
-                               rank_base, _compressed_floor(lay, q.keys, mat))
+                               lay.s, lay.inv, lay.kmin, lay.bucket_shift, mat, q.keys.table,
+                               q.keys.slot_rank, lay.hash_bits, _compressed_floor(lay, q.keys, mat))
         # every other entry of the row is an edge: to the n_rest unvisited vertices
         # it joins the cut, to the n_in - 1 visited ones other than v it leaves it
         delta = q.cut.sizes[1] - (q.cut.sizes[0] - 1)
@@ -1088,7 +1111,8 @@ def _materialize_pass(lay, keys, counts, st, cut, W, new, mat):
                     if direct:
                         g = discretize(np.float64(row[y]), sgn, s, inv) - kmin
                     else:
-                        g = _rank_group(rank[x * n + y], np.float64(row[y]), sgn, s, inv, kmin, bshift)
+                        g = _hash_group(keys.table, keys.slot_rank, lay.hash_bits, np.float64(row[y]),
+                                        sgn, s, inv, kmin, bshift)
                 else:
                     y = rest[c0 + h]
                     g = _rank_group(rank[x * n + y], np.float64(row[y]), sgn, s, inv, kmin, bshift)
@@ -1118,7 +1142,7 @@ def gq_take_cut(lay, keys, cut, W, pmax, tries, rng):
     for _ in range(tries):
         a = inside[np.int64(rng.random() * n_in)]
         u = rest[np.int64(rng.random() * n_rest)]
-        g = _group(np.float64(W[a, u]), a * n + u, direct, sgn, s, inv, kmin, rank, lay.bucket_shift)
+        g = _group(np.float64(W[a, u]), a * n + u, lay, keys)
         if g <= pmax:
             return g, (a << _END_BITS) | u
     raise AssertionError("gq_take_cut: no edge of the cut lies in the counted groups")
@@ -1247,34 +1271,6 @@ def _hist_csr_direct(indptr, indices, data, sgn, s, inv, kmin, bshift, B):
     return h
 
 
-@njit(cache=CACHE, nogil=True)
-def _bucket_ids_dense(W, sgn, s, inv, kmin, bshift, n_aligned, rank):
-    """Write the aligned bucket id (key - kmin) >> bshift of every entry of W at
-    rank[i * n + j] (0 on the diagonal) and return how many entries each of the
-    n_aligned aligned buckets holds (every edge twice: W is symmetric). Rows are
-    read and written in order: no scattered write."""
-    n = W.shape[0]
-    h = np.zeros(n_aligned, dtype=np.int64)
-    for i in range(n):
-        row = W[i]
-        base = i * n
-        for j in range(n):
-            if j == i:
-                rank[base + j] = 0
-                continue
-            a = (discretize(np.float64(row[j]), sgn, s, inv) - kmin) >> bshift
-            rank[base + j] = a
-            h[a] += 1
-    return h
-
-
-@njit(cache=CACHE, nogil=True)
-def _remap(rank, cmap):
-    """rank[i] = cmap[rank[i]] in place: aligned bucket ids to compressed ones."""
-    for i in range(rank.shape[0]):
-        rank[i] = cmap[rank[i]]
-
-
 # the occupied buckets of a key range too wide for a table: an open-addressing hash
 # set of their aligned ids, at most half full. Fibonacci hashing (Knuth, TAOCP vol. 3,
 # 6.4) of the id folded to 31 bits: the top bits of a * M mod 2**31 with
@@ -1294,55 +1290,62 @@ def _hset_home(a, bits):
 
 
 @njit(cache=CACHE, nogil=True)
-def _hset_grow(table, bits):
-    """The ids of ``table`` in a table of 2**bits slots."""
+def _hset_grow(table, counts, bits):
+    """The ids of ``table``, and their counts, in a table of 2**bits slots."""
     new = np.full(np.int64(1) << bits, -1, dtype=np.int64)
+    new_counts = np.zeros(np.int64(1) << bits, dtype=np.int64)
     mask = (np.int64(1) << bits) - 1
-    for x in table:
+    for i in range(table.shape[0]):
+        x = table[i]
         if x >= 0:
             h = _hset_home(x, bits)
             while new[h] >= 0:
                 h = (h + 1) & mask
             new[h] = x
-    return new
+            new_counts[h] = counts[i]
+    return new, new_counts
 
 
 @njit(cache=CACHE, nogil=True)
-def _hset_add(table, bits, used, W, i0, data, p0, room, sgn, s, inv, kmin, bshift):
+def _hset_add(table, counts, bits, used, W, i0, data, p0, room, sgn, s, inv, kmin, bshift):
     """Add to the hash set the aligned bucket ids of the upper triangle of W from row
-    i0 on (dense: W nonempty), or of data[p0:] (sparse), while the table keeps room
-    for ``room`` more ids (a row, or a chunk of entries) at most half full. Returns (next row or
-    entry, ids in the set). The caller grows the table and calls again: growing it
-    inside the per-edge loop (a reassigned array) made the loop 5x slower."""
+    i0 on (dense: W nonempty), or of data[p0:] (sparse), counting the entries of each,
+    while the table keeps room for ``room`` more ids (a row, or a chunk of entries)
+    at most half full. Returns (next row or entry, ids in the set). The caller grows
+    the table and calls again: growing it inside the per-edge loop (a reassigned
+    array) made the loop 5x slower."""
     mask = (np.int64(1) << bits) - 1
     dense = W.shape[0] > 0
     n = W.shape[0] if dense else data.shape[0]
     i = i0 if dense else p0
     last = -1
+    h = 0
     while i < n and 2 * (used + room) <= mask + 1:
         j0, j1 = (i + 1, n) if dense else (i, min(i + room, n))
         for j in range(j0, j1):
             w = np.float64(W[i, j]) if dense else np.float64(data[j])
             a = (discretize(w, sgn, s, inv) - kmin) >> bshift
-            if a == last:  # runs of one bucket (a crowded range) skip the probe
-                continue
-            last = a
-            h = _hset_home(a, bits)
-            while table[h] >= 0 and table[h] != a:
-                h = (h + 1) & mask
-            if table[h] < 0:
-                table[h] = a
-                used += 1
+            if a != last:  # runs of one bucket (a crowded range) skip the probe
+                last = a
+                h = _hset_home(a, bits)
+                while table[h] >= 0 and table[h] != a:
+                    h = (h + 1) & mask
+                if table[h] < 0:
+                    table[h] = a
+                    used += 1
+            counts[h] += 1
         i = i + 1 if dense else j1
     return i, used
 
 
 def _occupied(graph, sgn, s, inv, kmin, bshift):
     """Hash set of the aligned bucket ids (key - kmin) >> bshift of the edges (dense:
-    the upper triangle; sparse: the stored entries); returns (table, bits), -1 marking
-    a free slot, the table at most half full. O(m) expected."""
+    the upper triangle; sparse: the stored entries); returns (table, counts, bits),
+    -1 marking a free slot, the table at most half full, counts[h] the edges (dense)
+    or entries (sparse) of slot h's bucket. O(m) expected."""
     bits = 4
     table = np.full(1 << bits, -1, dtype=np.int64)
+    counts = np.zeros(1 << bits, dtype=np.int64)
     used = 0
     if graph.dense:
         W, data, n = graph.W, np.zeros(0), graph.n
@@ -1356,9 +1359,9 @@ def _occupied(graph, sgn, s, inv, kmin, bshift):
             bits += 1
             if bits > _HSET_BITS:  # 2**30 occupied buckets: beyond what the memory check admits
                 raise AssertionError("_occupied: the hash set outgrew its 31-bit hash")
-            table = _hset_grow(table, bits)
-        i, used = _hset_add(table, bits, used, W, i, data, i, room, sgn, s, inv, kmin, bshift)
-    return table, bits
+            table, counts = _hset_grow(table, counts, bits)
+        i, used = _hset_add(table, counts, bits, used, W, i, data, i, room, sgn, s, inv, kmin, bshift)
+    return table, counts, bits
 
 
 @njit(cache=CACHE, nogil=True)
@@ -1491,42 +1494,31 @@ def _compressed_bytes(m, distinct, ranked):
     return ranked * rank_bytes + 8 * m + 112 * distinct
 
 
-def _table_max(m):
-    """The most aligned buckets a dense compressed build histograms (28 bytes each, at
-    most 3.5x the slot store); beyond them it hashes the occupied ones."""
-    return m + _DIRECT_SLACK
-
-
-def _compress(graph, sgn, s, inv, kmin, bshift, n_aligned, rank_t):
-    """The compressed layout: each edge's rank among the occupied aligned buckets
-    ((key - kmin) >> bshift), the occupied ones' aligned ids (increasing) and their
-    edge counts. A histogram over the n_aligned aligned buckets when they are at most
-    about m (``_table_max``, dense only), else a hash set of the occupied ids (never a
-    comparison sort of m keys). O(m + min(n_aligned, m)) time (expected with the hash)."""
-    n, m = graph.n, graph.m
-    # (the aligned ids pass through the rank array before they are remapped)
-    if graph.dense and n_aligned <= min(_table_max(m), np.iinfo(rank_t).max):
-        # (a sparse range this small is addressed directly)
-        rank = np.empty(n * n, dtype=rank_t)
-        h = _bucket_ids_dense(graph.W, sgn, s, inv, kmin, bshift, n_aligned, rank)
-        occupied = np.flatnonzero(h)
-        cmap = (np.cumsum(h > 0) - 1).astype(rank_t)
-        _remap(rank, cmap)
-        return rank, occupied, h[occupied] // 2  # each edge counted at both of its entries
-    # too many aligned buckets for a table: a hash set of the occupied ones (O(m)
-    # expected; the LSD radix sort of every edge's id this replaced cost 5x more)
-    table, bits = _occupied(graph, sgn, s, inv, kmin, bshift)
-    occupied = np.sort(table[table >= 0])
-    slot_rank = np.searchsorted(occupied, table).astype(rank_t)  # free slots: never read
+def _compress(graph, sgn, s, inv, kmin, bshift, rank_t, ranked):
+    """The compressed layout: the occupied aligned buckets ((key - kmin) >> bshift) in a
+    hash set (never a comparison sort of m keys), their ids (increasing) and edge
+    counts, and, where ``ranked(B)`` says so for their number B, each edge's rank
+    among them (else an empty array: the update loops look the few ranks they need
+    up in the set). Returns (rank, occupied, hist, table, slot_rank, bits).
+    O(m) expected time."""
+    n = graph.n
+    table, counts, bits = _occupied(graph, sgn, s, inv, kmin, bshift)
+    valid = table >= 0
+    occupied = np.sort(table[valid])
+    slot_rank = np.searchsorted(occupied, table)  # free slots: never read
+    B = occupied.shape[0]
+    if not ranked(B):  # dense: the counts are over the upper triangle, each edge once
+        hist = np.zeros(B, dtype=np.int64)
+        hist[slot_rank[valid]] = counts[valid]
+        return np.zeros(0, dtype=rank_t), occupied, hist, table, slot_rank, bits
     if graph.dense:
         rank = np.empty(n * n, dtype=rank_t)
-        hist = _ranks_dense(graph.W, sgn, s, inv, kmin, bshift, table, bits, slot_rank,
-                            occupied.shape[0], rank)
+        hist = _ranks_dense(graph.W, sgn, s, inv, kmin, bshift, table, bits, slot_rank, B, rank)
     else:
         rank = np.empty(graph.data.shape[0], dtype=rank_t)
         hist = _ranks_csr(graph.indptr, graph.indices, graph.data, sgn, s, inv, kmin, bshift, table,
-                          bits, slot_rank, occupied.shape[0], rank)
-    return rank, occupied, hist
+                          bits, slot_rank, B, rank)
+    return rank, occupied, hist, table, slot_rank, bits
 
 
 def gq_build(graph, sgn, s, r, sigma, window=None):
@@ -1575,10 +1567,9 @@ def gq_build(graph, sgn, s, r, sigma, window=None):
         fullest = sample.max() * m / sample.sum()  # its estimated number of edges
         # the other layouts need more than the public figure (B up to m / 4 buckets, or
         # the radix sort): only when that fits now, else wide buckets (exact, slower)
-        if B <= _table_max(m):  # compressed from a histogram of the B buckets
-            other = _compressed_bytes(m, 0, n * n) + 28 * B
-        else:  # compressed from a hash set of the occupied buckets
-            other = _compressed_bytes(m, m, n * n)
+        # compressed: the hash set of up to m occupied buckets, and a rank per entry
+        # when they need the block layer
+        other = _compressed_bytes(m, m, n * n)
         if fullest <= max(_WIDE_FILL_MIN, _WIDE_FILL_FACTOR * m // B_wide) or not memory_fits(other):
             # sub-buckets of sigma noise units, or wider when a slot cannot number them
             # all (keys spanning over 2**(37 + bshift)): exact still, a few more draws
@@ -1599,6 +1590,8 @@ def gq_build(graph, sgn, s, r, sigma, window=None):
     else:
         direct = B <= m // 4 + _DIRECT_SLACK
 
+    hash_bits = 0
+    table = slot_rank = np.zeros(0, dtype=np.int64)
     if direct:
         G = K
         key = np.zeros(0, dtype=np.int64)  # gq_key: kmin + g
@@ -1610,11 +1603,22 @@ def gq_build(graph, sgn, s, r, sigma, window=None):
             bucket_hist = _hist_csr_direct(graph.indptr, graph.indices, graph.data, sgn, s, inv, kmin,
                                            bshift, B)
     else:
-        rank, occupied, bucket_hist = _compress(graph, sgn, s, inv, kmin, bshift, B, rank_t)
+        # a rank per edge where the update loops read every edge's group (sparse, the
+        # block layer, single groups); a dense queue without them (lazy counts) finds
+        # the groups of the few edges it filters in through the hash set instead
+        def ranked(n_occupied):
+            return not graph.dense or sigma < 0 or _block_layer(n_occupied)[0]
+
+        rank, occupied, bucket_hist, table, slot_rank, bits = _compress(graph, sgn, s, inv, kmin, bshift,
+                                                                        rank_t, ranked)
         B = occupied.shape[0]
         G = B << bshift
         # gq_key: the base key of each compressed bucket (aligned at kmin), plus the offset
         key = (occupied.astype(np.int64) << bshift) + kmin
+        if ranked(B):
+            table = slot_rank = np.zeros(0, dtype=np.int64)
+        else:
+            hash_bits = bits
     # per-group counts are needed only where a bucket can fail the span test: single
     # groups (sigma < 0); a compressed bucket spans at most its 2**bshift keys
     group_counts = sigma < 0
@@ -1661,6 +1665,7 @@ def gq_build(graph, sgn, s, r, sigma, window=None):
         # (direct or compressed keys alike: _update_plain, _update_compressed)
         lazy_counts=bool(graph.dense and not group_counts and not layered),
         min_sized=np.int64(min(min_sized, B)),
+        hash_bits=np.int64(hash_bits),
     )
     counts = QueueCounts(
         bucket=np.zeros(B, dtype=np.int64),
@@ -1687,4 +1692,5 @@ def gq_build(graph, sgn, s, r, sigma, window=None):
         where=np.arange(nd, dtype=np.int64),
         sizes=np.array([0, n], dtype=np.int64),
     )
-    return GroupQueue(layout, GroupKeys(key=key, rank=rank), counts, store, cut)
+    return GroupQueue(layout, GroupKeys(key=key, rank=rank, table=table, slot_rank=slot_rank), counts,
+                      store, cut)

@@ -95,9 +95,13 @@ def _layout(weights):
 
 @pytest.fixture
 def no_wide(monkeypatch):
-    # dense graphs this small always pass the wide layout's crowding test; without it
-    # their key ranges take the compressed layout
-    monkeypatch.setattr(queue, "_WIDE_MIN_FINE", 1 << 62)
+    # dense graphs this small always pass the wide layout's crowding test: make every
+    # wide bucket count as crowded, so that their key ranges take the compressed layout.
+    # (Read by gq_build, a Python function, at each call. Patching _WIDE_MIN_FINE
+    # instead would reach the validation's window kernels too, which freeze it at
+    # compile time, and poison numba's cache when they compile under the patch.)
+    monkeypatch.setattr(queue, "_WIDE_FILL_MIN", 0)
+    monkeypatch.setattr(queue, "_WIDE_FILL_FACTOR", 0)
 
 
 # every shape for the minimum tree, two for the maximum one (the same walks mirrored):
@@ -152,14 +156,16 @@ def test_compressed_layout_of_each_shape(no_wide):
             assert q.store.cap.sum() - q.layout.n_buckets == w.shape[0]  # each edge once, + spares
 
 
-@pytest.mark.parametrize("sparse, spread, path", [(False, 2e5, "table"), (False, 1e12, "hash"),
-                                                  (True, 1e12, "hash")],
-                         ids=["dense-table", "dense-hash", "sparse-hash"])
-def test_compressed_ranks_match_a_sort(sparse, spread, path, no_wide):
+@pytest.mark.parametrize("sparse, ranked", [(False, False), (False, True), (True, True)],
+                         ids=["dense-hashed", "dense-ranked", "sparse"])
+def test_compressed_ranks_match_a_sort(sparse, ranked, no_wide, monkeypatch):
     # edges in buckets of their own or nearly (thousands of occupied buckets: the hash
-    # set grows many times; a sparse range too small for it is addressed directly):
-    # each edge's stored rank is the rank of its aligned bucket among the occupied
-    # ones, and each bucket's count its edges
+    # set grows many times): each edge's rank (stored, or found through the hash set)
+    # is the rank of its aligned bucket among the occupied ones, and each bucket's
+    # count its edges. A dense queue stores ranks only with the block layer
+    if ranked and not sparse:
+        monkeypatch.setattr(queue, "_LAYER2_MIN_BUCKETS", 64)
+    spread = 1e12
     rng = np.random.default_rng(4)
     n = 70
     if sparse:
@@ -172,10 +178,9 @@ def test_compressed_ranks_match_a_sort(sparse, spread, path, no_wide):
         weights = weights + weights.T
     graph = as_graph(weights)
     q = gq_build(graph, -1.0, 1.0, LAM, DEFAULT_BUCKET_WIDTH)
-    assert not q.layout.direct
+    assert not q.layout.direct and q.layout.layered == (ranked and not sparse)
+    assert (q.layout.hash_bits > 0) == (not ranked) == (q.keys.rank.shape[0] == 0)
     shift, kmin = int(q.layout.bucket_shift), int(q.layout.kmin)
-    n_aligned = ((int(weights.max()) - int(weights[weights > 0].min() if sparse else 0)) >> shift) + 1
-    assert (n_aligned <= queue._table_max(graph.m)) == (path == "table")
     if sparse:
         keys = np.floor(-graph.data).astype(np.int64)
         rows = np.repeat(np.arange(n), np.diff(graph.indptr))
@@ -187,8 +192,16 @@ def test_compressed_ranks_match_a_sort(sparse, spread, path, no_wide):
     occupied = np.unique(aligned[upper_entry])
     assert np.array_equal(q.keys.key, kmin + (occupied << shift))
     want = np.searchsorted(occupied, aligned)
-    off_diagonal = np.ones(keys.shape[0], dtype=bool) if sparse else ~np.eye(n, dtype=bool).ravel()
-    assert np.array_equal(q.keys.rank[off_diagonal], want[off_diagonal])
+    if ranked:
+        off_diagonal = np.ones(keys.shape[0], dtype=bool) if sparse else ~np.eye(n, dtype=bool).ravel()
+        assert np.array_equal(q.keys.rank[off_diagonal], want[off_diagonal])
+    else:
+        # the hash set: each occupied id in one slot, mapped to its rank, the rest free
+        table, slot_rank = q.keys.table, q.keys.slot_rank
+        assert table.shape[0] == 1 << int(q.layout.hash_bits) >= 2 * occupied.shape[0]
+        held = table >= 0
+        assert np.array_equal(np.sort(table[held]), occupied)
+        assert np.array_equal(slot_rank[held], np.searchsorted(occupied, table[held]))
     counts = np.bincount(want[upper_entry], minlength=occupied.shape[0])
     assert np.array_equal(q.store.cap, counts + 1)
 
