@@ -1461,7 +1461,7 @@ def queue_memory_bytes(n, m, dense, stored=None):
         window's extra slots), the arrays of the at most 2**14 buckets of the
         direct and wide layouts, and the O(n) Prim state. Sparse: the compressed
         layout (a rank per stored entry, the slots, and for up to m occupied
-        buckets the hash set and the per-bucket arrays: 4 stored + 120 m bytes)
+        buckets the hash set and the per-bucket arrays: 4 stored + 136 m bytes)
         or the direct one (at most 8 m + 56 (m / 4 + 2**18)), whichever is larger.
 
     Notes
@@ -1469,7 +1469,8 @@ def queue_memory_bytes(n, m, dense, stored=None):
     Public quantities only (n, m, dense, stored), never the key range: a release
     of a given shape is then refused for every input or for none (issue 25). The
     layouts that would need more (a dense range of many buckets that crowd: the
-    compressed layout, with a rank per entry) are used only
+    compressed layout, whose hash set may hold up to m buckets and which stores a
+    rank per entry with the block layer) are used only
     when they fit in the memory available at that time, and otherwise the wide
     layout (exact too, slower on such weights) is. The slot store is allocated
     lazily, but weights that the noise swamps write nearly every slot, so it is
@@ -1488,10 +1489,11 @@ def queue_memory_bytes(n, m, dense, stored=None):
 def _compressed_bytes(m, distinct, ranked):
     """The compressed layout's need: a rank (int32, or int64 from 2**31 edges) for each
     of ``ranked`` entries, the slot store, and for up to ``distinct`` occupied buckets
-    the hash set (at most half full, and its copy while it grows), its sorted ids, the
-    slot-to-rank map and the per-bucket arrays (112 bytes each at most)."""
+    the hash set (ids, counts and ranks in at most 4 slots per bucket, and its copy
+    while it grows), its sorted ids and the per-bucket arrays: 128 bytes each at most,
+    plus the room a row or a chunk of 2**16 entries keeps in the set."""
     rank_bytes = 4 if m < 2**31 else 8
-    return ranked * rank_bytes + 8 * m + 112 * distinct
+    return ranked * rank_bytes + 8 * m + 128 * distinct + 2**23
 
 
 def _compress(graph, sgn, s, inv, kmin, bshift, rank_t, ranked):
@@ -1568,7 +1570,7 @@ def gq_build(graph, sgn, s, r, sigma, window=None):
         # the other layouts need more than the public figure (B up to m / 4 buckets, or
         # the radix sort): only when that fits now, else wide buckets (exact, slower)
         # compressed: the hash set of up to m occupied buckets, and a rank per entry
-        # when they need the block layer
+        # when they need the block layer (speed only: wide buckets where it does not fit)
         other = _compressed_bytes(m, m, n * n)
         if fullest <= max(_WIDE_FILL_MIN, _WIDE_FILL_FACTOR * m // B_wide) or not memory_fits(other):
             # sub-buckets of sigma noise units, or wider when a slot cannot number them
