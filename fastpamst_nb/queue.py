@@ -443,12 +443,13 @@ def _update_plain(row, v, visited, slots, start, fill, bucket, sgn, s, inv, kmin
 
 
 @jit_only
-def _update_compressed(row, v, visited, slots, start, fill, bucket, sgn, s, inv, kmin, bshift, mat,
-                       table, slot_rank, bits, ythr):
+def _update_compressed(row, v, visited, slots, start, fill, bucket, block, layered, block_shift, sgn, s,
+                       inv, kmin, bshift, mat, table, slot_rank, bits, ythr):
     """``_update_plain`` for compressed buckets (no per-group counts, no block layer):
     the same filter, with ``ythr`` the lowest score of bucket ``mat`` (from its base
     key; +inf when nothing is materialized), and each hit's group from the hash set
-    of occupied buckets (``_hash_group``)."""
+    of occupied buckets (``_hash_group``). With the block layer (``layered``) the
+    materialized blocks are counted too: ``mat`` is then at a block's start."""
     n = row.shape[0]
     hit = np.empty(min(n, _CHUNK), dtype=np.int64)
     for c0 in range(0, n, _CHUNK):
@@ -466,6 +467,8 @@ def _update_compressed(row, v, visited, slots, start, fill, bucket, sgn, s, inv,
                 slots[start[b] + fill[b]] = ((g - (b << bshift)) << _CODE_BITS) | (v << _END_BITS) | u
                 fill[b] += 1 - seen
                 bucket[b] += 1 - 2 * seen
+                if layered:
+                    block[b >> block_shift] += 1 - 2 * seen
 
 
 @jit_only(inline="always")
@@ -553,7 +556,8 @@ def gq_update(q, row, v, visited, rank_base):
                           lay.inv, lay.kmin, lay.bucket_shift, mat,
                           lay.sub_shift if lay.wide else np.int64(0))
         else:
-            _update_compressed(row, v, visited, st.slots, st.start, st.fill, cnt.bucket, lay.sgn,
+            _update_compressed(row, v, visited, st.slots, st.start, st.fill, cnt.bucket, cnt.block,
+                               lay.layered, lay.block_shift, lay.sgn,
                                lay.s, lay.inv, lay.kmin, lay.bucket_shift, mat, q.keys.table,
                                q.keys.slot_rank, lay.hash_bits, _compressed_floor(lay, q.keys, mat))
         # every other entry of the row is an edge: to the n_rest unvisited vertices
@@ -1057,6 +1061,10 @@ def gq_materialize(lay, keys, counts, st, cut, W, b_need):
     if b_need >= mat:
         return
     new = max(min(b_need, 2 * mat - lay.n_buckets), 0)
+    if lay.layered and lay.lazy_counts:
+        # whole blocks (compressed buckets with the block layer): a block's counter is
+        # then exact or 0, like its buckets', and the sampler never reads a partial one
+        new = (new >> lay.block_shift) << lay.block_shift
     if new < st.sized[0]:
         # size 4x the range still needed, and at least the top min_sized buckets, so
         # that the next materializations find their buckets sized: a pass over W per
@@ -1124,6 +1132,8 @@ def _materialize_pass(lay, keys, counts, st, cut, W, new, mat):
                     fill[b] += 1
                     if lazy:
                         bucket[b] += 1
+                        if lay.layered:
+                            counts.block[b >> lay.block_shift] += 1
     st.materialized[0] = new
 
 
@@ -1605,11 +1615,11 @@ def gq_build(graph, sgn, s, r, sigma, window=None):
             bucket_hist = _hist_csr_direct(graph.indptr, graph.indices, graph.data, sgn, s, inv, kmin,
                                            bshift, B)
     else:
-        # a rank per edge where the update loops read every edge's group (sparse, the
-        # block layer, single groups); a dense queue without them (lazy counts) finds
-        # the groups of the few edges it filters in through the hash set instead
+        # a rank per edge where the update loops read every edge's group (sparse,
+        # single groups); a dense queue (lazy counts) finds the groups of the few edges
+        # it filters in through the hash set instead
         def ranked(n_occupied):
-            return not graph.dense or sigma < 0 or _block_layer(n_occupied)[0]
+            return not graph.dense or sigma < 0
 
         rank, occupied, bucket_hist, table, slot_rank, bits = _compress(graph, sgn, s, inv, kmin, bshift,
                                                                         rank_t, ranked)
@@ -1664,8 +1674,9 @@ def gq_build(graph, sgn, s, r, sigma, window=None):
         sub_shift=np.int64(sub_shift),
         group_counts=bool(group_counts),
         # the plain update loop of a dense graph counts only materialized buckets
-        # (direct or compressed keys alike: _update_plain, _update_compressed)
-        lazy_counts=bool(graph.dense and not group_counts and not layered),
+        # (direct or compressed keys alike: _update_plain, _update_compressed, the latter
+        # with the block layer too, materialized by whole blocks)
+        lazy_counts=bool(graph.dense and not group_counts and (not direct or not layered)),
         min_sized=np.int64(min(min_sized, B)),
         hash_bits=np.int64(hash_bits),
     )

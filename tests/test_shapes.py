@@ -118,6 +118,18 @@ def test_compressed_dense_law(name, maximum, no_wide):
     _law(W, maximum)
 
 
+@pytest.mark.parametrize("name", ["pareto", "clusters", "pendant"])
+@pytest.mark.slow_python
+def test_compressed_layered_dense_law(name, no_wide, monkeypatch):
+    # the block layer over a few compressed buckets (blocks of 2 to 4): counted lazily,
+    # materialized by whole blocks, walked block by block
+    monkeypatch.setattr(queue, "_LAYER2_MIN_BUCKETS", 2)
+    W = SHAPES[name][0]
+    q = gq_build(as_graph(W), -1.0, 1.0, LAM, DEFAULT_BUCKET_WIDTH)
+    assert not q.layout.direct and q.layout.layered and q.layout.lazy_counts and q.layout.n_blocks >= 2
+    _law(W)
+
+
 @pytest.mark.parametrize("name, maximum", CASES, ids=IDS)
 @pytest.mark.slow_python
 def test_sparse_law(name, maximum):
@@ -156,15 +168,16 @@ def test_compressed_layout_of_each_shape(no_wide):
             assert q.store.cap.sum() - q.layout.n_buckets == w.shape[0]  # each edge once, + spares
 
 
-@pytest.mark.parametrize("sparse, ranked", [(False, False), (False, True), (True, True)],
-                         ids=["dense-hashed", "dense-ranked", "sparse"])
-def test_compressed_ranks_match_a_sort(sparse, ranked, no_wide, monkeypatch):
+@pytest.mark.parametrize("sparse, layered", [(False, False), (False, True), (True, False)],
+                         ids=["dense", "dense-layered", "sparse"])
+def test_compressed_ranks_match_a_sort(sparse, layered, no_wide, monkeypatch):
     # edges in buckets of their own or nearly (thousands of occupied buckets: the hash
-    # set grows many times): each edge's rank (stored, or found through the hash set)
-    # is the rank of its aligned bucket among the occupied ones, and each bucket's
-    # count its edges. A dense queue stores ranks only with the block layer
-    if ranked and not sparse:
+    # set grows many times): each edge's rank (stored, sparse; found through the hash
+    # set, dense) is the rank of its aligned bucket among the occupied ones, and each
+    # bucket's count its edges
+    if layered:
         monkeypatch.setattr(queue, "_LAYER2_MIN_BUCKETS", 64)
+    ranked = sparse
     spread = 1e12
     rng = np.random.default_rng(4)
     n = 70
@@ -178,7 +191,7 @@ def test_compressed_ranks_match_a_sort(sparse, ranked, no_wide, monkeypatch):
         weights = weights + weights.T
     graph = as_graph(weights)
     q = gq_build(graph, -1.0, 1.0, LAM, DEFAULT_BUCKET_WIDTH)
-    assert not q.layout.direct and q.layout.layered == (ranked and not sparse)
+    assert not q.layout.direct and q.layout.layered == layered
     assert (q.layout.hash_bits > 0) == (not ranked) == (q.keys.rank.shape[0] == 0)
     shift, kmin = int(q.layout.bucket_shift), int(q.layout.kmin)
     if sparse:
