@@ -23,10 +23,11 @@ time and call costs).
   wide weight range costs nothing as long as the range spans fewer than ~m/4
   buckets of ``sigma`` noise units (dense: 2**14, then wide buckets, below);
   otherwise the buckets are *compressed*: only the occupied aligned buckets
-  ((key - kmin) >> bucket_shift) exist, ranked in key order (a histogram, or a
-  hash set of their ids; never a comparison sort of m keys), each edge's rank is
-  stored in ``q.keys.rank`` and each bucket's base key in ``q.keys.key``; a
-  group is rank << bucket_shift | the key's offset in its bucket. Every bucket
+  ((key - kmin) >> bucket_shift) exist, ranked in key order (a hash set of their
+  ids, ``q.keys.table``; never a comparison sort of m keys), each bucket's base
+  key is in ``q.keys.key`` and each edge's rank in ``q.keys.rank`` (sparse; a
+  dense queue looks the few it needs up in the set); a group is
+  rank << bucket_shift | the key's offset in its bucket. Every bucket
   then spans at most its noise width, and a far outlier costs one bucket
   (docs/design.rst, Compressed buckets).
 * **Buckets.** Groups are gathered in buckets of ``2**bucket_shift`` consecutive
@@ -82,8 +83,8 @@ time and call costs).
   loop compares a row with that bound (vectorized) and computes the keys of the
   few entries above it only; the cut's size change comes from its sides.
 * **Lazy counting (dense).** Where a dense queue's updates run the plain loop
-  (``lazy_counts``: direct or compressed keys, no per-group counts, no block
-  layer; compressed ones in ``_update_compressed``), buckets
+  (``lazy_counts``: direct keys without the block layer, or compressed ones in
+  ``_update_compressed``, with it too; no per-group counts), buckets
   below ``materialized[0]`` keep no count either: an edge event there only
   changes ``total``. ``gq_materialize`` counts the buckets it adds, so a bucket
   is counted exactly when it is materialized; ``gq_top`` returns -2 when every
