@@ -446,7 +446,7 @@ def _update_plain(row, v, visited, slots, start, fill, bucket, sgn, s, inv, kmin
 @jit_only
 def _update_compressed(row, v, visited, slots, start, fill, bucket, block, layered, block_shift, sgn, s,
                        inv, kmin, bshift, mat, table, slot_rank, bits, ythr):
-    """``_update_plain`` for compressed buckets (no per-group counts, no block layer):
+    """``_update_plain`` for compressed buckets (no per-group counts; the block layer or not):
     the same filter, with ``ythr`` the lowest score of bucket ``mat`` (from its base
     key; +inf when nothing is materialized), and each hit's group from the hash set
     of occupied buckets (``_hash_group``). With the block layer (``layered``) the
@@ -1480,8 +1480,7 @@ def queue_memory_bytes(n, m, dense, stored=None):
     Public quantities only (n, m, dense, stored), never the key range: a release
     of a given shape is then refused for every input or for none (issue 25). The
     layouts that would need more (a dense range of many buckets that crowd: the
-    compressed layout, whose hash set may hold up to m buckets and which stores a
-    rank per entry with the block layer) are used only
+    compressed layout, whose hash set may hold up to m buckets) are used only
     when they fit in the memory available at that time, and otherwise the wide
     layout (exact too, slower on such weights) is. The slot store is allocated
     lazily, but weights that the noise swamps write nearly every slot, so it is
@@ -1580,9 +1579,9 @@ def gq_build(graph, sgn, s, r, sigma, window=None):
         fullest = sample.max() * m / sample.sum()  # its estimated number of edges
         # the other layouts need more than the public figure (B up to m / 4 buckets, or
         # the radix sort): only when that fits now, else wide buckets (exact, slower)
-        # compressed: the hash set of up to m occupied buckets, and a rank per entry
-        # when they need the block layer (speed only: wide buckets where it does not fit)
-        other = _compressed_bytes(m, m, n * n)
+        # compressed: the hash set of up to m occupied buckets (a dense queue stores no
+        # rank per entry); speed only: wide buckets where it does not fit
+        other = _compressed_bytes(m, m, 0)
         if fullest <= max(_WIDE_FILL_MIN, _WIDE_FILL_FACTOR * m // B_wide) or not memory_fits(other):
             # sub-buckets of sigma noise units, or wider when a slot cannot number them
             # all (keys spanning over 2**(37 + bshift)): exact still, a few more draws
