@@ -227,3 +227,38 @@ class SparseRatio:
         """median time of fast_pamst / median time of scipy's MST (dimensionless)."""
         out = bench.run_sparse_bench(self.n, repeat=3)
         return out["fast_pamst"] / out["scipy_mst"]
+
+
+class ShapeRatio:
+    """fast_pamst(noise="exponential") on weights shaped like real data (issue 31:
+    an outlier, Pareto, far clusters, huge integers, log-normal;
+    :data:`fastpamst_nb.bench.SHAPES`): dense n = 4000 over the floor on the same
+    matrix, sparse n = 20,000 (about 3 edges a vertex) over scipy's
+    minimum_spanning_tree (median of 3 runs each). ``fastpamst bench --shapes``
+    prints the same table."""
+
+    unit = "ratio"
+    timeout = 900
+    n = 4000
+    sparse_n = 20_000
+    params = [list(bench.SHAPES)]
+    param_names = ["shape"]
+
+    def setup(self, shape):
+        # compile the layout this shape takes (a crowded dense range is compressed from
+        # ~100 vertices on, wide below)
+        _fast_pamst(bench.shape_weights(shape, 120))
+        _fast_pamst(bench.shape_weights(shape, 300, sparse=True))
+        bench.floor_prim(uniform_weights(8, seed=SEED))
+        self.W = bench.shape_weights(shape, self.n)
+        self.A = bench.shape_weights(shape, self.sparse_n, sparse=True)
+
+    def track_x_floor(self, shape):
+        """median time of the dense release / median time of the floor (dimensionless)."""
+        return _median_seconds(_fast_pamst, self.W) / _median_seconds(bench.floor_prim, self.W)
+
+    def track_x_scipy(self, shape):
+        """median time of the sparse release / median time of scipy's MST (dimensionless)."""
+        from scipy.sparse.csgraph import minimum_spanning_tree
+
+        return _median_seconds(_fast_pamst, self.A) / _median_seconds(minimum_spanning_tree, self.A)

@@ -533,3 +533,164 @@ def points_peak_rss(n, d=8, what="gumbel"):
                          text=True, check=True)
     peak, before, secs = out.stdout.split()
     return {"peak": int(peak), "before": int(before), "seconds": float(secs)}
+
+
+# ----------------------------------------------------------------------------
+# shapes of real weights (issue 31): fast_pamst(noise="exponential") on weights
+# that are not Uniform(0, 1), dense against the floor, sparse against scipy
+# ----------------------------------------------------------------------------
+
+def _shape_outlier(u, rng):
+    w = u.copy()
+    w[0] = 1e4  # one edge of weight 10**4
+    return w
+
+
+def _shape_pareto(u, rng):
+    return (1.0 - u) ** (-1.0 / 0.7)  # Pareto, alpha = 0.7, support [1, inf)
+
+
+def _shape_clusters(u, rng):
+    return u + 1000.0 * rng.integers(0, 3, u.shape[0])  # three clusters 1000 apart
+
+
+def _shape_integers(u, rng):
+    w = np.floor(u * 100.0)
+    w[rng.integers(0, u.shape[0], 8)] = 1e9  # integers 0..99 with a few of 10**9
+    return w
+
+
+def _shape_lognormal(u, rng):
+    return np.exp(8.0 * (u - 0.5))
+
+
+# name -> (description, transform of the m Uniform(0, 1) edge weights, seeded rng)
+SHAPES = {
+    "uniform": ("Uniform(0, 1)", lambda u, rng: u),
+    "outlier": ("Uniform(0, 1) plus ONE edge of 10^4", _shape_outlier),
+    "pareto": ("Pareto, alpha = 0.7", _shape_pareto),
+    "clusters": ("three clusters 1000 apart (Uniform within)", _shape_clusters),
+    "integers": ("integers 0..99 with a few weights of 10^9", _shape_integers),
+    "lognormal": ("exp(8 (U - 1/2))", _shape_lognormal),
+}
+SHAPES_SPARSE_DEGREE = 3
+
+
+def shape_weights(shape, n, seed=0, sparse=False):
+    """The weights of one row of ``fastpamst bench --shapes``.
+
+    Parameters
+    ----------
+    shape : str
+        A key of :data:`SHAPES`.
+    n : int
+        Vertices.
+    seed : int
+    sparse : bool
+        A symmetric CSR graph (:func:`sparse_topology` with about
+        ``SHAPES_SPARSE_DEGREE`` edges a vertex) instead of a dense (n, n) matrix.
+
+    Returns
+    -------
+    ndarray (n, n) or scipy.sparse.csr_matrix
+        Each edge's weight is the shape's transform of a Uniform(0, 1) draw; every
+        weight is positive on sparse graphs (scipy reads a stored 0 as no edge).
+    """
+    if shape not in SHAPES:
+        raise ValueError(f"unknown shape {shape!r}; choose one of {', '.join(SHAPES)}")
+    rng = np.random.default_rng(seed + 1)
+    f = SHAPES[shape][1]
+    if sparse:
+        A = sp.triu(sparse_topology(n, SHAPES_SPARSE_DEGREE, seed=seed), 1).tocoo()
+        w = f(A.data.copy(), rng) + 1.0  # > 0
+        upper = sp.coo_matrix((w, (A.row, A.col)), shape=A.shape)
+        return (upper + upper.T).tocsr()
+    W = uniform_weights(n, seed=seed)
+    iu = np.triu_indices(n, 1)
+    w = f(W[iu], rng)
+    W[iu] = w
+    W.T[iu] = w
+    np.fill_diagonal(W, 0.0)
+    return W
+
+
+def run_shapes_bench(n=4000, sparse_n=20000, repeat=1, shapes=None, log=None):
+    """``fast_pamst(noise="exponential")`` on every shape of :data:`SHAPES`.
+
+    Parameters
+    ----------
+    n : int
+        Vertices of the dense rows (0: none), timed against :func:`floor_prim` on the
+        same matrix in the same run.
+    sparse_n : int
+        Vertices of the sparse rows (0: none), against scipy's ``minimum_spanning_tree``.
+    repeat : int
+        Runs per case; the minimum is reported.
+    shapes : sequence of str, optional
+        Keys of :data:`SHAPES` (default: all).
+    log : callable(str), optional
+
+    Returns
+    -------
+    dict
+        ``{"dense": {shape: (fast_pamst s, floor s)}, "sparse": {shape: (fast_pamst s,
+        scipy s)}, "n", "sparse_n", "rho", "sensitivity", "repeat"}``.
+    """
+    shapes = list(SHAPES) if shapes is None else list(shapes)
+    for name in shapes:
+        if name not in SHAPES:
+            raise ValueError(f"unknown shape {name!r}; choose one of {', '.join(SHAPES)}")
+    n, sparse_n, repeat = int(n), int(sparse_n), int(repeat)
+    if repeat < 1:
+        raise ValueError(f"repeat must be at least 1, got {repeat}")
+    if n:
+        require_memory(3 * 8 * n * n, f"the shapes benchmark at n = {n}")
+
+    def best(run):
+        out = []
+        for r in range(repeat):
+            t0 = time.perf_counter()
+            run(r)
+            out.append(time.perf_counter() - t0)
+        return min(out)
+
+    def release(A, r):
+        return api.fast_pamst(A, rho=RHO, sensitivity=SENSITIVITY, rng=r, noise="exponential")
+
+    small = uniform_weights(16, seed=0)
+    floor_prim(small)
+    for name in shapes:  # compile every layout's kernels before timing
+        # (at 120 vertices, where a crowded dense range is compressed, not wide)
+        release(shape_weights(name, 120), 0)
+        release(shape_weights(name, 300, sparse=True), 0)
+    res = {"dense": {}, "sparse": {}, "n": n, "sparse_n": sparse_n, "rho": RHO,
+           "sensitivity": SENSITIVITY, "repeat": repeat}
+    for name in shapes if n else ():
+        if log is not None:
+            log(f"bench --shapes: dense {name}, n = {n}")
+        W = shape_weights(name, n)
+        res["dense"][name] = (best(lambda r: release(W, r)), best(lambda r: floor_prim(W)))
+        del W
+    for name in shapes if sparse_n else ():
+        if log is not None:
+            log(f"bench --shapes: sparse {name}, n = {sparse_n}")
+        A = shape_weights(name, sparse_n, sparse=True)
+        res["sparse"][name] = (best(lambda r: release(A, r)), best(lambda r: minimum_spanning_tree(A)))
+    return res
+
+
+def format_shapes(res):
+    """Render :func:`run_shapes_bench`'s result: one row per shape, seconds and the ratio."""
+    lines = [f'fast_pamst(noise="exponential"), rho = {res["rho"]}, sensitivity = {res["sensitivity"]}, '
+             f'minimum of {res["repeat"]} run(s)']
+    if res["dense"]:
+        rows = [["dense, n = %d" % res["n"], "fast_pamst", "floor", "x floor"]]
+        for name, (t, f) in res["dense"].items():
+            rows.append([SHAPES[name][0], f"{t:.3f}s", f"{f:.3f}s", f"{t / f:.1f}x"])
+        lines.append(align_table(rows))
+    if res["sparse"]:
+        rows = [["sparse, n = %d" % res["sparse_n"], "fast_pamst", "scipy MST", "x scipy"]]
+        for name, (t, f) in res["sparse"].items():
+            rows.append([SHAPES[name][0], f"{t:.3f}s", f"{f:.3f}s", f"{t / f:.1f}x"])
+        lines.append(align_table(rows))
+    return "\n".join(lines)

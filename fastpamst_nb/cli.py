@@ -154,12 +154,18 @@ def _build_parser():
 
     bnch = sub.add_parser("bench", help="time every algorithm (rho = 0.1, sensitivity = 1e-5)",
                           description="Time every algorithm on Uniform(0, 1) complete graphs.")
-    bnch.add_argument("--n", type=int, nargs="+", default=[1000, 2000, 4000, 8000], help="sizes (default 1000 2000 4000 8000)")
+    bnch.add_argument("--n", type=int, nargs="+", default=None,
+                      help="sizes (default 1000 2000 4000 8000; with --shapes one size, default 4000)")
     bnch.add_argument("--repeat", type=int, default=3, help="runs per algorithm; the median is reported (default 3)")
     bnch.add_argument("--sparse", type=int, metavar="N",
                       help="also time fast_pamst on a random sparse graph of N vertices and 6N "
                            "edges against scipy's minimum_spanning_tree")
     bnch.add_argument("--json", metavar="OUT.json", help="also write {n: {case: seconds}} and the slope here")
+    bnch.add_argument("--shapes", action="store_true",
+                      help='instead, time fast_pamst(noise="exponential") on shapes of real weights '
+                           "(an outlier, Pareto, far clusters, huge integers, log-normal): dense rows "
+                           "on --n vertices against the floor, sparse rows on --sparse vertices "
+                           "(default 20000, 0: none) against scipy's minimum_spanning_tree")
     return parser
 
 
@@ -230,8 +236,9 @@ def _warm_up(algorithms=ALGORITHMS, like=None, noise="gumbel", symmetric=None, m
                               maximum=False, noise=noise, discretization=None, start=None,
                               symmetric=symmetric, metric=metric, p=p)
     # fast_pamst's queue addresses the buckets of a key range directly when they are few
-    # (here 1e5 keys of step 1e-3) and radix-sorts the keys when they are not (1e12 keys
-    # of step 1e-10, 1e6 buckets), with kernels of its own: real inputs may take either
+    # (here 1e5 keys of step 1e-3) and compresses them to the occupied ones when they are
+    # not (1e12 keys of step 1e-10, 1e6 buckets), with kernels of its own: real inputs
+    # may take either
     fine = argparse.Namespace(**{**vars(args), "discretization": 1e-10})
     for algorithm in algorithms:
         _release(algorithm, W, args)
@@ -675,10 +682,21 @@ def cmd_bench(args):
     """``fastpamst bench``: timings of every algorithm (the logic is in :mod:`fastpamst_nb.bench`)."""
     if args.json:
         _check_writable(args.json, "--json")  # before minutes of timing
+    log = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
+    if args.shapes:
+        if args.json:
+            raise UsageError("--json is not available with --shapes (the table is printed)")
+        if args.n is not None and (len(args.n) != 1 or args.n[0] < 2):
+            raise UsageError(f"--shapes takes one size --n of at least 2 vertices, got {args.n}")
+        sparse_n = 20000 if args.sparse is None else args.sparse
+        if sparse_n != 0 and sparse_n < 8:
+            raise UsageError(f"--sparse must be 0 (none) or at least 8 vertices with --shapes, got {sparse_n}")
+        res = bench.run_shapes_bench(4000 if args.n is None else args.n[0], sparse_n, args.repeat, log=log)
+        print(bench.format_shapes(res))
+        return 0
     if args.sparse is not None and args.sparse < 2:
         raise UsageError(f"--sparse must be at least 2 vertices, got {args.sparse}")
-    log = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
-    result = bench.run_bench(args.n, args.repeat, log=log)
+    result = bench.run_bench([1000, 2000, 4000, 8000] if args.n is None else args.n, args.repeat, log=log)
     print(bench.format_table(result))
     sparse = None
     if args.sparse is not None:

@@ -21,9 +21,15 @@ time and call costs).
   a group index is ``key - kmin`` (``direct`` addressing: empty groups allowed,
   nothing stored per edge or per key, only O(B) per bucket), so a fine step or a
   wide weight range costs nothing as long as the range spans fewer than ~m/4
-  buckets of ``sigma`` noise units; otherwise the distinct keys are found by an
-  LSD radix sort (never a comparison sort of m keys), stored in ``q.keys.key``,
-  and each edge's group is stored in ``q.keys.rank``.
+  buckets of ``sigma`` noise units (dense: 2**14, then wide buckets, below);
+  otherwise the buckets are *compressed*: only the occupied aligned buckets
+  ((key - kmin) >> bucket_shift) exist, ranked in key order (a hash set of their
+  ids, ``q.keys.table``; never a comparison sort of m keys), each bucket's base
+  key is in ``q.keys.key`` and each edge's rank in ``q.keys.rank`` (sparse; a
+  dense queue looks the few it needs up in the set); a group is
+  rank << bucket_shift | the key's offset in its bucket. Every bucket
+  then spans at most its noise width, and a far outlier costs one bucket
+  (docs/design.rst, Compressed buckets).
 * **Buckets.** Groups are gathered in buckets of ``2**bucket_shift`` consecutive
   groups, the widest whose key span r * (2**bucket_shift - 1) stays below the
   sampler's ``sigma`` (r: noise rate in key units). A bucket's maximum noise is
@@ -39,12 +45,12 @@ time and call costs).
   sampler splits the one or two wide buckets it reaches by partitioning their
   compacted slots (``sampler._walk_wide``), O(their slots) per selection. A key
   range whose buckets crowd (one holding more than 16 times the mean and 4096
-  edges, estimated from a sample of rows) keeps the layouts above, so that no
-  selection splits a bucket holding most of the cut. ``q.store.open_bucket`` = (bucket, unprocessed slots) while
+  edges, estimated from a sample of rows) takes compressed buckets instead, so
+  that no selection splits a bucket holding most of the cut. ``q.store.open_bucket`` = (bucket, unprocessed slots) while
   the sampler is inside one.
 * **Slot store** (``q.store``). Each bucket owns a region of the slot pool,
   ``slots[start[b]:start[b] + cap[b]]``: as many slots as it has edges, plus one
-  spare, so the store holds each edge once. Sparse and radix-sorted queues size
+  spare, so the store holds each edge once. Sparse and compressed queues size
   every bucket from the histogram they build; a dense queue with direct keys sizes
   a bucket only when it materializes it (below). A slot packs the edge's
   group offset in its bucket (high bits) and its code (low 40 bits):
@@ -77,7 +83,8 @@ time and call costs).
   loop compares a row with that bound (vectorized) and computes the keys of the
   few entries above it only; the cut's size change comes from its sides.
 * **Lazy counting (dense).** Where a dense queue's updates run the plain loop
-  (``lazy_counts``: direct keys, no per-group counts, no block layer), buckets
+  (``lazy_counts``: direct keys without the block layer, or compressed ones in
+  ``_update_compressed``, with it too; no per-group counts), buckets
   below ``materialized[0]`` keep no count either: an edge event there only
   changes ``total``. ``gq_materialize`` counts the buckets it adds, so a bucket
   is counted exactly when it is materialized; ``gq_top`` returns -2 when every
@@ -89,8 +96,8 @@ time and call costs).
   buckets) keeps the best non-empty bucket and rank selection at O(sqrt(B)) (the
   paper's layered blocks, with two layers since buckets already gather ~G/B
   groups); below it a scan of B counts is cheaper than the extra counter update
-  per edge. ``group`` (per group) is kept only where a bucket may fail the span
-  test (compressed keys), and ``total[0]`` counts the whole cut.
+  per edge. ``group`` (per group) is kept only where buckets are single groups
+  (``sigma < 0``, a test setting), and ``total[0]`` counts the whole cut.
 
 The levels of the hierarchy are named: ``GROUP`` (0), ``BUCKET`` (1), ``BLOCK``
 (2) and ``ROOT`` (the whole cut).
@@ -115,7 +122,7 @@ QueueLayout = namedtuple(
     "QueueLayout",
     ["n", "dense", "sgn", "s", "inv", "kmin", "direct", "n_groups", "n_buckets", "n_blocks",
      "bucket_shift", "block_shift", "layered", "wide", "sub_shift", "group_counts", "lazy_counts",
-     "min_sized"],
+     "min_sized", "hash_bits"],
 )
 QueueLayout.__doc__ = """The queue's fixed scalars, decided by ``gq_build`` from shapes, s and r.
 
@@ -131,10 +138,12 @@ inv : float64
 kmin : int64
     The smallest key. With ``direct`` keys group g has key kmin + g.
 direct : bool
-    Group = key - kmin (True), or a rank stored in ``GroupKeys.rank`` (False).
+    Group = key - kmin (True), or compressed buckets: group = (the bucket's rank,
+    stored in ``GroupKeys.rank``) << bucket_shift | the key's offset in it (False).
 n_groups, n_buckets, n_blocks : int64
-    G groups, B = ceil(G / 2**bucket_shift) buckets, and the blocks of the second
-    counter layer (0 unless ``layered``).
+    G groups, B = ceil(G / 2**bucket_shift) buckets (compressed: the occupied ones,
+    G = B << bucket_shift), and the blocks of the second counter layer (0 unless
+    ``layered``).
 bucket_shift, block_shift : int64
     log2 of the groups per bucket and of the buckets per block.
 layered : bool
@@ -149,20 +158,29 @@ lazy_counts : bool
     Bucket counts are kept only for materialized buckets (dense graphs whose
     updates run the plain loop): below ``SlotStore.materialized[0]`` a bucket's
     count is 0 until ``gq_materialize`` counts it; ``total`` is always exact.
+hash_bits : int64
+    Compressed buckets found through the hash set ``GroupKeys.table`` (log2 of its
+    size), with no rank stored per edge (dense, lazy counts); 0 otherwise.
 min_sized : int64
     The fewest top buckets a lazy sizing pass covers (``gq_materialize``):
     ``_SIZE_MIN``, or with ``wide`` buckets those that hold about
     1/``_WIDE_SIZE_SHARE`` of the edges in the crowding test's sample.
 """
 
-GroupKeys = namedtuple("GroupKeys", ["key", "rank"])
-GroupKeys.__doc__ = """Group of each edge and key of each group, stored only for radix-sorted keys.
+GroupKeys = namedtuple("GroupKeys", ["key", "rank", "table", "slot_rank"])
+GroupKeys.__doc__ = """Bucket of each edge and base key of each bucket, stored only for compressed buckets.
 
-key : int64 array (G,)
-    The key of group g (empty with direct keys: kmin + g).
+key : int64 array (B,)
+    The base key of compressed bucket b, kmin + (its aligned bucket) << bucket_shift:
+    group g has key key[g >> bucket_shift] + (g & (2**bucket_shift - 1)) (empty with
+    direct keys: kmin + g).
 rank : int32 or int64 array
-    The group of each edge: at v * n + u (dense, both orders) or at its CSR
-    position (sparse). Empty with direct keys.
+    The compressed bucket of each edge: at v * n + u (dense, both orders, 0 on the
+    diagonal) or at its CSR position (sparse). Empty with direct keys, and with
+    ``hash_bits`` (then the few edges whose group is needed look it up below).
+table, slot_rank : int64 arrays (2**hash_bits,)
+    With ``hash_bits``: the hash set of the occupied aligned bucket ids (-1: a free
+    slot; ``_hset_home``) and the compressed bucket of each slot's id. Else empty.
 """
 
 QueueCounts = namedtuple("QueueCounts", ["bucket", "block", "group", "total"])
@@ -226,6 +244,10 @@ GroupQueue.__doc__ = """Prim's cut grouped by key: a ``QueueLayout``, ``GroupKey
 # Direct addressing pays ~40 bytes per bucket of the key range; allow it while that
 # stays well below the edge store itself.
 _DIRECT_SLACK = 1 << 18
+# a dense queue addresses at most this many noise-wide buckets directly (no block
+# layer, lazy counts, no per-edge state); beyond it wide buckets, or compressed ones
+# where the range crowds
+_DIRECT_DENSE_MAX = 1 << 14
 # a slot is (group offset in its bucket) << _CODE_BITS | edge code; a dense code
 # is a << _END_BITS | b (a shift and a mask: a 64-bit modulo per slot dominated compaction)
 _CODE_BITS = 40
@@ -241,12 +263,15 @@ _WIDE_FILL_FACTOR = 16
 
 
 @jit_only
-def _group(w, idx, direct, sgn, s, inv, kmin, rank):
+def _group(w, idx, lay, keys):
     """Group of an edge of weight ``w`` at flat position ``idx`` (v*n+u dense, CSR
     position sparse), for per-draw code (``gq_take_cut``); per-edge loops inline it."""
-    if direct:
-        return discretize(w, sgn, s, inv) - kmin
-    return np.int64(rank[idx])
+    if lay.direct:
+        return discretize(w, lay.sgn, lay.s, lay.inv) - lay.kmin
+    if lay.hash_bits > 0:
+        return _hash_group(keys.table, keys.slot_rank, lay.hash_bits, w, lay.sgn, lay.s, lay.inv,
+                           lay.kmin, lay.bucket_shift)
+    return _rank_group(keys.rank[idx], w, lay.sgn, lay.s, lay.inv, lay.kmin, lay.bucket_shift)
 
 
 @jit_only
@@ -269,10 +294,35 @@ ROOT = np.int64(3)  # node 0 holds the whole cut
 
 @jit_only(inline="always")
 def gq_key(lay, keys, g):
-    """The integer key of group g."""
+    """The integer key of group g: kmin + g with direct keys, else the base key of
+    g's compressed bucket plus g's offset in it (O(1) either way)."""
     if lay.direct:
         return lay.kmin + g
-    return keys.key[g]
+    return keys.key[g >> lay.bucket_shift] + (g & ((np.int64(1) << lay.bucket_shift) - 1))
+
+
+@jit_only(inline="always")
+def _rank_group(rank, w, sgn, s, inv, kmin, bshift):
+    """Group of an edge of weight ``w`` whose stored compressed bucket is ``rank``: the
+    bucket's groups are its 2**bshift consecutive keys, so the offset is the key's
+    low bits (aligned at kmin); no key is computed when buckets are single groups."""
+    g = np.int64(rank) << bshift
+    if bshift > 0:
+        g |= (discretize(w, sgn, s, inv) - kmin) & ((np.int64(1) << bshift) - 1)
+    return g
+
+
+@jit_only(inline="always")
+def _hash_group(table, slot_rank, bits, w, sgn, s, inv, kmin, bshift):
+    """Group of an edge of weight ``w`` through the hash set of occupied buckets (no
+    stored rank): its aligned bucket's slot gives the rank; per hit, not per edge."""
+    k = discretize(w, sgn, s, inv) - kmin
+    a = k >> bshift
+    mask = (np.int64(1) << bits) - 1
+    h = _hset_home(a, bits)
+    while table[h] != a:
+        h = (h + 1) & mask
+    return (slot_rank[h] << bshift) | (k & ((np.int64(1) << bshift) - 1))
 
 
 # gq_update's loops. Each is written flat on the arrays it touches, passed as
@@ -345,6 +395,44 @@ def _update_plain(row, v, visited, slots, start, fill, bucket, sgn, s, inv, kmin
 
 
 @jit_only
+def _update_compressed(row, v, visited, slots, start, fill, bucket, block, layered, block_shift, sgn, s,
+                       inv, kmin, bshift, mat, table, slot_rank, bits, ythr):
+    """``_update_plain`` for compressed buckets (no per-group counts; the block layer or not):
+    the same filter, with ``ythr`` the lowest score of bucket ``mat`` (from its base
+    key; +inf when nothing is materialized), and each hit's group from the hash set
+    of occupied buckets (``_hash_group``). With the block layer (``layered``) the
+    materialized blocks are counted too: ``mat`` is then at a block's start."""
+    n = row.shape[0]
+    hit = np.empty(min(n, _CHUNK), dtype=np.int64)
+    for c0 in range(0, n, _CHUNK):
+        c1 = min(c0 + _CHUNK, n)
+        k = _row_hits(row, c0, c1, sgn, ythr, hit)
+        for i in range(k):
+            u = hit[i]
+            if u == v:
+                continue
+            g = _hash_group(table, slot_rank, bits, np.float64(row[u]), sgn, s, inv, kmin, bshift)
+            b = g >> bshift
+            if b >= mat:
+                # branch-free on visited[u], as in _update_plain
+                seen = np.int64(visited[u])
+                slots[start[b] + fill[b]] = ((g - (b << bshift)) << _CODE_BITS) | (v << _END_BITS) | u
+                fill[b] += 1 - seen
+                bucket[b] += 1 - 2 * seen
+                if layered:
+                    block[b >> block_shift] += 1 - 2 * seen
+
+
+@jit_only(inline="always")
+def _compressed_floor(lay, keys, first):
+    """``_score_floor`` of compressed bucket ``first`` (from its base key): every edge of
+    buckets >= first scores at least it; +inf past the last bucket."""
+    if first >= lay.n_buckets:
+        return np.inf
+    return _score_floor(keys.key[first], np.int64(0), lay.bucket_shift, lay.s)
+
+
+@jit_only
 def _update_layered(row, v, visited, slots, start, fill, bucket, block, sgn, s, inv, kmin,
                     bshift, mat, block_shift):
     """As ``_update_plain`` with the block layer (more than 16384 buckets: a fine
@@ -371,7 +459,7 @@ def _update_layered(row, v, visited, slots, start, fill, bucket, block, sgn, s, 
 @jit_only
 def _update_general(row, v, visited, slots, start, fill, bucket, block, group, sgn, s, inv, kmin,
                     bshift, mat, block_shift, direct, rank, rank_base, group_counts, layered):
-    """``gq_update``'s loop in general: radix-sorted ranks, per-group counts."""
+    """``gq_update``'s loop in general: compressed buckets with the block layer, per-group counts."""
     delta = 0
     for u in range(row.shape[0]):
         if u == v:
@@ -379,7 +467,7 @@ def _update_general(row, v, visited, slots, start, fill, bucket, block, group, s
         if direct:
             g = discretize(np.float64(row[u]), sgn, s, inv) - kmin
         else:
-            g = np.int64(rank[rank_base + u])
+            g = _rank_group(rank[rank_base + u], np.float64(row[u]), sgn, s, inv, kmin, bshift)
         b = g >> bshift
         if visited[u]:
             d = -1
@@ -413,11 +501,17 @@ def gq_update(q, row, v, visited, rank_base):
     """
     lay, cnt, st = q.layout, q.counts, q.store
     mat = st.materialized[0]
-    if lay.direct and not lay.group_counts and not lay.layered:
-        # wide queues always take this loop (at most _WIDE_BUCKETS buckets: no block layer)
-        _update_plain(row, v, visited, st.slots, st.start, st.fill, cnt.bucket, lay.sgn, lay.s,
-                      lay.inv, lay.kmin, lay.bucket_shift, mat,
-                      lay.sub_shift if lay.wide else np.int64(0))
+    if lay.lazy_counts:
+        if lay.direct:
+            # wide queues always take this loop (at most _WIDE_BUCKETS buckets: no block layer)
+            _update_plain(row, v, visited, st.slots, st.start, st.fill, cnt.bucket, lay.sgn, lay.s,
+                          lay.inv, lay.kmin, lay.bucket_shift, mat,
+                          lay.sub_shift if lay.wide else np.int64(0))
+        else:
+            _update_compressed(row, v, visited, st.slots, st.start, st.fill, cnt.bucket, cnt.block,
+                               lay.layered, lay.block_shift, lay.sgn,
+                               lay.s, lay.inv, lay.kmin, lay.bucket_shift, mat, q.keys.table,
+                               q.keys.slot_rank, lay.hash_bits, _compressed_floor(lay, q.keys, mat))
         # every other entry of the row is an edge: to the n_rest unvisited vertices
         # it joins the cut, to the n_in - 1 visited ones other than v it leaves it
         delta = q.cut.sizes[1] - (q.cut.sizes[0] - 1)
@@ -451,7 +545,7 @@ def gq_update_csr(q, indptr, indices, data, v, visited):
         if direct:
             g = discretize(data[p], sgn, s, inv) - kmin
         else:
-            g = np.int64(rank[p])
+            g = _rank_group(rank[p], data[p], sgn, s, inv, kmin, bshift)
         b = g >> bshift
         if visited[indices[p]]:
             d = -1
@@ -680,6 +774,10 @@ def gq_materialize(lay, keys, counts, st, cut, W, b_need):
     if b_need >= mat:
         return
     new = max(min(b_need, 2 * mat - lay.n_buckets), 0)
+    if lay.layered and lay.lazy_counts:
+        # whole blocks (compressed buckets with the block layer): a block's counter is
+        # then exact or 0, like its buckets', and the sampler never reads a partial one
+        new = (new >> lay.block_shift) << lay.block_shift
     if new < st.sized[0]:
         # size 4x the range still needed, and at least the top min_sized buckets, so
         # that the next materializations find their buckets sized: a pass over W per
@@ -707,26 +805,38 @@ def _materialize_pass(lay, keys, counts, st, cut, W, new, mat):
     # visited row touched most of its cache lines in random order: at t = 3074 of
     # 4000 that pass took 28 ms (10 ns an entry), reading the visited rows whole
     # 15 ms, the 926 unvisited rows 4 ms. Radix-sorted keys gather their ranks
-    from_rest = direct and n_rest < n_in  # rows of the unvisited side
-    ythr = _score_floor(kmin, new, bshift, s) if direct else -np.inf
-    hit = np.empty(min(n, _CHUNK) if direct else 0, dtype=np.int64)
-    span = n if direct else n_rest  # entries of a row read: all of them, or the unvisited
+    # compressed keys with lazy counts are filtered the same way, from the base key of
+    # bucket `new`, and gather the ranks of the hits only
+    filt = direct or lazy
+    from_rest = filt and n_rest < n_in  # rows of the unvisited side
+    if direct:
+        ythr = _score_floor(kmin, new, bshift, s)
+    elif lazy:
+        ythr = _compressed_floor(lay, keys, new)
+    else:
+        ythr = -np.inf
+    hit = np.empty(min(n, _CHUNK) if filt else 0, dtype=np.int64)
+    span = n if filt else n_rest  # entries of a row read: all of them, or the unvisited
     for i in range(n_rest if from_rest else n_in):
         x = rest[i] if from_rest else inside[i]
         row = W[x]
         for c0 in range(0, span, _CHUNK):
             c1 = min(c0 + _CHUNK, span)
-            nh = _row_hits(row, c0, c1, sgn, ythr, hit) if direct else c1 - c0
+            nh = _row_hits(row, c0, c1, sgn, ythr, hit) if filt else c1 - c0
             for h in range(nh):  # written flat: per cut entry (see gq_update)
-                if direct:
+                if filt:
                     y = hit[h]
                     # the edge {x, y} is in the cut iff y is on the other side
                     if _unvisited(rest, where, n_rest, y) == from_rest:
                         continue
-                    g = discretize(np.float64(row[y]), sgn, s, inv) - kmin
+                    if direct:
+                        g = discretize(np.float64(row[y]), sgn, s, inv) - kmin
+                    else:
+                        g = _hash_group(keys.table, keys.slot_rank, lay.hash_bits, np.float64(row[y]),
+                                        sgn, s, inv, kmin, bshift)
                 else:
                     y = rest[c0 + h]
-                    g = np.int64(rank[x * n + y])
+                    g = _rank_group(rank[x * n + y], np.float64(row[y]), sgn, s, inv, kmin, bshift)
                 a, u = (y, x) if from_rest else (x, y)  # visited, unvisited
                 b = g >> bshift
                 if new <= b < mat:
@@ -735,6 +845,8 @@ def _materialize_pass(lay, keys, counts, st, cut, W, new, mat):
                     fill[b] += 1
                     if lazy:
                         bucket[b] += 1
+                        if lay.layered:
+                            counts.block[b >> lay.block_shift] += 1
     st.materialized[0] = new
 
 
@@ -753,7 +865,7 @@ def gq_take_cut(lay, keys, cut, W, pmax, tries, rng):
     for _ in range(tries):
         a = inside[np.int64(rng.random() * n_in)]
         u = rest[np.int64(rng.random() * n_rest)]
-        g = _group(np.float64(W[a, u]), a * n + u, direct, sgn, s, inv, kmin, rank)
+        g = _group(np.float64(W[a, u]), a * n + u, lay, keys)
         if g <= pmax:
             return g, (a << _END_BITS) | u
     raise AssertionError("gq_take_cut: no edge of the cut lies in the counted groups")
@@ -868,100 +980,144 @@ def _hist_csr_direct(indptr, indices, data, sgn, s, inv, kmin, bshift, B):
     return h
 
 
+# the occupied buckets of a key range too wide for a table: an open-addressing hash
+# set of their aligned ids, at most half full. Fibonacci hashing (Knuth, TAOCP vol. 3,
+# 6.4) of the id folded to 31 bits: the top bits of a * M mod 2**31 with
+# M ~ 2**31 (sqrt(5) - 1) / 2, which spreads runs of consecutive ids (the buckets of a
+# dense range) evenly (an arbitrary odd M sent 257 consecutive ids to 72 slots). The
+# product stays below 2**62: no overflow with or without the jit
+_HSET_MUL = 1327217885
+_HSET_BITS = 31
+_HSET_MASK = (1 << _HSET_BITS) - 1
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _hset_home(a, bits):
+    """Home slot of id a >= 0 in a table of 2**bits slots (bits <= 31)."""
+    x = (a ^ (a >> _HSET_BITS)) & _HSET_MASK
+    return ((x * _HSET_MUL) & _HSET_MASK) >> (_HSET_BITS - bits)
+
+
 @njit(cache=CACHE, nogil=True)
-def _keys_dense(W, sgn, s, inv, kmin):
-    """key - kmin of every upper-triangle edge, row by row, and its position
-    i << 20 | j (i < j)."""
+def _hset_grow(table, counts, bits):
+    """The ids of ``table``, and their counts, in a table of 2**bits slots."""
+    new = np.full(np.int64(1) << bits, -1, dtype=np.int64)
+    new_counts = np.zeros(np.int64(1) << bits, dtype=np.int64)
+    mask = (np.int64(1) << bits) - 1
+    for i in range(table.shape[0]):
+        x = table[i]
+        if x >= 0:
+            h = _hset_home(x, bits)
+            while new[h] >= 0:
+                h = (h + 1) & mask
+            new[h] = x
+            new_counts[h] = counts[i]
+    return new, new_counts
+
+
+@njit(cache=CACHE, nogil=True)
+def _hset_add(table, counts, bits, used, W, i0, data, p0, room, sgn, s, inv, kmin, bshift):
+    """Add to the hash set the aligned bucket ids of the upper triangle of W from row
+    i0 on (dense: W nonempty), or of data[p0:] (sparse), counting the entries of each,
+    while the table keeps room for ``room`` more ids (a row, or a chunk of entries)
+    at most half full. Returns (next row or entry, ids in the set). The caller grows
+    the table and calls again: growing it inside the per-edge loop (a reassigned
+    array) made the loop 5x slower."""
+    mask = (np.int64(1) << bits) - 1
+    dense = W.shape[0] > 0
+    n = W.shape[0] if dense else data.shape[0]
+    i = i0 if dense else p0
+    last = -1
+    h = 0
+    while i < n and 2 * (used + room) <= mask + 1:
+        j0, j1 = (i + 1, n) if dense else (i, min(i + room, n))
+        for j in range(j0, j1):
+            w = np.float64(W[i, j]) if dense else np.float64(data[j])
+            a = (discretize(w, sgn, s, inv) - kmin) >> bshift
+            if a != last:  # runs of one bucket (a crowded range) skip the probe
+                last = a
+                h = _hset_home(a, bits)
+                while table[h] >= 0 and table[h] != a:
+                    h = (h + 1) & mask
+                if table[h] < 0:
+                    table[h] = a
+                    used += 1
+            counts[h] += 1
+        i = i + 1 if dense else j1
+    return i, used
+
+
+def _occupied(graph, sgn, s, inv, kmin, bshift):
+    """Hash set of the aligned bucket ids (key - kmin) >> bshift of the edges (dense:
+    the upper triangle; sparse: the stored entries); returns (table, counts, bits),
+    -1 marking a free slot, the table at most half full, counts[h] the edges (dense)
+    or entries (sparse) of slot h's bucket. O(m) expected."""
+    bits = 4
+    table = np.full(1 << bits, -1, dtype=np.int64)
+    counts = np.zeros(1 << bits, dtype=np.int64)
+    used = 0
+    if graph.dense:
+        W, data, n = graph.W, np.zeros(0), graph.n
+        room = n
+    else:
+        W, data, n = np.zeros((0, 0)), graph.data, graph.data.shape[0]
+        room = min(1 << 16, n)
+    i = 0
+    while i < n:
+        while 2 * (used + room) > table.shape[0]:
+            bits += 1
+            if bits > _HSET_BITS:  # 2**30 occupied buckets: beyond what the memory check admits
+                raise AssertionError("_occupied: the hash set outgrew its 31-bit hash")
+            table, counts = _hset_grow(table, counts, bits)
+        i, used = _hset_add(table, counts, bits, used, W, i, data, i, room, sgn, s, inv, kmin, bshift)
+    return table, counts, bits
+
+
+@njit(cache=CACHE, nogil=True)
+def _ranks_dense(W, sgn, s, inv, kmin, bshift, table, bits, slot_rank, n_ranks, rank):
+    """Write each entry's compressed bucket (``slot_rank`` of its id's slot in the hash
+    set ``table``) at rank[i * n + j] (0 on the diagonal), rows in order; returns the
+    edges per compressed bucket."""
     n = W.shape[0]
-    m = n * (n - 1) // 2
-    keys = np.empty(m, dtype=np.uint64)
-    pos = np.empty(m, dtype=np.int64)
-    k = 0
+    mask = (np.int64(1) << bits) - 1
+    hist = np.zeros(n_ranks, dtype=np.int64)
+    last = -1
+    last_rank = 0
     for i in range(n):
         row = W[i]
-        for j in range(i + 1, n):
-            keys[k] = np.uint64(discretize(np.float64(row[j]), sgn, s, inv) - kmin)
-            pos[k] = (i << _END_BITS) | j
-            k += 1
-    return keys, pos
+        base = i * n
+        for j in range(n):
+            if j == i:
+                rank[base + j] = 0
+                continue
+            a = (discretize(np.float64(row[j]), sgn, s, inv) - kmin) >> bshift
+            if a != last:
+                h = _hset_home(a, bits)
+                while table[h] != a:
+                    h = (h + 1) & mask
+                last = a
+                last_rank = slot_rank[h]
+            rank[base + j] = last_rank
+            if j > i:
+                hist[last_rank] += 1
+    return hist
 
 
 @njit(cache=CACHE, nogil=True)
-def _keys_csr(indptr, indices, data, sgn, s, inv, kmin):
-    """key - kmin of every stored entry and its CSR position."""
-    keys = np.empty(data.shape[0], dtype=np.uint64)
-    for p in range(data.shape[0]):
-        keys[p] = np.uint64(discretize(data[p], sgn, s, inv) - kmin)
-    return keys, np.arange(data.shape[0])
-
-
-@njit(cache=CACHE, nogil=True)
-def radix_sort_pairs(keys, vals, bits):
-    """Sort ``keys`` (uint64) by an LSD radix sort on their low ``bits`` bits (11-bit
-    digits), carrying ``vals`` along; stable. Returns the sorted (keys, vals); the
-    inputs are used as buffers. O(m bits / 11) time, 16 m bytes of extra memory."""
-    src_k, src_v = keys, vals
-    dst_k = np.empty_like(keys)
-    dst_v = np.empty_like(vals)
-    count = np.empty(1 << 11, dtype=np.int64)
-    shift = 0
-    while shift < bits:
-        count[:] = 0
-        for x in src_k:
-            count[(x >> np.uint64(shift)) & np.uint64(0x7FF)] += 1
-        total = 0
-        for d in range(1 << 11):
-            c = count[d]
-            count[d] = total
-            total += c
-        for t in range(src_k.shape[0]):
-            x = src_k[t]
-            d = (x >> np.uint64(shift)) & np.uint64(0x7FF)
-            dst_k[count[d]] = x
-            dst_v[count[d]] = src_v[t]
-            count[d] += 1
-        src_k, dst_k = dst_k, src_k
-        src_v, dst_v = dst_v, src_v
-        shift += 11
-    return src_k, src_v
-
-
-@njit(cache=CACHE, nogil=True)
-def _ranks_sorted(skeys, spos, n, dense, rank):
-    """Group ranks from the sorted keys: the g-th distinct key is group g. Writes each
-    edge's rank (dense: at i*n+j and j*n+i; sparse: at its CSR position) and returns
-    (distinct keys, edges per group). One pass and one scattered write per edge,
-    instead of a binary search per edge (which took 5.7 s at n = 4000)."""
-    m = skeys.shape[0]
-    distinct = np.empty(m, dtype=np.uint64)
-    hist = np.zeros(m, dtype=np.int64)
-    g = -1
-    for t in range(m):
-        x = skeys[t]
-        if g < 0 or x != distinct[g]:
-            g += 1
-            distinct[g] = x
-        hist[g] += 1
-        p = spos[t]
-        if dense:
-            i = p >> _END_BITS
-            j = p & _END_MASK
-            rank[i * n + j] = g
-            rank[j * n + i] = g
-        else:
-            rank[p] = g
-    return distinct[:g + 1].copy(), hist[:g + 1].copy()
-
-
-@njit(cache=CACHE, nogil=True)
-def _hist_csr_ranks(indptr, indices, rank, G):
-    """Edges per group of a CSR graph, counting each edge at its entry above the diagonal."""
-    h = np.zeros(G, dtype=np.int64)
-    for a in range(indptr.shape[0] - 1):
-        for p in range(indptr[a], indptr[a + 1]):
-            if indices[p] > a:
-                h[rank[p]] += 1
-    return h
+def _ranks_csr(indptr, indices, data, sgn, s, inv, kmin, bshift, table, bits, slot_rank, n_ranks, rank):
+    """As ``_ranks_dense`` for a CSR graph (each edge counted at its entry above the diagonal)."""
+    mask = (np.int64(1) << bits) - 1
+    hist = np.zeros(n_ranks, dtype=np.int64)
+    for v in range(indptr.shape[0] - 1):
+        for p in range(indptr[v], indptr[v + 1]):
+            a = (discretize(data[p], sgn, s, inv) - kmin) >> bshift
+            h = _hset_home(a, bits)
+            while table[h] != a:
+                h = (h + 1) & mask
+            rank[p] = slot_rank[h]
+            if indices[p] > v:
+                hist[slot_rank[h]] += 1
+    return hist
 
 
 def _key_range(graph, sgn, s):
@@ -1006,17 +1162,17 @@ def queue_memory_bytes(n, m, dense, stored=None):
     int
         Dense: the slot store (one int64 per edge, a spare per bucket, the
         window's extra slots), the arrays of the at most 2**14 buckets of the
-        direct and wide layouts, and the O(n) Prim state. Sparse: the radix-sorted
-        layout (ranks, keys and positions with their sort buffers, distinct
-        keys and histogram, slots and counts: 8 m + 68 stored bytes) or the
-        direct one (at most 8 m + 56 (m / 4 + 2**18)), whichever is larger.
+        direct and wide layouts, and the O(n) Prim state. Sparse: the compressed
+        layout (a rank per stored entry, the slots, and for up to m occupied
+        buckets the hash set and the per-bucket arrays: 4 stored + 136 m bytes)
+        or the direct one (at most 8 m + 56 (m / 4 + 2**18)), whichever is larger.
 
     Notes
     -----
     Public quantities only (n, m, dense, stored), never the key range: a release
     of a given shape is then refused for every input or for none (issue 25). The
     layouts that would need more (a dense range of many buckets that crowd: the
-    direct layout with up to m / 4 buckets, or the radix sort) are used only
+    compressed layout, whose hash set may hold up to m buckets) are used only
     when they fit in the memory available at that time, and otherwise the wide
     layout (exact too, slower on such weights) is. The slot store is allocated
     lazily, but weights that the noise swamps write nearly every slot, so it is
@@ -1029,16 +1185,44 @@ def queue_memory_bytes(n, m, dense, stored=None):
         B = max(min(_WIDE_MIN_FINE, m // 4 + _DIRECT_SLACK), _WIDE_BUCKETS)
         return 8 * (m + _extra_max(m) + B) + 48 * B + 64 * n
     stored = 2 * m if stored is None else int(stored)
-    return max(_radix_bytes(m, stored, stored), 8 * m + 56 * (m // 4 + _DIRECT_SLACK)) + 64 * n
+    return max(_compressed_bytes(m, m, stored), 8 * m + 56 * (m // 4 + _DIRECT_SLACK)) + 64 * n
 
 
-def _radix_bytes(m, keyed, ranked):
-    """The radix-sorted layout's need: ranks of ``ranked`` entries; for the ``keyed``
-    entries sorted, keys and positions and their sort buffers (32 bytes), then the
-    distinct keys and histogram (16, and their copies); the slot store; and at most
-    one group (counts, keys) and bucket (five counters) per sorted entry."""
+def _compressed_bytes(m, distinct, ranked):
+    """The compressed layout's need: a rank (int32, or int64 from 2**31 edges) for each
+    of ``ranked`` entries, the slot store, and for up to ``distinct`` occupied buckets
+    the hash set (ids, counts and ranks in at most 4 slots per bucket, and its copy
+    while it grows), its sorted ids and the per-bucket arrays: 128 bytes each at most,
+    plus the room a row or a chunk of 2**16 entries keeps in the set."""
     rank_bytes = 4 if m < 2**31 else 8
-    return ranked * rank_bytes + 8 * m + 64 * keyed
+    return ranked * rank_bytes + 8 * m + 128 * distinct + 2**23
+
+
+def _compress(graph, sgn, s, inv, kmin, bshift, rank_t, ranked):
+    """The compressed layout: the occupied aligned buckets ((key - kmin) >> bshift) in a
+    hash set (never a comparison sort of m keys), their ids (increasing) and edge
+    counts, and, where ``ranked(B)`` says so for their number B, each edge's rank
+    among them (else an empty array: the update loops look the few ranks they need
+    up in the set). Returns (rank, occupied, hist, table, slot_rank, bits).
+    O(m) expected time."""
+    n = graph.n
+    table, counts, bits = _occupied(graph, sgn, s, inv, kmin, bshift)
+    valid = table >= 0
+    occupied = np.sort(table[valid])
+    slot_rank = np.searchsorted(occupied, table)  # free slots: never read
+    B = occupied.shape[0]
+    if not ranked(B):  # dense: the counts are over the upper triangle, each edge once
+        hist = np.zeros(B, dtype=np.int64)
+        hist[slot_rank[valid]] = counts[valid]
+        return np.zeros(0, dtype=rank_t), occupied, hist, table, slot_rank, bits
+    if graph.dense:
+        rank = np.empty(n * n, dtype=rank_t)
+        hist = _ranks_dense(graph.W, sgn, s, inv, kmin, bshift, table, bits, slot_rank, B, rank)
+    else:
+        rank = np.empty(graph.data.shape[0], dtype=rank_t)
+        hist = _ranks_csr(graph.indptr, graph.indices, graph.data, sgn, s, inv, kmin, bshift, table,
+                          bits, slot_rank, B, rank)
+    return rank, occupied, hist, table, slot_rank, bits
 
 
 def gq_build(graph, sgn, s, r, sigma, window=None):
@@ -1046,9 +1230,10 @@ def gq_build(graph, sgn, s, r, sigma, window=None):
 
     ``r`` (the noise rate in key units) and ``sigma`` set the bucket width (see
     ``sampler.rnm_select``); a negative ``sigma`` makes buckets single groups
-    resolved one by one (a test setting). O(m + G) time: a histogram of keys and
-    prefix sums (direct addressing), or a radix sort of the keys when their range
-    is large. Checks the memory it needs before allocating. ``window``: the
+    resolved one by one (a test setting). O(n + B) time for a dense queue with
+    direct keys, O(m + B) otherwise (B buckets): a histogram of the buckets
+    (direct addressing), or the occupied ones compressed (``_compress``; expected
+    time with its hash set). Checks the memory it needs before allocating. ``window``: the
     :class:`TopWindow` of ``top_window(sgn, s, r, sigma)`` that validated the
     graph's W, or None; when complete, the top buckets of a lazily sized queue are
     sized from it (no sizing pass at the first materialization).
@@ -1086,10 +1271,9 @@ def gq_build(graph, sgn, s, r, sigma, window=None):
         fullest = sample.max() * m / sample.sum()  # its estimated number of edges
         # the other layouts need more than the public figure (B up to m / 4 buckets, or
         # the radix sort): only when that fits now, else wide buckets (exact, slower)
-        if B <= m // 4 + _DIRECT_SLACK:
-            other = 8 * (m + B) + 48 * B
-        else:
-            other = _radix_bytes(m, m, n * n)
+        # compressed: the hash set of up to m occupied buckets (a dense queue stores no
+        # rank per entry); speed only: wide buckets where it does not fit
+        other = _compressed_bytes(m, m, 0)
         if fullest <= max(_WIDE_FILL_MIN, _WIDE_FILL_FACTOR * m // B_wide) or not memory_fits(other):
             # sub-buckets of sigma noise units, or wider when a slot cannot number them
             # all (keys spanning over 2**(37 + bshift)): exact still, a few more draws
@@ -1099,8 +1283,19 @@ def gq_build(graph, sgn, s, r, sigma, window=None):
             # sizing pass covers them (speed only, like the rest of the sample's use)
             from_top = np.cumsum(sample[::-1])
             min_sized = max(min_sized, int(np.searchsorted(from_top, from_top[-1] / _WIDE_SIZE_SHARE)) + 1)
-    direct = wide or B <= m // 4 + _DIRECT_SLACK
+    if sigma < 0:
+        # the test setting (single-group buckets): direct while the range is small
+        # against m, else compressed buckets of one key each (the distinct keys)
+        direct = B <= m // 4 + _DIRECT_SLACK
+    elif graph.dense:
+        # more than _WIDE_MIN_FINE noise-wide buckets that crowd (or wide ones that do
+        # not fit): compressed, whose cost follows the occupied buckets, not the span
+        direct = wide or B <= _DIRECT_DENSE_MAX
+    else:
+        direct = B <= m // 4 + _DIRECT_SLACK
 
+    hash_bits = 0
+    table = slot_rank = np.zeros(0, dtype=np.int64)
     if direct:
         G = K
         key = np.zeros(0, dtype=np.int64)  # gq_key: kmin + g
@@ -1112,25 +1307,25 @@ def gq_build(graph, sgn, s, r, sigma, window=None):
             bucket_hist = _hist_csr_direct(graph.indptr, graph.indices, graph.data, sgn, s, inv, kmin,
                                            bshift, B)
     else:
-        if graph.dense:
-            keys, pos = _keys_dense(graph.W, sgn, s, inv, kmin)
-            rank = np.zeros(n * n, dtype=rank_t)
+        # a rank per edge where the update loops read every edge's group (sparse,
+        # single groups); a dense queue (lazy counts) finds the groups of the few edges
+        # it filters in through the hash set instead
+        def ranked(n_occupied):
+            return not graph.dense or sigma < 0
+
+        rank, occupied, bucket_hist, table, slot_rank, bits = _compress(graph, sgn, s, inv, kmin, bshift,
+                                                                        rank_t, ranked)
+        B = occupied.shape[0]
+        G = B << bshift
+        # gq_key: the base key of each compressed bucket (aligned at kmin), plus the offset
+        key = (occupied.astype(np.int64) << bshift) + kmin
+        if ranked(B):
+            table = slot_rank = np.zeros(0, dtype=np.int64)
         else:
-            keys, pos = _keys_csr(graph.indptr, graph.indices, graph.data, sgn, s, inv, kmin)
-            rank = np.empty(graph.data.shape[0], dtype=rank_t)
-        keys, pos = radix_sort_pairs(keys, pos, max(int(K - 1).bit_length(), 1))
-        distinct, hist = _ranks_sorted(keys, pos, n, graph.dense, rank)
-        del keys, pos
-        if not graph.dense:  # each edge once: the stored entries above the diagonal
-            hist = _hist_csr_ranks(graph.indptr, graph.indices, rank, hist.shape[0])
-        G = distinct.shape[0]
-        key = distinct.astype(np.int64) + kmin
-        # buckets of consecutive ranks, whose key spans vary: per-group counts below
-        bshift = _bucket_shift(G, r, sigma) if sigma >= 0 else 0
-        bucket_hist = np.add.reduceat(hist, np.arange(0, G, 1 << bshift))
-        B = bucket_hist.shape[0]
-    # per-group counts are needed only where a bucket can fail the span test
-    group_counts = (not direct) or sigma < 0
+            hash_bits = bits
+    # per-group counts are needed only where a bucket can fail the span test: single
+    # groups (sigma < 0); a compressed bucket spans at most its 2**bshift keys
+    group_counts = sigma < 0
     # one spare slot per bucket, past its edges: the plain update loop writes a
     # leaving edge's slot there instead of branching on it
     start = np.zeros(B, dtype=np.int64)
@@ -1171,8 +1366,11 @@ def gq_build(graph, sgn, s, r, sigma, window=None):
         sub_shift=np.int64(sub_shift),
         group_counts=bool(group_counts),
         # the plain update loop of a dense graph counts only materialized buckets
-        lazy_counts=bool(graph.dense and direct and not group_counts and not layered),
+        # (direct or compressed keys alike: _update_plain, _update_compressed, the latter
+        # with the block layer too, materialized by whole blocks)
+        lazy_counts=bool(graph.dense and not group_counts and (not direct or not layered)),
         min_sized=np.int64(min(min_sized, B)),
+        hash_bits=np.int64(hash_bits),
     )
     counts = QueueCounts(
         bucket=np.zeros(B, dtype=np.int64),
@@ -1199,4 +1397,5 @@ def gq_build(graph, sgn, s, r, sigma, window=None):
         where=np.arange(nd, dtype=np.int64),
         sizes=np.array([0, n], dtype=np.int64),
     )
-    return GroupQueue(layout, GroupKeys(key=key, rank=rank), counts, store, cut)
+    return GroupQueue(layout, GroupKeys(key=key, rank=rank, table=table, slot_rank=slot_rank), counts,
+                      store, cut)

@@ -26,7 +26,7 @@ if str(ROOT) not in sys.path:  # for `asv_benches` only: fastpamst_nb is already
 BENCH_PREFIXES = ("time_", "timeraw_", "mem_", "peakmem_", "track_")
 ASV_HOOKS = {"setup", "teardown", "setup_cache"}
 TINY_N = 24
-SIZE_ATTRS = ("n", "pamst_n")
+SIZE_ATTRS = ("n", "pamst_n", "sparse_n")
 
 
 def _modules():
@@ -102,6 +102,8 @@ def test_sizes_match_the_issue():
     assert _param_lists(bm.FloorRatio) == [[c for c in bm.bench.ALGORITHMS
                                             if c not in ("floor", "pamst", "numpy+scipy")]]
     assert (bm.SparseRatio.n, bm.SparseRatio.unit) == (100_000, "x scipy")
+    assert (bm.ShapeRatio.n, bm.ShapeRatio.sparse_n) == (4000, 20_000)  # issue 31's table
+    assert _param_lists(bm.ShapeRatio) == [list(bm.bench.SHAPES)]
     assert (bm.RHO, bm.SENSITIVITY, bm.SEED) == (0.1, 1e-5, 0)
 
 

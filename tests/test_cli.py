@@ -365,6 +365,23 @@ def test_bench_writes_json(tmp_path):
     assert "fast_pamst time ~ n^" in proc.stdout and "x scipy)" in proc.stdout
 
 
+def test_bench_shapes_prints_the_shapes_table(capsys):
+    assert fp_cli.main(["bench", "--shapes", "--n", "120", "--sparse", "300", "--repeat", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "dense, n = 120" in out and "x floor" in out and "sparse, n = 300" in out and "x scipy" in out
+    rows = [line.split("  ")[0] for line in out.splitlines()]
+    for description, _ in fp_bench.SHAPES.values():
+        assert rows.count(description) == 2  # a dense row and a sparse row
+
+
+@pytest.mark.parametrize("args, message", [(["--n", "100", "200"], "one size"),
+                                           (["--sparse", "3"], "--sparse must be 0"),
+                                           (["--json", "x.json"], "not available with --shapes")])
+def test_bench_shapes_usage_errors(capsys, monkeypatch, args, message):
+    monkeypatch.setattr(fp_cli.bench, "run_shapes_bench", _must_not_run("the benchmark"))
+    assert message in main_error(capsys, "bench", "--shapes", *args)
+
+
 def test_bench_floor_is_the_mst_weight():
     for n in (2, 3, 50):
         W = fp_bench.uniform_weights(n, seed=n)

@@ -75,9 +75,17 @@ def _groups_of(graph, q):
         assert q.keys.key.shape[0] == 0
         assert keys.min() >= q.layout.kmin and keys.max() < q.layout.kmin + q.layout.n_groups
         return {frozenset(e): int(k - q.layout.kmin) for e, k in zip(pairs, keys)}
-    ranks = np.searchsorted(q.keys.key, keys)
-    assert np.array_equal(q.keys.key[ranks], keys) and q.layout.n_groups == q.keys.key.shape[0]
-    return {frozenset(e): int(g) for e, g in zip(pairs, ranks)}
+    # compressed: the occupied aligned buckets of 2**bucket_shift keys, in order; a
+    # group is (rank of its bucket) << bucket_shift | (its key's offset in the bucket)
+    shift = int(q.layout.bucket_shift)
+    base = q.keys.key
+    assert np.all(np.diff(base) > 0) and np.all((base - q.layout.kmin) % (1 << shift) == 0)
+    assert q.layout.n_groups == base.shape[0] << shift == q.layout.n_buckets << shift
+    ranks = np.searchsorted(base, keys, side="right") - 1
+    offsets = keys - base[ranks]
+    assert np.all(offsets >= 0) and np.all(offsets < 1 << shift)
+    assert set(ranks.tolist()) == set(range(base.shape[0]))  # no empty bucket
+    return {frozenset(e): int(r << shift | o) for e, r, o in zip(pairs, ranks, offsets)}
 
 
 # the gq_* kernels are jit-only (core.jit_only): Python reaches them through these shims
@@ -180,6 +188,9 @@ def test_queue_matches_a_naive_cut(layout, window, monkeypatch):
         # frozen the global, so it is given the value (top_window's argument)
         wide_min_fine = 1 << 62
         monkeypatch.setattr(queue, "_WIDE_MIN_FINE", wide_min_fine)
+    if layout == "layered":
+        # its ~1,700 occupied buckets get the block layer (read by gq_build at each call)
+        monkeypatch.setattr(queue, "_LAYER2_MIN_BUCKETS", 256)
     rng = np.random.default_rng(7)
     W = build(rng)
     if window:
@@ -197,8 +208,10 @@ def test_queue_matches_a_naive_cut(layout, window, monkeypatch):
     assert q.layout.wide == (layout == "wide")
     if layout == "layered":
         assert q.layout.layered
-    if layout == "compressed-groups":
-        assert not q.layout.direct and q.layout.group_counts
+    if layout == "compressed-groups":  # a compressed bucket never fails the span test
+        assert not q.layout.direct and not q.layout.group_counts
+    if layout == "layered" and not window:
+        assert not q.layout.direct  # a dense range of 100,000 buckets for 1,770 edges
     if layout == "direct-fine-step":  # buckets, not keys, decide direct addressing
         lay = q.layout
         assert lay.direct and not lay.group_counts and lay.n_groups > 2**20
@@ -227,11 +240,16 @@ def test_queue_matches_a_naive_cut(layout, window, monkeypatch):
         assert count == len(active)
         # lazy counts: exact from the lowest materialized bucket up, none below
         lowest = int(q.store.materialized[0]) if q.layout.lazy_counts else 0
-        assert q.layout.lazy_counts == (layout in ("direct-wide-buckets", "wide", "direct-fine-step"))
+        assert q.layout.lazy_counts == (layout in ("direct-wide-buckets", "wide", "direct-fine-step",
+                                                   "compressed-groups", "layered"))
         assert np.array_equal(q.counts.bucket[lowest:], per_bucket[lowest:])
         assert not q.counts.bucket[:lowest].any()
-        if q.layout.layered:  # each block counter sums its 2**block_shift buckets
-            per_block = np.add.reduceat(per_bucket, np.arange(0, B, 1 << int(q.layout.block_shift)))
+        if q.layout.layered:  # each block counter sums its 2**block_shift counted buckets
+            counted = per_bucket.copy()
+            counted[:lowest] = 0
+            per_block = np.add.reduceat(counted, np.arange(0, B, 1 << int(q.layout.block_shift)))
+            # lazy counts materialize whole blocks: no block is partly counted
+            assert lowest % (1 << int(q.layout.block_shift)) == 0 or lowest == B
             assert q.layout.n_blocks == per_block.shape[0]
             assert np.array_equal(q.counts.block, per_block)
         else:
@@ -347,8 +365,8 @@ def test_wide_buckets_only_where_no_bucket_crowds(crowded, monkeypatch):
     monkeypatch.setattr(queue, "_CROWD_ROWS", 8)
     q = gq_build(as_graph(W), -1.0, 1.0, 0.05, 1.0)
     assert q.layout.wide == (not crowded)
-    if crowded:  # the noise-wide buckets instead, with the block layer over them
-        assert q.layout.layered and q.layout.n_buckets > 16384
+    if crowded:  # the occupied noise-wide buckets instead, compressed: few of them
+        assert not q.layout.direct and q.layout.n_buckets < 200
     else:
         assert q.layout.n_buckets == 16384
 
