@@ -45,7 +45,7 @@ from numba import njit, prange
 
 from .core import CACHE
 from .metrics import EUCLIDEAN, metric_row
-from .gumbel import gumbel_upper
+from .gumbel import _dd_less, dd_key, gumbel_upper
 # the edge's Philox block and its 53-bit uniform, as philox.edge_uniform computes them
 # (inlined, so that a loop over a block's edges is vectorized: see _pt_block)
 from .philox import _MASK, _S32, bits_of_words, unit_of_bits
@@ -76,6 +76,19 @@ def _pt_beats(s1, g1, s0, g0, b):
     """Whether the key s1 + g1 * b beats s0 + g0 * b, compared without forming the keys
     (the difference of the weights, then the scaled noise: see the module's docstring)."""
     return (s1 - s0) > (g0 - g1) * b
+
+
+@njit(cache=CACHE, inline="always")
+def _pt_key_beats(s1, g1, s0, g0, b, b_hi, b_lo):
+    """GUMBEL's exact order: whether s1 + g1 * b beats s0 + g0 * b, by the double-double
+    keys (-s) - b * g of ``gumbel.dd_key`` (b split into b_hi + b_lo), the dense engine's
+    comparison (``(s1 - s0) > (g0 - g1) * b`` is rounded and can flip a near-tie). s0 =
+    -inf (no key yet) loses to every finite s1."""
+    if s0 == -np.inf:
+        return s1 > s0
+    h1, l1 = dd_key(-s1, b, b_hi, b_lo, g1)
+    h0, l0 = dd_key(-s0, b, b_hi, b_lo, g0)
+    return _dd_less(h1, l1, h0, l0)
 
 
 @njit(cache=CACHE, inline="always")
@@ -141,6 +154,10 @@ def _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, lo, hi, v, X, c
         return
     row = rows[blk, 0]
     if rule == GUMBEL:
+        # Dekker's split of b for the exact comparisons (gumbel.split, inlined)
+        bc = 134217729.0 * b
+        b_hi = bc - (bc - b)
+        b_lo = b - b_hi
         ka = k0 & _MASK
         kb = k0 >> _S32
         c2 = k1 & _MASK
@@ -192,12 +209,12 @@ def _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, lo, hi, v, X, c
                     # below: G <= bound <= t - MARGIN, the exact test would not relax
                     if t - MARGIN < gumbel_upper(m):
                         g = -math.log(-math.log(unit_of_bits(m)))
-                        if _pt_beats(s, g, sbl[k], gbl[k], b):
+                        if _pt_key_beats(s, g, sbl[k], gbl[k], b, b_hi, b_lo):
                             sbl[k] = s
                             gbl[k] = g
                             pal[k] = v
-                            if tk < 0 or _pt_beats(s, g, ts, tg, b) or (
-                                    k < tk and not _pt_beats(ts, tg, s, g, b)):
+                            if tk < 0 or _pt_key_beats(s, g, ts, tg, b, b_hi, b_lo) or (
+                                    k < tk and not _pt_key_beats(ts, tg, s, g, b, b_hi, b_lo)):
                                 ts = s
                                 tg = g
                                 tk = k
@@ -206,7 +223,7 @@ def _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, lo, hi, v, X, c
             tg = 0.0
             tk = -1
             for k in range(m_k):
-                if sl[k] >= 0 and _pt_beats(sbl[k], gbl[k], ts, tg, b):
+                if sl[k] >= 0 and _pt_key_beats(sbl[k], gbl[k], ts, tg, b, b_hi, b_lo):
                     ts = sbl[k]
                     tg = gbl[k]
                     tk = k
@@ -289,14 +306,24 @@ def _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, lo, hi, v, X, c
 
 
 @njit(cache=CACHE, nogil=True)
-def _pt_reduce(tops, topk, nb, b):
-    """The best block's slot: blocks in order, strict comparisons (ties: first)."""
+def _pt_reduce(tops, topk, nb, b, rule):
+    """The best block's slot: blocks in order, strict comparisons (ties: first); GUMBEL
+    compares the exact keys (``_pt_key_beats``)."""
     ts = -np.inf
     tg = 0.0
     tk = -1
+    bc = 134217729.0 * b  # Dekker's split of b (gumbel.split)
+    b_hi = bc - (bc - b)
+    b_lo = b - b_hi
     for i in range(nb):
         k = topk[i]
-        if k >= 0 and (tk < 0 or _pt_beats(tops[i, 0], tops[i, 1], ts, tg, b)):
+        if k < 0:
+            continue
+        if rule == GUMBEL:
+            better = tk < 0 or _pt_key_beats(tops[i, 0], tops[i, 1], ts, tg, b, b_hi, b_lo)
+        else:
+            better = tk < 0 or _pt_beats(tops[i, 0], tops[i, 1], ts, tg, b)
+        if better:
             ts = tops[i, 0]
             tg = tops[i, 1]
             tk = k
@@ -320,12 +347,12 @@ def _pt_compact(slot, sb, gb, parent, meta):
 
 
 @njit(cache=CACHE, nogil=True)
-def _pt_select(st, step, b):
+def _pt_select(st, step, b, rule):
     """Step ``step``: the best live slot joins; its edge is recorded; returns the
     vertex that joined. Compacts the slots when the dead exceed a sixteenth of them."""
     m = st.meta[_N_SLOTS]
     nb = (m + BLOCK - 1) // BLOCK
-    k = _pt_reduce(st.tops, st.topk, nb, b)
+    k = _pt_reduce(st.tops, st.topk, nb, b, rule)
     v = st.slot[k]
     st.edges[step, 0] = st.parent[k]
     st.edges[step, 1] = v
@@ -343,7 +370,7 @@ def _pt_select(st, step, b):
 def pt_steps_serial(st, step0, n_steps, X, code, p, aux, sgn, rule, k0, k1, lam, b):
     """Run Prim steps step0 .. step0 + n_steps - 1 (step -1: the start's relaxation) on one thread."""
     for step in range(step0, step0 + n_steps):
-        v = st.meta[_NEXT] if step < 0 else _pt_select(st, step, b)
+        v = st.meta[_NEXT] if step < 0 else _pt_select(st, step, b, rule)
         m = st.meta[_N_SLOTS]
         if step == st.edges.shape[0] - 1:
             break
@@ -358,7 +385,7 @@ def pt_steps_parallel(st, step0, n_steps, X, code, p, aux, sgn, rule, k0, k1, la
     """:func:`pt_steps_serial` with each step's blocks split over the threads by prange
     (the same blocks, reduced in the same order: the same tree)."""
     for step in range(step0, step0 + n_steps):
-        v = st.meta[_NEXT] if step < 0 else _pt_select(st, step, b)
+        v = st.meta[_NEXT] if step < 0 else _pt_select(st, step, b, rule)
         m = st.meta[_N_SLOTS]
         if step == st.edges.shape[0] - 1:
             break
