@@ -65,6 +65,10 @@ Z_MAX = 9.5
 # above the rounding of t (|t| < T_SKIP where the bound is used, so its error is ~1e-14)
 MARGIN = 1e-9
 
+# _pt_key_beats decides from the rounded difference of the keys when it exceeds this
+# share of the magnitudes subtracted (8u: far above the 3u (1 + 2u) its roundings can move it)
+_PT_SURE = 2.0 ** -50
+
 # the kernels' state: flat arrays, one row per candidate slot (prefix ``pt_``)
 PtState = namedtuple("PtState", ["slot", "sb", "gb", "parent", "tops", "topk", "rows", "need",
                                  "meta", "edges"])
@@ -80,12 +84,24 @@ def _pt_beats(s1, g1, s0, g0, b):
 
 @njit(cache=CACHE, inline="always")
 def _pt_key_beats(s1, g1, s0, g0, b, b_hi, b_lo):
-    """GUMBEL's exact order: whether s1 + g1 * b beats s0 + g0 * b, by the double-double
-    keys (-s) - b * g of ``gumbel.dd_key`` (b split into b_hi + b_lo), the dense engine's
-    comparison (``(s1 - s0) > (g0 - g1) * b`` is rounded and can flip a near-tie). s0 =
-    -inf (no key yet) loses to every finite s1."""
+    """GUMBEL's exact order: whether s1 + g1 * b beats s0 + g0 * b, i.e. whether the key
+    (-s1) - b * g1 is below (-s0) - b * g0, in the dense engine's double-double keys
+    (``gumbel.dd_key``, b split into b_hi + b_lo) wherever rounding could decide. s0 =
+    -inf (no key yet) loses to every finite s1.
+
+    First the rounded difference D = fl(fl(s1 - s0) - fl(fl(g0 - g1) * b)): its four
+    roundings move it by at most 3u (|s1 - s0| + |(g0 - g1) b|) (1 + 2u), u = 2**-53 (plus
+    an underflowed product's 2**-1074), so beyond ``_PT_SURE`` times that sum (with an
+    absolute 2**-1000) D has the exact difference's sign; only nearer ties (rare: the
+    difference of two independent noises is that small) form the two keys.
+    """
     if s0 == -np.inf:
         return s1 > s0
+    ds = s1 - s0
+    dg = (g0 - g1) * b
+    diff = ds - dg
+    if abs(diff) > (abs(ds) + abs(dg)) * _PT_SURE + 2.0 ** -1000:
+        return diff > 0.0
     h1, l1 = dd_key(-s1, b, b_hi, b_lo, g1)
     h0, l0 = dd_key(-s0, b, b_hi, b_lo, g0)
     return _dd_less(h1, l1, h0, l0)

@@ -705,3 +705,28 @@ def test_api_refuses_points_of_magnitude_1e200():
     tree = fp.fast_pamst(X * 2.0 ** -700, rho=1.0, sensitivity=1e200 * 2.0 ** -700, noise="gumbel",
                          rng=0, metric="euclidean")
     assert tree.edges.shape == (3, 2) and tree.edges.min() >= 0
+
+
+def test_key_comparison_is_the_exact_order_of_the_keys():
+    # points._pt_key_beats decides by the rounded difference only beyond its rounding
+    # bound, else by the double-double keys: on near-ties built to a few ulps (offsets up to
+    # 1e12, scales from 1e-5 to 2**990) it must give the order of the rational keys
+    from fractions import Fraction as F
+
+    from fastpamst_nb import gumbel
+
+    rng = np.random.default_rng(17)
+    ties = 0
+    for i in range(3000):
+        b = float(rng.choice([1e-5, 0.37, 3.0, 2.0 ** 990])) * (1.0 + rng.random())
+        b_hi, b_lo = gumbel.split(b)
+        g0, g1 = rng.gumbel(size=2)
+        s0 = -float(rng.choice([0.0, 1.0, 1e12 * min(b, 1.0), 1e6])) - rng.random() * b
+        s1 = s0 + (g0 - g1) * b
+        for _ in range(int(rng.integers(0, 4))):
+            s1 = np.nextafter(s1, np.inf if i & 1 else -np.inf)
+        exact = F(s1) + F(b) * F(g1) - (F(s0) + F(b) * F(g0))
+        got = points._pt_key_beats(s1, g1, s0, g0, b, b_hi, b_lo)
+        assert got == (exact > 0), (s1, g1, s0, g0, b)
+        ties += abs(exact) < F(abs(s0) + 10 * b) * F(2) ** -48
+    assert ties > 1000  # most cases are near-ties
