@@ -102,6 +102,13 @@ def _pt_key_beats(s1, g1, s0, g0, b, b_hi, b_lo):
     diff = ds - dg
     if abs(diff) > (abs(ds) + abs(dg)) * _PT_SURE + 2.0 ** -1000:
         return diff > 0.0
+    return _pt_dd_beats(s1, g1, s0, g0, b, b_hi, b_lo)
+
+
+@njit(cache=CACHE, nogil=True)
+def _pt_dd_beats(s1, g1, s0, g0, b, b_hi, b_lo):
+    """The near-tie path of ``_pt_key_beats``: the two double-double keys (not inlined:
+    rare, and kept out of the hot loops' code)."""
     h1, l1 = dd_key(-s1, b, b_hi, b_lo, g1)
     h0, l0 = dd_key(-s0, b, b_hi, b_lo, g0)
     return _dd_less(h1, l1, h0, l0)
