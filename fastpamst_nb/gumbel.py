@@ -16,6 +16,9 @@ error-free transforms (Dekker's product, Knuth's two-sum), so a weight of 1e12 k
 noise of b = 1e-5 (NOTES erratum 5), and the lexicographic order of the pairs is the
 order of their values: a strict total order, which the argmin breaks by vertex index.
 That makes the tree a function of (W, key) alone, whatever the threads do.
+Weights near the largest double with a noise scale b >= 2**960 would make w - b * G
+overflow (a NaN key never relaxes): there the kernels compare f * w - (f * b) * G, f a
+power of two chosen from b alone (``_scale``), which has the same order.
 
 Most edges take no logarithm. Vertex v, with best key K_v, relaxes from the joining
 vertex u only if G_uv > t = (c * w_uv - K_v) / b. The kernels compute t to a relative

@@ -16,10 +16,14 @@ tree, ``+1`` for a maximum one), the key of an edge being ``s + g * b`` with
 - ``GAUSS``: g = sgn * Z_e, Z_e a standard normal from the edge's two uniforms
   (Box-Muller), b = sigma: Gaussian post-processing.
 
-Keys are never formed: a candidate with state (s1, g1) beats (s0, g0) when
-``(s1 - s0) > (g0 - g1) * b``, so a weight offset of 1e12 cannot round the
-noise away (the difference of two large weights is exact or nearly so, the noise
-is scaled on its own). Most edges of a noisy rule are decided without their
+A candidate with state (s1, g1) beats (s0, g0) when ``(s1 - s0) > (g0 - g1) * b``
+(the difference of the weights first, so a weight offset of 1e12 cannot round the
+noise away). GUMBEL takes that comparison in the dense engine's exact order
+(``_pt_key_beats``): the rounded difference decides beyond its rounding bound, the
+double-double keys of :func:`fastpamst_nb.gumbel.dd_key` on near-ties, so the tree
+is the dense engine's on the same distances, with its noise scale b (1 / lam rounded
+up, and the keys' power-of-two scale of ``gumbel._scale``, which the caller passes in
+``sgn`` and b). Most edges of a noisy rule are decided without their
 noise's logarithms: a Gumbel above ``t = g_best - (s - s_best) * lam`` is needed
 to relax; none is when t >= ``T_SKIP`` (no 53-bit uniform gives a Gumbel so
 large), and when t - ``MARGIN`` is at least ``gumbel.gumbel_upper`` of the edge's
