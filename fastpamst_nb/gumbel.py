@@ -16,6 +16,9 @@ error-free transforms (Dekker's product, Knuth's two-sum), so a weight of 1e12 k
 noise of b = 1e-5 (NOTES erratum 5), and the lexicographic order of the pairs is the
 order of their values: a strict total order, which the argmin breaks by vertex index.
 That makes the tree a function of (W, key) alone, whatever the threads do.
+Weights near the largest double with a noise scale b >= 2**960 would make w - b * G
+overflow (a NaN key never relaxes): there the kernels compare f * w - (f * b) * G, f a
+power of two chosen from b alone (``_scale``), which has the same order.
 
 Most edges take no logarithm. Vertex v, with best key K_v, relaxes from the joining
 vertex u only if G_uv > t = (c * w_uv - K_v) / b. The kernels compute t to a relative
@@ -396,8 +399,8 @@ def gumbel_dense(W, start, maximum, lam, key, threads=None, plain=False, run=Non
     edges = np.empty((max(n - 1, 0), 2), dtype=np.int64)
     if n < 2:
         return edges
-    c = -1.0 if maximum else 1.0
-    b, b_hi, b_lo, inv_b = _scale(lam)
+    b, b_hi, b_lo, inv_b, f = _scale(lam)
+    c = -f if maximum else f  # the sign of the weights, times the keys' scale (_scale)
     kw = np.array(key_words(*key), dtype=np.uint64)
     T = numba.get_num_threads() if threads is None else int(threads)
     T = max(1, min(T, numba.get_num_threads()))
@@ -543,17 +546,36 @@ def gc_steps(indptr, indices, data, c, kw, b, b_hi, b_lo, inv_b, plain, hi, lo, 
     state[1] = v
 
 
+#: Noise scales b at or above this are computed scaled down by ``_KEY_SHRINK``: below it
+#: |b * G| < 37.5 * 2**960 < ulp(DBL_MAX) / 2, so x - b * G cannot overflow for any finite x.
+_B_BIG = 2.0 ** 960
+#: x and b multiplied by this power of two (exact for normal numbers, so the keys' order is
+#: unchanged) keep |x| + 37.5 |b| <= 2**1016 + 2**998 for every b <= 2**1000
+#: (``privacy.gumbel_rate`` >= 2**-1000): no overflow, and Dekker's split of b stays finite.
+_KEY_SHRINK = 2.0 ** -8
+
+
 def _scale(lam):
-    """(b, b_hi, b_lo, 1 / b) for the rate lam: b = 1 / lam rounded up, so the effective
-    rate 1 / b never exceeds lam."""
+    """(b, b_hi, b_lo, 1 / b, f) for the rate lam: the kernels compare the keys
+    f * x - (f * b) * G, and return f * b (split) and its inverse with f.
+
+    b = 1 / lam is rounded up, so the effective rate 1 / b never exceeds lam. f is 1,
+    or ``_KEY_SHRINK`` when b >= ``_B_BIG``: there w - b * G could overflow for weights
+    near the largest double (the keys would be NaN and never relax). f is a power of two
+    chosen from the public b alone, so f * x - (f * b) * G = f * (x - b * G) exactly
+    (away from subnormal weights, which such a b absorbs anyway) and the tree is the
+    same. Callers multiply the weights' sign c (or sgn) by f.
+    """
     b = 1.0 / lam
     if b * lam < 1.0:
         b = math.nextafter(b, math.inf)
-    if not (math.isfinite(b) and b > 0.0 and math.isfinite(_SPLIT * b)):
+    f = _KEY_SHRINK if b >= _B_BIG else 1.0
+    bs = b * f
+    if not (math.isfinite(bs) and bs > 0.0 and math.isfinite(_SPLIT * bs)):
         raise ValueError(f"the noise scale 1 / rate = {b!r} is not a finite positive number "
-                         "below 1e299; use a smaller sensitivity or a larger rho")
-    b_hi, b_lo = split(b)
-    return b, b_hi, b_lo, 1.0 / b
+                         "at most 2**1000; use a smaller sensitivity or a larger rho")
+    b_hi, b_lo = split(bs)
+    return bs, b_hi, b_lo, 1.0 / bs, f
 
 
 def gumbel_csr(indptr, indices, data, start, maximum, lam, key, plain=False, run=None):
@@ -580,9 +602,9 @@ def gumbel_csr(indptr, indices, data, start, maximum, lam, key, plain=False, run
     edges = np.empty((max(n - 1, 0), 2), dtype=np.int64)
     if n < 2:
         return edges
-    b, b_hi, b_lo, inv_b = _scale(lam)
+    b, b_hi, b_lo, inv_b, f = _scale(lam)
     kw = np.array(key_words(*key), dtype=np.uint64)
-    c = -1.0 if maximum else 1.0
+    c = -f if maximum else f  # the sign of the weights, times the keys' scale (_scale)
     data = np.asarray(data, dtype=np.float64)
     hi = np.full(n, np.inf)
     lo = np.zeros(n)

@@ -247,6 +247,7 @@ def prepare_points(X, metric, p, name="X"):
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(f"{name} has a NaN or infinite coordinate in row {i} ({int(bad.sum())} such "
                          "row(s)); drop or impute those points first")
+    _check_magnitude(A, code, p, name)
     aux = np.zeros(0)
     if code == COSINE:
         aux = np.sqrt(np.einsum("ij,ij->i", A, A, dtype=np.float64))
@@ -265,6 +266,48 @@ def prepare_points(X, metric, p, name="X"):
         A = np.radians(A.astype(np.float64))
         aux = np.cos(A[:, 0])
     return A, code, p, aux
+
+
+#: log2 of the largest value a distance's computation may reach (its sum of squares, of
+#: p-th powers): far below the float64 limit 2**1024, so that the gumbel keys
+#: w - b * G (|b * G| < 2**1006) stay finite too.
+_LOG2_DISTANCE_MAX = 1000
+
+
+def coordinate_limit(code, p, d):
+    """The exponent E such that coordinates of magnitude at most 2**E give distances (and
+    their intermediate sums) below 2**``_LOG2_DISTANCE_MAX`` for the metric ``code`` (with
+    ``p``) in d dimensions; None: any finite coordinates (haversine reads angles). A
+    function of public parameters only: a difference is at most 2**(E + 1)."""
+    room = _LOG2_DISTANCE_MAX - math.log2(d)
+    if code in (EUCLIDEAN, SQEUCLIDEAN):
+        return math.floor(room / 2.0) - 1
+    if code == CITYBLOCK:
+        return math.floor(room) - 1
+    if code == CHEBYSHEV:
+        return _LOG2_DISTANCE_MAX - 1
+    if code == MINKOWSKI:
+        return math.floor(room / p) - 1
+    if code == COSINE:  # the norms' sums of squares and the dot products
+        return math.floor(room / 2.0)
+    return None
+
+
+def _check_magnitude(A, code, p, name):
+    """Refuse coordinates so large that a distance would overflow float64 (every key
+    would be NaN or inf and the tree meaningless). The bound is public; whether X
+    exceeds it is a property of the data, refused like a NaN (docs: What is not protected)."""
+    E = coordinate_limit(code, p, A.shape[1])
+    if E is None or A.size == 0:
+        return
+    if float(np.max(np.abs(A))) > 2.0 ** E:
+        metric = METRICS[code]
+        more = "; or a smaller p" if code == MINKOWSKI else ""
+        raise ValueError(f"{name} has a coordinate of magnitude above 2**{E}, the largest for "
+                         f"metric={metric!r} in d = {A.shape[1]} dimensions (larger ones can make "
+                         "distances overflow float64): rescale X and the sensitivity by the same "
+                         "power of two, X * 2.0**-k and sensitivity * 2.0**-k with k bringing every "
+                         f"coordinate within 2**{E} (the release's law is unchanged){more}")
 
 
 def edge_distances(P, edges):

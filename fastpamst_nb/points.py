@@ -16,10 +16,14 @@ tree, ``+1`` for a maximum one), the key of an edge being ``s + g * b`` with
 - ``GAUSS``: g = sgn * Z_e, Z_e a standard normal from the edge's two uniforms
   (Box-Muller), b = sigma: Gaussian post-processing.
 
-Keys are never formed: a candidate with state (s1, g1) beats (s0, g0) when
-``(s1 - s0) > (g0 - g1) * b``, so a weight offset of 1e12 cannot round the
-noise away (the difference of two large weights is exact or nearly so, the noise
-is scaled on its own). Most edges of a noisy rule are decided without their
+A candidate with state (s1, g1) beats (s0, g0) when ``(s1 - s0) > (g0 - g1) * b``
+(the difference of the weights first, so a weight offset of 1e12 cannot round the
+noise away). GUMBEL takes that comparison in the dense engine's exact order
+(``_pt_key_beats``): the rounded difference decides beyond its rounding bound, the
+double-double keys of :func:`fastpamst_nb.gumbel.dd_key` on near-ties, so the tree
+is the dense engine's on the same distances, with its noise scale b (1 / lam rounded
+up, and the keys' power-of-two scale of ``gumbel._scale``, which the caller passes in
+``sgn`` and b). Most edges of a noisy rule are decided without their
 noise's logarithms: a Gumbel above ``t = g_best - (s - s_best) * lam`` is needed
 to relax; none is when t >= ``T_SKIP`` (no 53-bit uniform gives a Gumbel so
 large), and when t - ``MARGIN`` is at least ``gumbel.gumbel_upper`` of the edge's
@@ -45,7 +49,7 @@ from numba import njit, prange
 
 from .core import CACHE
 from .metrics import EUCLIDEAN, metric_row
-from .gumbel import gumbel_upper
+from .gumbel import _dd_less, dd_key, gumbel_upper
 # the edge's Philox block and its 53-bit uniform, as philox.edge_uniform computes them
 # (inlined, so that a loop over a block's edges is vectorized: see _pt_block)
 from .philox import _MASK, _S32, bits_of_words, unit_of_bits
@@ -65,6 +69,10 @@ Z_MAX = 9.5
 # above the rounding of t (|t| < T_SKIP where the bound is used, so its error is ~1e-14)
 MARGIN = 1e-9
 
+# _pt_key_beats decides from the rounded difference of the keys when it exceeds this
+# share of the magnitudes subtracted (8u: far above the 3u (1 + 2u) its roundings can move it)
+_PT_SURE = 2.0 ** -50
+
 # the kernels' state: flat arrays, one row per candidate slot (prefix ``pt_``)
 PtState = namedtuple("PtState", ["slot", "sb", "gb", "parent", "tops", "topk", "rows", "need",
                                  "meta", "edges"])
@@ -76,6 +84,38 @@ def _pt_beats(s1, g1, s0, g0, b):
     """Whether the key s1 + g1 * b beats s0 + g0 * b, compared without forming the keys
     (the difference of the weights, then the scaled noise: see the module's docstring)."""
     return (s1 - s0) > (g0 - g1) * b
+
+
+@njit(cache=CACHE, inline="always")
+def _pt_key_beats(s1, g1, s0, g0, b, b_hi, b_lo):
+    """GUMBEL's exact order: whether s1 + g1 * b beats s0 + g0 * b, i.e. whether the key
+    (-s1) - b * g1 is below (-s0) - b * g0, in the dense engine's double-double keys
+    (``gumbel.dd_key``, b split into b_hi + b_lo) wherever rounding could decide. s0 =
+    -inf (no key yet) loses to every finite s1.
+
+    First the rounded difference D = fl(fl(s1 - s0) - fl(fl(g0 - g1) * b)): its four
+    roundings move it by at most 3u (|s1 - s0| + |(g0 - g1) b|) (1 + 2u), u = 2**-53 (plus
+    an underflowed product's 2**-1074), so beyond ``_PT_SURE`` times that sum (with an
+    absolute 2**-1000) D has the exact difference's sign; only nearer ties (rare: the
+    difference of two independent noises is that small) form the two keys.
+    """
+    if s0 == -np.inf:
+        return s1 > s0
+    ds = s1 - s0
+    dg = (g0 - g1) * b
+    diff = ds - dg
+    if abs(diff) > (abs(ds) + abs(dg)) * _PT_SURE + 2.0 ** -1000:
+        return diff > 0.0
+    return _pt_dd_beats(s1, g1, s0, g0, b, b_hi, b_lo)
+
+
+@njit(cache=CACHE, nogil=True)
+def _pt_dd_beats(s1, g1, s0, g0, b, b_hi, b_lo):
+    """The near-tie path of ``_pt_key_beats``: the two double-double keys (not inlined:
+    rare, and kept out of the hot loops' code)."""
+    h1, l1 = dd_key(-s1, b, b_hi, b_lo, g1)
+    h0, l0 = dd_key(-s0, b, b_hi, b_lo, g0)
+    return _dd_less(h1, l1, h0, l0)
 
 
 @njit(cache=CACHE, inline="always")
@@ -141,6 +181,10 @@ def _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, lo, hi, v, X, c
         return
     row = rows[blk, 0]
     if rule == GUMBEL:
+        # Dekker's split of b for the exact comparisons (gumbel.split, inlined)
+        bc = 134217729.0 * b
+        b_hi = bc - (bc - b)
+        b_lo = b - b_hi
         ka = k0 & _MASK
         kb = k0 >> _S32
         c2 = k1 & _MASK
@@ -192,12 +236,12 @@ def _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, lo, hi, v, X, c
                     # below: G <= bound <= t - MARGIN, the exact test would not relax
                     if t - MARGIN < gumbel_upper(m):
                         g = -math.log(-math.log(unit_of_bits(m)))
-                        if _pt_beats(s, g, sbl[k], gbl[k], b):
+                        if _pt_key_beats(s, g, sbl[k], gbl[k], b, b_hi, b_lo):
                             sbl[k] = s
                             gbl[k] = g
                             pal[k] = v
-                            if tk < 0 or _pt_beats(s, g, ts, tg, b) or (
-                                    k < tk and not _pt_beats(ts, tg, s, g, b)):
+                            if tk < 0 or _pt_key_beats(s, g, ts, tg, b, b_hi, b_lo) or (
+                                    k < tk and not _pt_key_beats(ts, tg, s, g, b, b_hi, b_lo)):
                                 ts = s
                                 tg = g
                                 tk = k
@@ -206,7 +250,7 @@ def _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, lo, hi, v, X, c
             tg = 0.0
             tk = -1
             for k in range(m_k):
-                if sl[k] >= 0 and _pt_beats(sbl[k], gbl[k], ts, tg, b):
+                if sl[k] >= 0 and _pt_key_beats(sbl[k], gbl[k], ts, tg, b, b_hi, b_lo):
                     ts = sbl[k]
                     tg = gbl[k]
                     tk = k
@@ -289,14 +333,24 @@ def _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, lo, hi, v, X, c
 
 
 @njit(cache=CACHE, nogil=True)
-def _pt_reduce(tops, topk, nb, b):
-    """The best block's slot: blocks in order, strict comparisons (ties: first)."""
+def _pt_reduce(tops, topk, nb, b, rule):
+    """The best block's slot: blocks in order, strict comparisons (ties: first); GUMBEL
+    compares the exact keys (``_pt_key_beats``)."""
     ts = -np.inf
     tg = 0.0
     tk = -1
+    bc = 134217729.0 * b  # Dekker's split of b (gumbel.split)
+    b_hi = bc - (bc - b)
+    b_lo = b - b_hi
     for i in range(nb):
         k = topk[i]
-        if k >= 0 and (tk < 0 or _pt_beats(tops[i, 0], tops[i, 1], ts, tg, b)):
+        if k < 0:
+            continue
+        if rule == GUMBEL:
+            better = tk < 0 or _pt_key_beats(tops[i, 0], tops[i, 1], ts, tg, b, b_hi, b_lo)
+        else:
+            better = tk < 0 or _pt_beats(tops[i, 0], tops[i, 1], ts, tg, b)
+        if better:
             ts = tops[i, 0]
             tg = tops[i, 1]
             tk = k
@@ -320,12 +374,12 @@ def _pt_compact(slot, sb, gb, parent, meta):
 
 
 @njit(cache=CACHE, nogil=True)
-def _pt_select(st, step, b):
+def _pt_select(st, step, b, rule):
     """Step ``step``: the best live slot joins; its edge is recorded; returns the
     vertex that joined. Compacts the slots when the dead exceed a sixteenth of them."""
     m = st.meta[_N_SLOTS]
     nb = (m + BLOCK - 1) // BLOCK
-    k = _pt_reduce(st.tops, st.topk, nb, b)
+    k = _pt_reduce(st.tops, st.topk, nb, b, rule)
     v = st.slot[k]
     st.edges[step, 0] = st.parent[k]
     st.edges[step, 1] = v
@@ -343,7 +397,7 @@ def _pt_select(st, step, b):
 def pt_steps_serial(st, step0, n_steps, X, code, p, aux, sgn, rule, k0, k1, lam, b):
     """Run Prim steps step0 .. step0 + n_steps - 1 (step -1: the start's relaxation) on one thread."""
     for step in range(step0, step0 + n_steps):
-        v = st.meta[_NEXT] if step < 0 else _pt_select(st, step, b)
+        v = st.meta[_NEXT] if step < 0 else _pt_select(st, step, b, rule)
         m = st.meta[_N_SLOTS]
         if step == st.edges.shape[0] - 1:
             break
@@ -358,7 +412,7 @@ def pt_steps_parallel(st, step0, n_steps, X, code, p, aux, sgn, rule, k0, k1, la
     """:func:`pt_steps_serial` with each step's blocks split over the threads by prange
     (the same blocks, reduced in the same order: the same tree)."""
     for step in range(step0, step0 + n_steps):
-        v = st.meta[_NEXT] if step < 0 else _pt_select(st, step, b)
+        v = st.meta[_NEXT] if step < 0 else _pt_select(st, step, b, rule)
         m = st.meta[_N_SLOTS]
         if step == st.edges.shape[0] - 1:
             break

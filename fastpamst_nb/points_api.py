@@ -22,6 +22,7 @@ from . import privacy
 from .chunks import run_in_chunks
 from .core import as_generator, check_positive, require_memory
 from .metrics import edge_distances, metric_info, prepare_points, pt_matrix, refuse_matrix_options
+from .gumbel import _scale as gumbel_scale
 from .philox import draw_key
 from .points import EXACT, GAUSS, GUMBEL, pt_prim
 from .tree import SpanningTree
@@ -135,8 +136,13 @@ def fast_pamst(X, rho, sensitivity, *, metric, p, rng, start, noise, discretizat
     # one point selects nothing: no noise and no rate (privacy.py computes none for it)
     lam = privacy.gumbel_rate(rho, sensitivity, n) if n >= 2 else None
     sgn = 1.0 if maximum else -1.0
-    edges = _NO_EDGES if lam is None else \
-        pt_prim(P, start, sgn, GUMBEL, key, lam, 1.0 / lam, advance=_runner(bar_class, "fast_pamst"))
+    if lam is None:
+        edges = _NO_EDGES
+    else:
+        # the dense engine's noise scale: b = 1 / lam rounded up (the effective rate 1 / b
+        # never exceeds lam), and the keys' scale f (distances and b times f: no overflow)
+        b, _, _, inv_b, f = gumbel_scale(lam)
+        edges = pt_prim(P, start, sgn * f, GUMBEL, key, inv_b, b, advance=_runner(bar_class, "fast_pamst"))
     info = {"rho": rho, "sensitivity": sensitivity, "noise": "gumbel", "rate": lam,
             "maximum": bool(maximum), **metric_info(metric, p)}
     return _tree(P, edges, n, "fast_pamst", info)

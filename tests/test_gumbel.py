@@ -369,3 +369,64 @@ def test_tiny_graphs(n):
     W = np.zeros((n, n))
     tree = fp.fast_pamst(W, rho=1.0, sensitivity=1.0, noise="gumbel", rng=0)
     assert tree.edges.shape == (n - 1, 2)
+
+
+def _rational_prim(W, adjacency, start, maximum, b, key):
+    """Prim over the exact rational keys c w - b G (G = philox.edge_gumbel), ties to the
+    smallest vertex: the tree the engine must return whatever the magnitudes."""
+    from fractions import Fraction
+
+    n = W.shape[0]
+    c = -1 if maximum else 1
+    best = [None] * n
+    parent = [start] * n
+    seen = [False] * n
+    seen[start] = True
+    cur = start
+    edges = []
+    for _ in range(n - 1):
+        for v in range(n):
+            if seen[v] or (adjacency is not None and not adjacency[cur, v]):
+                continue
+            g = philox.edge_gumbel(key[0], key[1], min(cur, v), max(cur, v))
+            k = Fraction(c * float(W[cur, v])) - Fraction(b) * Fraction(float(g))
+            if best[v] is None or k < best[v]:
+                best[v] = k
+                parent[v] = cur
+        cur = min((v for v in range(n) if not seen[v] and best[v] is not None),
+                  key=lambda v: (best[v], v))
+        edges.append((parent[cur], cur))
+        seen[cur] = True
+    return np.array(edges, dtype=np.int64)
+
+
+@pytest.mark.parametrize("lam", [1e-300, 2.0 ** -1000, 2.0 ** -960])
+def test_weights_near_the_largest_double_with_a_huge_noise_scale(lam):
+    # w - b G overflowed to inf when |w| ~ DBL_MAX and b ~ 1e300: the key was NaN and that
+    # edge never relaxed (a wrong tree); and b > 2**997 was refused although the rate is
+    # one privacy.gumbel_rate returns. The kernels scale w and b by a power of two chosen
+    # from b: every tree is the one of the exact keys, dense and sparse, min and max.
+    M = np.finfo(np.float64).max
+    n = 5
+    W = np.full((n, n), M)
+    W[0, 1] = W[1, 0] = M / 2
+    W[2, 3] = W[3, 2] = 1.0
+    W[1, 4] = W[4, 1] = -M
+    W[0, 4] = W[4, 0] = -M / 3
+    adjacency = np.ones((n, n), bool)
+    adjacency[0, 2] = adjacency[2, 0] = adjacency[3, 4] = adjacency[4, 3] = False
+    S = sp.csr_matrix(np.where(adjacency, W, 0.0))
+    b_true = 1.0 / lam
+    if b_true * lam < 1.0:
+        b_true = np.nextafter(b_true, np.inf)
+    rng = np.random.default_rng(30)
+    seen = set()
+    for i in range(24):
+        key = philox.draw_key(rng)
+        maximum = bool(i & 1)
+        dense = _release(W, lam, maximum, i % n, key)
+        np.testing.assert_array_equal(dense, _rational_prim(W, None, i % n, maximum, b_true, key))
+        sparse = _release(S, lam, maximum, 0, key)
+        np.testing.assert_array_equal(sparse, _rational_prim(W, adjacency, 0, maximum, b_true, key))
+        seen.add(_tree_key(dense))
+    assert len(seen) > 3  # the noise decides: not one tree by index order

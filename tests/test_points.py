@@ -588,3 +588,145 @@ def test_one_point_releases_the_empty_tree_without_a_rate(func):
     tree = getattr(fp, func)(np.zeros((1, 3)), rho=1.0, sensitivity=1.0, rng=0, metric="euclidean")
     assert tree.edges.shape == (0, 2) and tree.n_vertices == 1
     assert tree.info.get("rate", tree.info.get("sigma")) is None
+
+
+# ---------------------------------------------------------------------------
+# extremes (issue 30's review): the noise scale, near-ties, overflowing distances
+# ---------------------------------------------------------------------------
+
+# three collinear points 0, 1, eps whose keys D[1, 2] - b G12 and D[0, 1] - b G01 differ by
+# less than the rounding of (s1 - s0) > (g0 - g1) b, at lam = 3 (found by the review)
+_NEAR_TIES = [
+    ("0x1.c4720708020d6p-2", (10138214101031189034, 508375908893262434)),
+    ("0x1.43593a033efcep-2", (3753086755207914837, 4838827058250644972)),
+    ("0x1.3295249567ae6p-2", (9983873290102087946, 5107741177286248377)),
+]
+
+
+@pytest.mark.parametrize("eps, key", _NEAR_TIES)
+def test_gumbel_kernel_orders_near_ties_as_the_dense_keys(eps, key):
+    # the points kernel compares the double-double keys of the dense engine: on these
+    # near-ties the rounded comparison gave vertex 1 the parent 0, the exact keys give 2
+    from fractions import Fraction
+
+    from fastpamst_nb import gumbel
+
+    lam = 3.0
+    b = gumbel._scale(lam)[0]
+    key = (np.uint64(key[0]), np.uint64(key[1]))
+    P = metrics.prepare_points(np.array([[0.0], [1.0], [float.fromhex(eps)]]), "euclidean", None)
+    D = _matrix(P)
+    g01 = philox.edge_gumbel(key[0], key[1], 0, 1)
+    g12 = philox.edge_gumbel(key[0], key[1], 1, 2)
+    assert Fraction(D[1, 2]) - Fraction(b) * Fraction(g12) < Fraction(D[0, 1]) - Fraction(b) * Fraction(g01)
+    dense = gumbel.gumbel_dense(D, 0, False, lam, key, threads=1)
+    assert dense.tolist() == [[0, 2], [2, 1]]
+    for parallel in (False, True):
+        edges = points.pt_prim(P, 0, -1.0, points.GUMBEL, key, 1.0 / b, b, parallel=parallel)
+        assert edges.tolist() == dense.tolist()
+
+
+def test_api_points_take_the_dense_engines_noise_scale(monkeypatch):
+    # fast_pamst on points used b = 1 / lam rounded to nearest, the dense engine rounds it
+    # up (the effective rate 1 / b never exceeds lam): on points 0, 1, eps with eps
+    # between the two b's tie points, the trees differed. Found here from public
+    # parameters (rate 1 / (1/93): 1 / lam rounds down) and keys of a fixed stream.
+    from fractions import Fraction as F
+
+    from fastpamst_nb import gumbel, points_api
+
+    rho, sens = 1.0, 1.0 / 93
+    lam = privacy.gumbel_rate(rho, sens, 3)
+    bd, bp = gumbel._scale(lam)[0], 1.0 / lam
+    assert bd > bp
+    rng = np.random.default_rng(0)
+    found = 0
+    for _ in range(3000):
+        key = philox.draw_key(rng)
+        g01 = philox.edge_gumbel(key[0], key[1], 0, 1)
+        g12 = philox.edge_gumbel(key[0], key[1], 1, 2)
+        if not g12 < g01:
+            continue
+        eps = float((F(bp) + F(bd)) / 2 * (F(g01) - F(g12)))
+        # points 0, 1, eps: d01 = 1, d02 = eps, d12 = 1 - eps (exact where eps >= 1/2 fails:
+        # the decision is taken on the computed distance)
+        d12 = F(abs(1.0 - eps))
+
+        def parent_2(b):
+            return d12 - F(b) * F(g12) < 1 - F(b) * F(g01)
+        if eps >= 1.0 or parent_2(bp) == parent_2(bd):
+            continue
+        monkeypatch.setattr(points_api, "draw_key", lambda gen, key=key: key)
+        X = np.array([[0.0], [1.0], [eps]])
+        tree = fp.fast_pamst(X, rho, sens, metric="euclidean", noise="gumbel", rng=0)
+        D = _matrix(metrics.prepare_points(X, "euclidean", None))
+        assert tree.edges.tolist() == gumbel.gumbel_dense(D, 0, False, lam, key, threads=1).tolist()
+        found += 1
+        if found == 3:
+            break
+    assert found >= 2
+
+
+@pytest.mark.parametrize("metric, p", [("euclidean", None), ("sqeuclidean", None), ("cityblock", None),
+                                       ("chebyshev", None), ("minkowski", 3.0), ("cosine", None)])
+def test_coordinates_whose_distances_would_overflow_are_refused(metric, p):
+    # distances of coordinates ~1e200 overflowed to inf: no edge relaxed and fast_pamst
+    # failed on an edge from vertex -1. The largest magnitude allowed is 2**E, E a function
+    # of (metric, p, d): at it every distance is finite and the release is the dense
+    # engine's on the same distances (here with the largest noise scale too); above it,
+    # a ValueError naming the fix
+    from fastpamst_nb import gumbel
+
+    d = 3
+    E = metrics.coordinate_limit(metrics.METRICS.index(metric), p, d)
+    X = np.array([[1.0, -1.0, 1.0], [-1.0, 1.0, -1.0], [1.0, 1.0, -1.0], [0.5, -1.0, -0.25]]) * 2.0 ** E
+    P = metrics.prepare_points(X, metric, p)
+    D = _matrix(P)
+    assert np.isfinite(D).all() and D.max() <= 2.0 ** 1000
+    for rho, sens in ((1.0, 1.0), (1.0, 2.0 ** 998)):  # rates ~0.8 and ~2**-998
+        rng = np.random.default_rng(3)
+        tree = fp.fast_pamst(X, rho, sens, metric=metric, p=p, noise="gumbel", rng=rng)
+        lam = privacy.gumbel_rate(rho, sens, 4)
+        key = philox.draw_key(np.random.default_rng(3))
+        assert tree.edges.tolist() == gumbel.gumbel_dense(D, 0, False, lam, key, threads=1).tolist()
+    X[2, 1] = np.nextafter(X[2, 1], np.inf)
+    for call in (lambda: fp.exact_mst(X, metric=metric, p=p),
+                 lambda: fp.fast_pamst(X, 1.0, 1.0, metric=metric, p=p, noise="gumbel", rng=0),
+                 lambda: fp.post_processing(X, 1.0, 1.0, metric=metric, p=p, rng=0)):
+        with pytest.raises(ValueError, match=rf"above 2\*\*{E}.*rescale X and the sensitivity"):
+            call()
+
+
+def test_api_refuses_points_of_magnitude_1e200():
+    X = np.array([[0.0], [3e200], [1e200], [2e200]])
+    with pytest.raises(ValueError, match="overflow float64"):
+        fp.fast_pamst(X, rho=1.0, sensitivity=1e200, noise="gumbel", rng=0, metric="euclidean")
+    # rescaled as the message says: a tree (and the path 0 - 2 - 3 - 1 most of the time)
+    tree = fp.fast_pamst(X * 2.0 ** -700, rho=1.0, sensitivity=1e200 * 2.0 ** -700, noise="gumbel",
+                         rng=0, metric="euclidean")
+    assert tree.edges.shape == (3, 2) and tree.edges.min() >= 0
+
+
+def test_key_comparison_is_the_exact_order_of_the_keys():
+    # points._pt_key_beats decides by the rounded difference only beyond its rounding
+    # bound, else by the double-double keys: on near-ties built to a few ulps (offsets up to
+    # 1e12, scales from 1e-5 to 2**990) it must give the order of the rational keys
+    from fractions import Fraction as F
+
+    from fastpamst_nb import gumbel
+
+    rng = np.random.default_rng(17)
+    ties = 0
+    for i in range(3000):
+        b = float(rng.choice([1e-5, 0.37, 3.0, 2.0 ** 990])) * (1.0 + rng.random())
+        b_hi, b_lo = gumbel.split(b)
+        g0, g1 = rng.gumbel(size=2)
+        s0 = -float(rng.choice([0.0, 1.0, 1e12 * min(b, 1.0), 1e6])) - rng.random() * b
+        s1 = s0 + (g0 - g1) * b
+        for _ in range(int(rng.integers(0, 4))):
+            s1 = np.nextafter(s1, np.inf if i & 1 else -np.inf)
+        exact = F(s1) + F(b) * F(g1) - (F(s0) + F(b) * F(g0))
+        got = points._pt_key_beats(s1, g1, s0, g0, b, b_hi, b_lo)
+        assert got == (exact > 0), (s1, g1, s0, g0, b)
+        ties += abs(exact) < F(abs(s0) + 10 * b) * F(2) ** -48
+    assert ties > 1000  # most cases are near-ties

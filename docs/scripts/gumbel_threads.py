@@ -32,11 +32,11 @@ def prange_kernel(W, lam, key, T):
     """``gumbel_dense``'s parallel branch at any n, on T threads, from vertex 0."""
     n = W.shape[0]
     edges = np.empty((n - 1, 2), dtype=np.int64)
-    b, b_hi, b_lo, inv_b = gumbel._scale(lam)
+    b, b_hi, b_lo, inv_b, f = gumbel._scale(lam)
     kw = np.array(key_words(*key), dtype=np.uint64)
     seen = np.zeros(n, dtype=np.bool_)
     seen[0] = True
-    gumbel.gd_steps_parallel(W, 1.0, kw, b, b_hi, b_lo, inv_b, False,
+    gumbel.gd_steps_parallel(W, f, kw, b, b_hi, b_lo, inv_b, False,
                              np.full(n, np.inf), np.zeros(n), np.zeros(n, dtype=np.int64),
                              np.empty(n), seen, np.array([n - 1, -1, 0], dtype=np.int64), edges,
                              0, n - 1, T, np.empty(T), np.empty(T), np.empty(T, dtype=np.int64))
