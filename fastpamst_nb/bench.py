@@ -256,6 +256,16 @@ def _median_seconds(run, W, repeat):
     return statistics.median(times)
 
 
+def _best_seconds(run, repeat):
+    """The fastest of ``repeat`` calls ``run(r)`` (r = 0, 1, ...: the seed), in seconds."""
+    out = []
+    for r in range(repeat):
+        t0 = time.perf_counter()
+        run(r)
+        out.append(time.perf_counter() - t0)
+    return min(out)
+
+
 def loglog_slope(ns, seconds):
     """Least-squares slope of log(seconds) against log(n); None with fewer than 2 sizes."""
     if len(ns) < 2:
@@ -472,12 +482,7 @@ def run_points_bench(n, d=8, repeat=3, sensitivities=POINTS_SENSITIVITIES, seed=
     api.fast_pamst(small, RHO, 0.1, rng=0, noise="gumbel", metric="euclidean")
 
     def best(run):
-        out = []
-        for r in range(repeat):
-            t0 = time.perf_counter()
-            run(r)
-            out.append(time.perf_counter() - t0)
-        return min(out)
+        return _best_seconds(run, repeat)
 
     res = {"n": int(n), "d": int(d), "threads": threads,
            "floor_serial": best(lambda r: floor_points(X)),
@@ -647,12 +652,7 @@ def run_shapes_bench(n=4000, sparse_n=20000, repeat=1, shapes=None, log=None):
         require_memory(3 * 8 * n * n, f"the shapes benchmark at n = {n}")
 
     def best(run):
-        out = []
-        for r in range(repeat):
-            t0 = time.perf_counter()
-            run(r)
-            out.append(time.perf_counter() - t0)
-        return min(out)
+        return _best_seconds(run, repeat)
 
     def release(A, r):
         return api.fast_pamst(A, rho=RHO, sensitivity=SENSITIVITY, rng=r, noise="exponential")
