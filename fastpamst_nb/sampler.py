@@ -277,7 +277,6 @@ def _cut_members(lay, keys, cut, W, k, pmax, count, seen, rng, gs, codes):
     4096 (count + 1) (total / count + 1) pairs, where the counts must be wrong.
     """
     n, inside, rest, n_in, n_rest = lay.n, cut.inside, cut.rest, cut.sizes[0], cut.sizes[1]
-    direct, sgn, s, inv, kmin, rank = lay.direct, lay.sgn, lay.s, lay.inv, lay.kmin, keys.rank
     total = n_in * n_rest
     limit = 4096 * (count + 1) * (total // count + 1)
     a_buf = np.empty(k, dtype=np.int64)
@@ -298,7 +297,7 @@ def _cut_members(lay, keys, cut, W, k, pmax, count, seen, rng, gs, codes):
         for i in range(m):
             a = a_buf[i]
             u = u_buf[i]
-            g = _group(w_buf[i], a * n + u, direct, sgn, s, inv, kmin, rank)
+            g = _group(w_buf[i], a * n + u, lay, keys)
             if g <= pmax:
                 code = (a << _END_BITS) | u
                 if _seen_add(seen, code):
