@@ -43,7 +43,7 @@ import numpy as np
 from numba import njit
 
 from .core import CACHE, jit_only
-from .queue import (
+from .cutqueue import (
     _CODE_BITS, _CODE_MASK, _END_BITS, BUCKET, GROUP, ROOT, _compact, _group, gq_count, gq_key,
     gq_materialize, gq_select, gq_slot_group, gq_take, gq_take_cut, gq_top, gq_width_shift,
 )
@@ -267,7 +267,7 @@ def _cut_members(lay, keys, cut, W, k, pmax, count, seen, rng, gs, codes):
     none of the codes already in ``seen`` (to which they are added), written to
     ``gs`` (groups) and ``codes``; ``count``: how many such edges the cut holds.
 
-    Rejection from uniform (visited, unvisited) pairs, as ``queue.gq_take_cut``
+    Rejection from uniform (visited, unvisited) pairs, as ``cutqueue.gq_take_cut``
     draws one, but in batches: the pairs of a batch first, then their weights,
     then the tests. The reads of W are then independent of each other, so the
     processor overlaps their cache misses instead of waiting for each in turn

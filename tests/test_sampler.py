@@ -17,7 +17,8 @@ from numba import njit
 
 import naive
 from fastpamst_nb.graph import as_graph
-from fastpamst_nb.queue import gq_build, gq_join, gq_update
+from fastpamst_nb.cutqueue import gq_join, gq_update
+from fastpamst_nb.cutqueue_build import gq_build
 from fastpamst_nb.sampler import (
     N_STATS, ST_BOTTOM_CALLS, _cut_members, _seen_add, _seen_set, binomial, max_noise, rnm_select,
 )
