@@ -45,7 +45,8 @@ time and call costs).
   every bucket from the histogram they build; a dense queue with direct keys sizes
   a bucket only when it materializes it (below). A slot packs the edge's
   group offset in its bucket (high bits) and its code (low 40 bits):
-  ``a << 20 | b`` dense (a visited, b not, when it joined), the CSR position sparse.
+  ``a << 20 | b`` dense (a visited, b not, when it joined), the CSR position sparse
+  (``slot_pack``, ``slot_offset``, ``slot_code``; ``code_pack``, ``code_ends``).
 * **Lazy deletion.** The paper swaps an edge out of its group's interval and keeps
   a position index per edge; at n = 5000 that measured ~12x the cost of a whole
   exact Prim (random writes; docs/design.rst, Lazy deletion, and why). Here an
@@ -194,7 +195,8 @@ fill : int64 array (B,)
     Slots written in each bucket, dead ones included.
 slots : int64 array (m + B,)
     The pool the regions are cut from.
-    (group offset in the bucket, or sub-bucket if ``wide``) << 40 | edge code.
+    (group offset in the bucket, or sub-bucket if ``wide``) << 40 | edge code
+    (``slot_pack``).
 ends : int array
     The endpoint of each CSR position (the graph's ``indices``): a sparse edge is
     alive while it is unvisited. Unused for dense graphs, whose codes carry it.
@@ -227,12 +229,44 @@ GroupQueue = namedtuple("GroupQueue", ["layout", "keys", "counts", "store", "cut
 GroupQueue.__doc__ = """Prim's cut grouped by key: a ``QueueLayout``, ``GroupKeys``,
 ``QueueCounts``, ``SlotStore`` and ``CutSides`` (see the module docstring)."""
 
-# a slot is (group offset in its bucket) << _CODE_BITS | edge code; a dense code
-# is a << _END_BITS | b (a shift and a mask: a 64-bit modulo per slot dominated compaction)
+# Named encodings. A slot of the store packs the edge's group offset in its bucket
+# (a wide bucket: its sub-bucket) above its 40-bit code; a dense code packs the edge's
+# ends, the one visited when it joined above the other. Shifts and masks, not a
+# divmod: a 64-bit modulo per slot dominated compaction
 _CODE_BITS = 40
 _CODE_MASK = (1 << _CODE_BITS) - 1
 _END_BITS = 20
 _END_MASK = (1 << _END_BITS) - 1
+
+
+@njit(cache=CACHE, nogil=True)
+def slot_pack(offset, code):
+    """The slot of an edge with this group offset (or sub-bucket) in its bucket and code."""
+    return (offset << _CODE_BITS) | code
+
+
+@njit(cache=CACHE, nogil=True)
+def slot_offset(slot):
+    """The group offset (a wide bucket: the sub-bucket) a slot stores."""
+    return slot >> _CODE_BITS
+
+
+@njit(cache=CACHE, nogil=True)
+def slot_code(slot):
+    """The edge code a slot stores: a dense code (``code_pack``) or a CSR position."""
+    return slot & _CODE_MASK
+
+
+@njit(cache=CACHE, nogil=True)
+def code_pack(a, b):
+    """The dense code of edge (a, b): a visited and b not when it joined (a, b < 2**20)."""
+    return (a << _END_BITS) | b
+
+
+@njit(cache=CACHE, nogil=True)
+def code_ends(code):
+    """(a, b) of a dense code: the end visited when the edge joined, and the other."""
+    return code >> _END_BITS, code & _END_MASK
 
 
 # the occupied buckets of a key range too wide for a table: an open-addressing hash
@@ -254,7 +288,7 @@ def _hset_home(a, bits):
 
 
 @jit_only
-def _group(w, idx, lay, keys):
+def gq_group(w, idx, lay, keys):
     """Group of an edge of weight ``w`` at flat position ``idx`` (v*n+u dense, CSR
     position sparse), for per-draw code (``gq_take_cut``); per-edge loops inline it."""
     if lay.direct:
@@ -269,7 +303,7 @@ def _group(w, idx, lay, keys):
 def _end(code, dense, ends):
     """The endpoint that was unvisited when the edge joined; the edge is alive while it is."""
     if dense:
-        return code & _END_MASK
+        return code_ends(code)[1]
     return ends[code]
 
 
@@ -379,8 +413,7 @@ def _update_plain(row, v, visited, slots, start, fill, bucket, sgn, s, inv, kmin
                 # either way (a leaving edge's lands in the bucket's spare slot, past
                 # its fill, and is overwritten by the next append)
                 seen = np.int64(visited[u])
-                slots[start[b] + fill[b]] = ((((g - (b << bshift)) >> sub_shift) << _CODE_BITS)
-                                             | (v << _END_BITS) | u)
+                slots[start[b] + fill[b]] = slot_pack((g - (b << bshift)) >> sub_shift, code_pack(v, u))
                 fill[b] += 1 - seen
                 bucket[b] += 1 - 2 * seen
 
@@ -407,7 +440,7 @@ def _update_compressed(row, v, visited, slots, start, fill, bucket, block, layer
             if b >= mat:
                 # branch-free on visited[u], as in _update_plain
                 seen = np.int64(visited[u])
-                slots[start[b] + fill[b]] = ((g - (b << bshift)) << _CODE_BITS) | (v << _END_BITS) | u
+                slots[start[b] + fill[b]] = slot_pack(g - (b << bshift), code_pack(v, u))
                 fill[b] += 1 - seen
                 bucket[b] += 1 - 2 * seen
                 if layered:
@@ -439,7 +472,7 @@ def _update_layered(row, v, visited, slots, start, fill, bucket, block, sgn, s, 
         else:
             d = 1
             if b >= mat:
-                slots[start[b] + fill[b]] = ((g - (b << bshift)) << _CODE_BITS) | (v << _END_BITS) | u
+                slots[start[b] + fill[b]] = slot_pack(g - (b << bshift), code_pack(v, u))
                 fill[b] += 1
         bucket[b] += d
         block[b >> block_shift] += d
@@ -465,7 +498,7 @@ def _update_general(row, v, visited, slots, start, fill, bucket, block, group, s
         else:
             d = 1
             if b >= mat:
-                slots[start[b] + fill[b]] = ((g - (b << bshift)) << _CODE_BITS) | (v << _END_BITS) | u
+                slots[start[b] + fill[b]] = slot_pack(g - (b << bshift), code_pack(v, u))
                 fill[b] += 1
         if group_counts:
             group[g] += d
@@ -542,7 +575,7 @@ def gq_update_csr(q, indptr, indices, data, v, visited):
             d = -1
         else:
             d = 1
-            slots[start[b] + fill[b]] = ((g - (b << bshift)) << _CODE_BITS) | p
+            slots[start[b] + fill[b]] = slot_pack(g - (b << bshift), p)
             fill[b] += 1
         if group_counts:
             group[g] += d
@@ -650,7 +683,7 @@ def gq_select(lay, counts, level, node, r):
 
 
 @jit_only
-def _compact(lay, st, b, visited):
+def gq_compact(lay, st, b, visited):
     """Drop the dead slots of bucket b (amortized O(1) per edge: at least half are dead)."""
     slots, ends = st.slots, st.ends
     lo = st.start[b]
@@ -659,13 +692,13 @@ def _compact(lay, st, b, visited):
     if lay.dense:
         for i in range(lo, lo + st.fill[b]):
             slot = slots[i]
-            if not visited[slot & _END_MASK]:
+            if not visited[code_ends(slot_code(slot))[1]]:
                 slots[k] = slot
                 k += 1
     else:
         for i in range(lo, lo + st.fill[b]):
             slot = slots[i]
-            if not visited[ends[slot & _CODE_MASK]]:
+            if not visited[ends[slot_code(slot)]]:
                 slots[k] = slot
                 k += 1
     st.fill[b] = k - lo
@@ -822,8 +855,7 @@ def _materialize_pass(lay, keys, counts, st, cut, W, new, mat):
                 a, u = (y, x) if from_rest else (x, y)  # visited, unvisited
                 b = g >> bshift
                 if new <= b < mat:
-                    slots[start[b] + fill[b]] = ((((g - (b << bshift)) >> sub_shift) << _CODE_BITS)
-                                                 | (a << _END_BITS) | u)
+                    slots[start[b] + fill[b]] = slot_pack((g - (b << bshift)) >> sub_shift, code_pack(a, u))
                     fill[b] += 1
                     if lazy:
                         bucket[b] += 1
@@ -847,9 +879,9 @@ def gq_take_cut(lay, keys, cut, W, pmax, tries, rng):
     for _ in range(tries):
         a = inside[np.int64(rng.random() * n_in)]
         u = rest[np.int64(rng.random() * n_rest)]
-        g = _group(np.float64(W[a, u]), a * n + u, lay, keys)
+        g = gq_group(np.float64(W[a, u]), a * n + u, lay, keys)
         if g <= pmax:
-            return g, (a << _END_BITS) | u
+            return g, code_pack(a, u)
     raise AssertionError("gq_take_cut: no edge of the cut lies in the counted groups")
 
 
@@ -858,10 +890,10 @@ def gq_slot_group(lay, W, b, slot):
     """Group of a slot of bucket b (per draw, not per edge). A wide bucket's slot
     holds only its fine sub-bucket, so there the group comes from the edge's weight."""
     if lay.wide:
-        code = slot & _CODE_MASK
-        w = np.float64(W[code >> _END_BITS, code & _END_MASK])
+        a, u = code_ends(slot_code(slot))
+        w = np.float64(W[a, u])
         return discretize(w, lay.sgn, lay.s, lay.inv) - lay.kmin
-    return (b << lay.bucket_shift) + (slot >> _CODE_BITS)
+    return (b << lay.bucket_shift) + slot_offset(slot)
 
 
 @jit_only
@@ -876,7 +908,7 @@ def gq_take(lay, st, W, b, lo, hi, count, active, visited, rng):
     if b < st.materialized[0]:
         raise AssertionError("gq_take: the bucket is not materialized")
     if st.fill[b] > 2 * active:
-        _compact(lay, st, b, visited)
+        gq_compact(lay, st, b, visited)
     slots, dense, ends = st.slots, lay.dense, st.ends
     first = st.start[b]
     f = st.fill[b]
@@ -887,7 +919,7 @@ def gq_take(lay, st, W, b, lo, hi, count, active, visited, rng):
         # < 1e-57) fall through to the scan, which fails loudly if counts are wrong
         for _ in range(1000):
             slot = slots[first + np.int64(rng.random() * f)]
-            code = slot & _CODE_MASK
+            code = slot_code(slot)
             if not visited[_end(code, dense, ends)]:
                 g = gq_slot_group(lay, W, b, slot)
                 if whole or lo <= g - base <= hi:
@@ -895,7 +927,7 @@ def gq_take(lay, st, W, b, lo, hi, count, active, visited, rng):
     j = np.int64(rng.random() * count)
     for i in range(first, first + f):
         slot = slots[i]
-        code = slot & _CODE_MASK
+        code = slot_code(slot)
         if not visited[_end(code, dense, ends)]:
             g = gq_slot_group(lay, W, b, slot)
             if whole or lo <= g - base <= hi:

@@ -18,14 +18,12 @@ from fastpamst_nb import cutqueue, cutqueue_build, graph, window as topwin
 from fastpamst_nb.graph import as_graph
 from fastpamst_nb.keys import bucket_shift_for
 from fastpamst_nb.cutqueue import (
-    ROOT, gq_count, gq_join, gq_materialize, gq_select, gq_take, gq_take_cut, gq_top, gq_update,
-    gq_update_csr,
+    ROOT, code_ends, gq_count, gq_join, gq_materialize, gq_select, gq_take, gq_take_cut, gq_top, gq_update,
+    gq_update_csr, slot_code,
 )
 from fastpamst_nb.cutqueue_build import gq_build
 
 pytestmark = pytest.mark.nojit_lane  # the NUMBA_DISABLE_JIT=1 lane runs this file but its slow_python tests
-
-CODE_MASK = (1 << 40) - 1
 
 
 def _sym(rng, n, scale=1.0, integer=False):
@@ -127,7 +125,7 @@ def _update(q, graph, v, visited):
 
 def _decode(graph, code):
     if graph.dense:
-        return int(code) >> 20, int(code) & ((1 << 20) - 1)
+        return code_ends(int(code))
     b = int(graph.indices[code])
     a = int(np.searchsorted(graph.indptr, code, side="right") - 1)
     return a, b
@@ -293,7 +291,7 @@ def test_queue_matches_a_naive_cut(layout, window, monkeypatch):
                 assert e in active and group[e] // width == b and lo <= group[e] - b * width <= hi
         # a materialized bucket holds every active edge of its own (plus dead slots)
         for bb in range(int(q.store.materialized[0]), B):
-            slots = q.store.slots[q.store.start[bb]:q.store.start[bb] + q.store.fill[bb]] & CODE_MASK
+            slots = slot_code(q.store.slots[q.store.start[bb]:q.store.start[bb] + q.store.fill[bb]])
             alive = {frozenset(_decode(graph, c)) for c in slots.tolist()} & active
             assert alive == {e for e in active if group[e] // width == bb}
         if graph.dense:
@@ -345,7 +343,7 @@ def test_buckets_sized_late_get_room_for_the_edges_left():
     active = {e for e, _ in left if any(visited[list(e)])}
     held = set()
     for b in range(B):
-        codes = st.slots[st.start[b]:st.start[b] + st.fill[b]] & CODE_MASK
+        codes = slot_code(st.slots[st.start[b]:st.start[b] + st.fill[b]])
         held |= {frozenset(_decode(graph, c)) for c in codes.tolist()}
     assert held == active
 
@@ -432,7 +430,7 @@ def test_picks_are_uniform_over_active_members(restrict):
     codes = _many_takes(q, graph.W, 0, lo, hi, len(members), visited, np.random.default_rng(1), runs)
     counts = {}
     for c in codes.tolist():
-        e = (c >> 20, c & ((1 << 20) - 1))
+        e = code_ends(c)
         counts[e] = counts.get(e, 0) + 1
     expected = {e: 1.0 / len(members) for e in members}
     pvalue, _, _ = naive.chisquare_pvalue(counts, expected, runs)
