@@ -43,9 +43,10 @@ from numba import njit
 
 from .core import CACHE, memory_fits, require_memory
 from .cutqueue import (
-    _END_BITS, _HSET_BITS, _SIZE_MIN, CutSides, GroupKeys, GroupQueue, QueueCounts, QueueLayout,
-    SlotStore, _hset_home,
+    _END_BITS, _HSET_BITS, CutSides, GroupKeys, GroupQueue, QueueCounts, QueueLayout, SlotStore,
+    _hset_home,
 )
+from .cutqueue_materialize import _SIZE_MIN
 # (the moved rules keep their old names here, so the code below reads as before)
 from .keys import bucket_shift_for as _bucket_shift, discretize, exact_inverse
 from .privacy import key_limit
@@ -432,7 +433,7 @@ def gq_build(graph, sgn, s, r, sigma, window=None):
         G = K
         key = np.zeros(0, dtype=np.int64)  # gq_key: kmin + g
         rank = np.zeros(0, dtype=rank_t)
-        # a dense queue sizes its buckets when it materializes them (_size_buckets): a
+        # a dense queue sizes its buckets when it materializes them (cutqueue_materialize._size_buckets): a
         # histogram of every key cost 0.6x the floor's whole run, for the few buckets
         # the sampler reads
         if not graph.dense:

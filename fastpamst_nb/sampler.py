@@ -44,9 +44,10 @@ from numba import njit
 
 from .core import CACHE, jit_only
 from .cutqueue import (
-    BUCKET, GROUP, ROOT, code_pack, gq_compact, gq_count, gq_group, gq_key, gq_materialize, gq_select,
-    gq_slot_group, gq_take, gq_take_cut, gq_top, gq_width_shift, slot_code, slot_offset,
+    BUCKET, GROUP, ROOT, code_pack, gq_compact, gq_count, gq_group, gq_key, gq_select, gq_slot_group,
+    gq_take, gq_take_cut, gq_top, gq_width_shift, slot_code, slot_offset,
 )
+from .cutqueue_materialize import gq_materialize
 
 
 # stats counters (an int64 array the caller may pass; tests read them)

@@ -73,7 +73,7 @@ scale : float64 (3,)
 """
 
 WINDOW_FINE_BITS = 3  # a noise-wide bucket (2**bshift keys) is 8 fine bins
-WINDOW_BINS = 80  # 10 noise-wide buckets: the cutqueue._SIZE_MIN top ones, whatever their alignment
+WINDOW_BINS = 80  # 10 noise-wide buckets: the cutqueue_materialize._SIZE_MIN top ones, whatever their alignment
 # wide buckets: bins of half a wide bucket of the first tile's key range, 1000 of them
 # (~500 buckets, about 3% of the range: the depth cutqueue_build._WIDE_SIZE_SHARE aims at)
 _WINDOW_BINS_WIDE = 1000

@@ -14,14 +14,15 @@ import scipy.sparse as sp
 from numba import njit
 
 import naive
-from fastpamst_nb import cutqueue, cutqueue_build, graph, window as topwin
+from fastpamst_nb import cutqueue_build, cutqueue_materialize, graph, window as topwin
 from fastpamst_nb.graph import as_graph
 from fastpamst_nb.keys import bucket_shift_for
 from fastpamst_nb.cutqueue import (
-    ROOT, code_ends, gq_count, gq_join, gq_materialize, gq_select, gq_take, gq_take_cut, gq_top, gq_update,
-    gq_update_csr, slot_code,
+    ROOT, code_ends, gq_count, gq_join, gq_select, gq_take, gq_take_cut, gq_top, gq_update, gq_update_csr,
+    slot_code,
 )
 from fastpamst_nb.cutqueue_build import gq_build
+from fastpamst_nb.cutqueue_materialize import gq_materialize
 
 pytestmark = pytest.mark.nojit_lane  # the NUMBA_DISABLE_JIT=1 lane runs this file but its slow_python tests
 
@@ -198,7 +199,7 @@ def test_queue_matches_a_naive_cut(layout, window, monkeypatch):
     graph = as_graph(W, window=win)
     q = gq_build(graph, -1.0, s, r, bucket_width, win)
     if window:  # the top buckets are sized at build, from the pass that validated W
-        assert win.state[topwin.WIN_COMPLETE] == 1 and int(q.store.sized[0]) <= q.layout.n_buckets - cutqueue._SIZE_MIN
+        assert win.state[topwin.WIN_COMPLETE] == 1 and int(q.store.sized[0]) <= q.layout.n_buckets - cutqueue_materialize._SIZE_MIN
         # the window follows the queue's wide rule: wide bins exactly when the queue
         # is wide (compressed-groups would have wide bins under the default rule)
         wide_bins = int(win.state[topwin.WIN_BINS]) == topwin._WINDOW_BINS_WIDE
