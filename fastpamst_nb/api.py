@@ -32,7 +32,7 @@ from .core import CACHE, as_generator, check_positive, require_memory
 from .graph import as_graph, kernel_view, vertex_count, vertex_labels
 from .gumbel import gumbel_csr, gumbel_dense
 from .prim import prim_csr_exact, prim_csr_private, prim_dense_exact, prim_dense_private
-from .queue import gq_build, queue_memory_bytes
+from .cutqueue_build import gq_build, queue_memory_bytes
 from .sampler import N_STATS
 from .tree import SpanningTree
 from .window import top_window

@@ -19,7 +19,7 @@ already decorated.
 
 numba checks a cached kernel against the source of *its own* file only, but a
 driver inlines kernels from other modules (``prim.prim_dense_private`` carries
-``queue`` and ``sampler`` code). After an edit or an upgrade that leaves
+``cutqueue`` and ``sampler`` code). After an edit or an upgrade that leaves
 ``prim.py`` unchanged, numba would load a driver compiled from the old queue: it
 happened here (a stale driver ran much slower, and could as well have been
 wrong). So the import fingerprints every module of the package and, when the

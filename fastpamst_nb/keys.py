@@ -3,7 +3,7 @@
 Fast-PAMST scores an edge by ``s * key`` with ``key = floor(sgn * w / s)``
 (``sgn = -1``: minimum tree; s the discretization step). The validation's top
 window (:mod:`fastpamst_nb.window`) and the grouped queue
-(:mod:`fastpamst_nb.queue`) both count keys, in noise-wide buckets of
+(:mod:`fastpamst_nb.cutqueue`) both count keys, in noise-wide buckets of
 ``2**bucket_shift`` consecutive keys, so the rules they share live here, below
 both: ``graph.py`` (which fills the window) then needs nothing of the queue.
 
@@ -77,7 +77,7 @@ def score_floor(kmin, first, bshift, s):
 
 def bucket_shift_for(G, r, bucket_width):
     """log2 of the bucket width: the widest bucket whose key span r * (2**bshift - 1) <= bucket_width
-    (noise units; the selection's speed knob, ``queue.gq_build``'s ``sigma``), over G keys.
+    (noise units; the selection's speed knob, ``cutqueue_build.gq_build``'s ``sigma``), over G keys.
 
     Such buckets are resolved whole by the sampler (in direct mode their span is
     exactly that), so a wider one saves draws and a narrower one keeps the

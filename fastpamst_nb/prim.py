@@ -12,7 +12,7 @@ import numpy as np
 from numba import njit
 
 from .core import CACHE, jit_only
-from .queue import gq_join, gq_update, gq_update_csr
+from .cutqueue import code_ends, gq_join, gq_update, gq_update_csr
 from .sampler import rnm_select
 
 
@@ -196,8 +196,7 @@ def prim_dense_private(q, W, visited, edges, step0, n_steps, v, key_rate, theta,
         gq_join(q.layout, q.cut, v, visited)
         gq_update(q, W[v], v, visited, v * n)
         code = rnm_select(q, W, visited, key_rate, theta, bucket_width, rng, stats)
-        a = code >> 20  # dense codes are a << 20 | b (queue._END_BITS)
-        b = code & ((1 << 20) - 1)
+        a, b = code_ends(code)
         edges[step, 0] = a
         edges[step, 1] = b
         v = b

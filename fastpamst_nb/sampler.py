@@ -43,10 +43,11 @@ import numpy as np
 from numba import njit
 
 from .core import CACHE, jit_only
-from .queue import (
-    _CODE_BITS, _CODE_MASK, _END_BITS, BUCKET, GROUP, ROOT, _compact, _group, gq_count, gq_key,
-    gq_materialize, gq_select, gq_slot_group, gq_take, gq_take_cut, gq_top, gq_width_shift,
+from .cutqueue import (
+    BUCKET, GROUP, ROOT, code_pack, gq_compact, gq_count, gq_group, gq_key, gq_select, gq_slot_group,
+    gq_take, gq_take_cut, gq_top, gq_width_shift, slot_code, slot_offset,
 )
+from .cutqueue_materialize import gq_materialize
 
 
 # stats counters (an int64 array the caller may pass; tests read them)
@@ -176,7 +177,7 @@ def _take_below(lay, keys, counts, st, cut, W, level, node, count, pmax, visited
     its groups <= pmax, given their number ``count``; returns (group, code)."""
     if level == SUB:
         slot = st.slots[node + np.int64(rng.random() * count)]
-        return gq_slot_group(lay, W, st.open_bucket[0], slot), slot & _CODE_MASK
+        return gq_slot_group(lay, W, st.open_bucket[0], slot), slot_code(slot)
     total = counts.total[0]
     if level == ROOT and lay.dense and count * lay.n >= total:
         # 1/n of the cut or more qualifies: draw from the cut itself, in at most n
@@ -192,7 +193,7 @@ def _take_below(lay, keys, counts, st, cut, W, level, node, count, pmax, visited
         # the open wide bucket: its unprocessed edges are its first open_bucket[1]
         # slots (compacted), and the rank fell among them
         slot = st.slots[st.start[bb] + w]
-        return gq_slot_group(lay, W, bb, slot), slot & _CODE_MASK
+        return gq_slot_group(lay, W, bb, slot), slot_code(slot)
     if bb < st.materialized[0]:
         gq_materialize(lay, keys, counts, st, cut, W, bb)
     lo = bb << lay.bucket_shift
@@ -208,7 +209,7 @@ def _take_below(lay, keys, counts, st, cut, W, level, node, count, pmax, visited
 
 
 # multiplicative hashing (Knuth, TAOCP vol. 3, 6.4): middle bits of code * M, M odd.
-# Codes are < 2**40 (a dense code is a << 20 | b, a sparse one a CSR position) and
+# Codes are < 2**40 (a dense code is ``code_pack(a, b)`` = a << 20 | b, a sparse one a CSR position) and
 # M < 2**23, so the product fits in int64 (no wrap-around, the same in plain Python)
 _HASH_MUL = 0x5BD1E5
 _HASH_SHIFT = 12
@@ -267,7 +268,7 @@ def _cut_members(lay, keys, cut, W, k, pmax, count, seen, rng, gs, codes):
     none of the codes already in ``seen`` (to which they are added), written to
     ``gs`` (groups) and ``codes``; ``count``: how many such edges the cut holds.
 
-    Rejection from uniform (visited, unvisited) pairs, as ``queue.gq_take_cut``
+    Rejection from uniform (visited, unvisited) pairs, as ``cutqueue.gq_take_cut``
     draws one, but in batches: the pairs of a batch first, then their weights,
     then the tests. The reads of W are then independent of each other, so the
     processor overlaps their cache misses instead of waiting for each in turn
@@ -297,9 +298,9 @@ def _cut_members(lay, keys, cut, W, k, pmax, count, seen, rng, gs, codes):
         for i in range(m):
             a = a_buf[i]
             u = u_buf[i]
-            g = _group(w_buf[i], a * n + u, lay, keys)
+            g = gq_group(w_buf[i], a * n + u, lay, keys)
             if g <= pmax:
-                code = (a << _END_BITS) | u
+                code = code_pack(a, u)
                 if _seen_add(seen, code):
                     gs[got] = g
                     codes[got] = code
@@ -434,7 +435,7 @@ def _split_top(slots, lo, hi, fmax):
     nxt = np.int64(-1)
     i = lo
     while i < j:
-        f = slots[i] >> _CODE_BITS
+        f = slot_offset(slots[i])
         if f == fmax:
             j -= 1
             slots[i], slots[j] = slots[j], slots[i]
@@ -455,7 +456,7 @@ def _walk_wide(lay, keys, counts, st, cut, W, visited, r, theta, rng, stats, b, 
     unprocessed edges. Returns (best, win_g, win_code, remaining, stopped by the
     bottom trick)."""
     # wide queues count lazily: the walk materialized b before it could see b's count
-    _compact(lay, st, b, visited)
+    gq_compact(lay, st, b, visited)
     if b < st.materialized[0] or st.fill[b] != counts.bucket[b]:
         raise AssertionError("rnm_select: a wide bucket's slots disagree with its count")
     slots = st.slots
@@ -465,7 +466,7 @@ def _walk_wide(lay, keys, counts, st, cut, W, visited, r, theta, rng, stats, b, 
     sub_shift = lay.sub_shift
     fmax = np.int64(-1)
     for i in range(lo, hi):
-        fmax = max(fmax, slots[i] >> _CODE_BITS)
+        fmax = max(fmax, slot_offset(slots[i]))
     st.open_bucket[0] = b
     stopped = False
     while fmax >= 0:

@@ -1,6 +1,6 @@
 """The validation's top window: the highest keys of W, counted while W is validated.
 
-A release with ``noise="exponential"`` builds a grouped queue (``queue.gq_build``)
+A release with ``noise="exponential"`` builds a grouped queue (``cutqueue_build.gq_build``)
 whose sampler reads only the few buckets near the top of the cut. Their sizes,
 and whether the key range calls for wide buckets, are what the queue build needs
 to choose its layout and size its slot store. Rather than a second pass over W
@@ -26,7 +26,7 @@ from numba import njit
 from .core import CACHE, jit_only
 from .keys import bucket_shift_for, discretize, exact_inverse, score_floor
 
-# the queue's wide buckets (queue.gq_build): considered above WIDE_MIN_FINE
+# the queue's wide buckets (cutqueue_build.gq_build): considered above WIDE_MIN_FINE
 # noise-wide buckets, at most WIDE_BUCKETS of them (3 int64 arrays of that length
 # fit in a 512 KB L2 cache)
 WIDE_MIN_FINE = 1 << 14
@@ -73,9 +73,9 @@ scale : float64 (3,)
 """
 
 WINDOW_FINE_BITS = 3  # a noise-wide bucket (2**bshift keys) is 8 fine bins
-WINDOW_BINS = 80  # 10 noise-wide buckets: the queue._SIZE_MIN top ones, whatever their alignment
+WINDOW_BINS = 80  # 10 noise-wide buckets: the cutqueue_materialize._SIZE_MIN top ones, whatever their alignment
 # wide buckets: bins of half a wide bucket of the first tile's key range, 1000 of them
-# (~500 buckets, about 3% of the range: the depth queue._WIDE_SIZE_SHARE aims at)
+# (~500 buckets, about 3% of the range: the depth cutqueue_build._WIDE_SIZE_SHARE aims at)
 _WINDOW_BINS_WIDE = 1000
 _WINDOW_RING = 1024
 _WINDOW_FULL_TILE = 1024  # entries of a first tile that decides its bins by its crowding

@@ -25,12 +25,12 @@ import scipy.stats
 from numba import njit
 
 import fastpamst_nb as fp
-from fastpamst_nb import api, queue, window as topwin
+from fastpamst_nb import api, cutqueue_build, window as topwin
 from fastpamst_nb.api import DEFAULT_BUCKET_WIDTH, DEFAULT_THETA
 from fastpamst_nb.graph import as_graph
 from fastpamst_nb.privacy import discretized_sensitivity
 from fastpamst_nb.keys import discretize, exact_inverse, score_floor
-from fastpamst_nb.queue import gq_build
+from fastpamst_nb.cutqueue_build import gq_build
 from fastpamst_nb import gumbel, philox
 from fastpamst_nb.sampler import (
     ST_BOTTOM_CALLS,
@@ -381,14 +381,14 @@ def _layout(q):
 
 @pytest.fixture
 def no_wide(monkeypatch):
-    monkeypatch.setattr(queue, "_WIDE_MIN_FINE", 1 << 62)
+    monkeypatch.setattr(cutqueue_build, "_WIDE_MIN_FINE", 1 << 62)
 
 
 @pytest.mark.parametrize("name, knobs", CASES, ids=[f"{a}-{b}" for a, b in CASES])
 @pytest.mark.slow_python
 def test_exponential_law_across_large_gaps(name, knobs, monkeypatch):
     if knobs == "no-wide":
-        monkeypatch.setattr(queue, "_WIDE_MIN_FINE", 1 << 62)
+        monkeypatch.setattr(cutqueue_build, "_WIDE_MIN_FINE", 1 << 62)
     theta, bucket_width = KNOBS[knobs]
     stats = _hard_check(name, "exponential", theta, bucket_width)
     if theta == math.inf:

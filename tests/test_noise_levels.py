@@ -20,7 +20,7 @@ import fastpamst_nb as fp
 from fastpamst_nb.api import DEFAULT_BUCKET_WIDTH, DEFAULT_THETA, _fast_pamst_graph
 from fastpamst_nb.graph import as_graph
 from fastpamst_nb.privacy import default_discretization, discretized_sensitivity
-from fastpamst_nb.queue import gq_build
+from fastpamst_nb.cutqueue_build import gq_build
 from fastpamst_nb.sampler import N_STATS, ST_CUT_NODES, ST_NODES, ST_STEPS
 
 import naive

@@ -14,7 +14,7 @@ import fastpamst_nb as fp
 from fastpamst_nb import core, privacy
 from fastpamst_nb.api import DEFAULT_BUCKET_WIDTH
 from fastpamst_nb.keys import bucket_shift_for
-from fastpamst_nb.queue import _DIRECT_SLACK, queue_memory_bytes
+from fastpamst_nb.cutqueue_build import _DIRECT_SLACK, queue_memory_bytes
 
 
 def uniform(n, seed):

@@ -411,29 +411,29 @@ def test_cache_unknown_spellings(value):
 
 def test_purge_removes_only_the_packages_kernels_when_the_sources_change(tmp_path):
     names = ["prim.prim_dense_private-154.py311.nbi", "prim.prim_dense_private-154.py311.1.nbc",
-             "queue.gq_update-300.py311.nbi", "prim.cpython-311.pyc", "other.f-1.py311.nbi"]
+             "cutqueue.gq_update-300.py311.nbi", "prim.cpython-311.pyc", "other.f-1.py311.nbi"]
     for name in names:
         (tmp_path / name).write_text("x")
-    assert core.purge_stale_kernels(str(tmp_path), "a" * 64, ["prim", "queue"]) == 3
+    assert core.purge_stale_kernels(str(tmp_path), "a" * 64, ["prim", "cutqueue"]) == 3
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         ["prim.cpython-311.pyc", "other.f-1.py311.nbi", core.STAMP_NAME])
     # same sources: a kernel cached since then is kept
     (tmp_path / names[0]).write_text("x")
-    assert core.purge_stale_kernels(str(tmp_path), "a" * 64, ["prim", "queue"]) == 0
+    assert core.purge_stale_kernels(str(tmp_path), "a" * 64, ["prim", "cutqueue"]) == 0
     assert (tmp_path / names[0]).exists()
     # any module changed: purged again
-    assert core.purge_stale_kernels(str(tmp_path), "b" * 64, ["prim", "queue"]) == 1
+    assert core.purge_stale_kernels(str(tmp_path), "b" * 64, ["prim", "cutqueue"]) == 1
     assert not (tmp_path / names[0]).exists()
     assert (tmp_path / core.STAMP_NAME).read_text().strip() == "b" * 64
 
 
 def test_fingerprint_covers_every_module(tmp_path):
-    for name in ("prim.py", "queue.py"):
+    for name in ("prim.py", "cutqueue.py"):
         (tmp_path / name).write_text("x = 1\n")
     before = core.source_fingerprint(str(tmp_path))
     (tmp_path / "notes.txt").write_text("not a module")
     assert core.source_fingerprint(str(tmp_path)) == before
-    (tmp_path / "queue.py").write_text("x = 2\n")  # an edit of a module no driver lives in
+    (tmp_path / "cutqueue.py").write_text("x = 2\n")  # an edit of a module no driver lives in
     assert core.source_fingerprint(str(tmp_path)) != before
 
 
@@ -452,9 +452,9 @@ def test_jit_only_kernels_refuse_a_python_call_but_run_from_njit():
     # numba would jump to the missing Python entry point and crash the interpreter
     from numba import njit
 
-    from fastpamst_nb import queue, sampler
+    from fastpamst_nb import cutqueue, sampler
 
-    for kernel in (queue.gq_top, queue.gq_take, sampler.rnm_select, sampler._take_below):
+    for kernel in (cutqueue.gq_top, cutqueue.gq_take, sampler.rnm_select, sampler._take_below):
         assert isinstance(kernel, core.JitOnlyDispatcher), kernel
         with pytest.raises(TypeError, match=r"jit-only kernel: call it from an @njit function"):
             kernel(1, 2)

@@ -14,17 +14,17 @@ import scipy.sparse as sp
 from numba import njit
 
 import naive
-from fastpamst_nb import graph, queue, window as topwin
+from fastpamst_nb import cutqueue_build, cutqueue_materialize, graph, window as topwin
 from fastpamst_nb.graph import as_graph
 from fastpamst_nb.keys import bucket_shift_for
-from fastpamst_nb.queue import (
-    ROOT, gq_build, gq_count, gq_join, gq_materialize, gq_select, gq_take, gq_take_cut, gq_top, gq_update,
-    gq_update_csr,
+from fastpamst_nb.cutqueue import (
+    ROOT, code_ends, gq_count, gq_join, gq_select, gq_take, gq_take_cut, gq_top, gq_update, gq_update_csr,
+    slot_code,
 )
+from fastpamst_nb.cutqueue_build import gq_build
+from fastpamst_nb.cutqueue_materialize import gq_materialize
 
 pytestmark = pytest.mark.nojit_lane  # the NUMBA_DISABLE_JIT=1 lane runs this file but its slow_python tests
-
-CODE_MASK = (1 << 40) - 1
 
 
 def _sym(rng, n, scale=1.0, integer=False):
@@ -126,7 +126,7 @@ def _update(q, graph, v, visited):
 
 def _decode(graph, code):
     if graph.dense:
-        return int(code) >> 20, int(code) & ((1 << 20) - 1)
+        return code_ends(int(code))
     b = int(graph.indices[code])
     a = int(np.searchsorted(graph.indptr, code, side="right") - 1)
     return a, b
@@ -187,10 +187,10 @@ def test_queue_matches_a_naive_cut(layout, window, monkeypatch):
         # each call, so the patch acts there; the window's compiled rule would have
         # frozen the global, so it is given the value (top_window's argument)
         wide_min_fine = 1 << 62
-        monkeypatch.setattr(queue, "_WIDE_MIN_FINE", wide_min_fine)
+        monkeypatch.setattr(cutqueue_build, "_WIDE_MIN_FINE", wide_min_fine)
     if layout == "layered":
         # its ~1,700 occupied buckets get the block layer (read by gq_build at each call)
-        monkeypatch.setattr(queue, "_LAYER2_MIN_BUCKETS", 256)
+        monkeypatch.setattr(cutqueue_build, "_LAYER2_MIN_BUCKETS", 256)
     rng = np.random.default_rng(7)
     W = build(rng)
     if window:
@@ -199,7 +199,7 @@ def test_queue_matches_a_naive_cut(layout, window, monkeypatch):
     graph = as_graph(W, window=win)
     q = gq_build(graph, -1.0, s, r, bucket_width, win)
     if window:  # the top buckets are sized at build, from the pass that validated W
-        assert win.state[topwin.WIN_COMPLETE] == 1 and int(q.store.sized[0]) <= q.layout.n_buckets - queue._SIZE_MIN
+        assert win.state[topwin.WIN_COMPLETE] == 1 and int(q.store.sized[0]) <= q.layout.n_buckets - cutqueue_materialize._SIZE_MIN
         # the window follows the queue's wide rule: wide bins exactly when the queue
         # is wide (compressed-groups would have wide bins under the default rule)
         wide_bins = int(win.state[topwin.WIN_BINS]) == topwin._WINDOW_BINS_WIDE
@@ -292,7 +292,7 @@ def test_queue_matches_a_naive_cut(layout, window, monkeypatch):
                 assert e in active and group[e] // width == b and lo <= group[e] - b * width <= hi
         # a materialized bucket holds every active edge of its own (plus dead slots)
         for bb in range(int(q.store.materialized[0]), B):
-            slots = q.store.slots[q.store.start[bb]:q.store.start[bb] + q.store.fill[bb]] & CODE_MASK
+            slots = slot_code(q.store.slots[q.store.start[bb]:q.store.start[bb] + q.store.fill[bb]])
             alive = {frozenset(_decode(graph, c)) for c in slots.tolist()} & active
             assert alive == {e for e in active if group[e] // width == bb}
         if graph.dense:
@@ -344,7 +344,7 @@ def test_buckets_sized_late_get_room_for_the_edges_left():
     active = {e for e, _ in left if any(visited[list(e)])}
     held = set()
     for b in range(B):
-        codes = st.slots[st.start[b]:st.start[b] + st.fill[b]] & CODE_MASK
+        codes = slot_code(st.slots[st.start[b]:st.start[b] + st.fill[b]])
         held |= {frozenset(_decode(graph, c)) for c in codes.tolist()}
     assert held == active
 
@@ -361,8 +361,8 @@ def test_wide_buckets_only_where_no_bucket_crowds(crowded, monkeypatch):
         A[0, 1:40] = rng.random(39) * 2.0 ** 20
         W = A + A.T
     # the crowding test reads a sample of rows: the same decision from 8 of them
-    monkeypatch.setattr(queue, "_CROWD_SAMPLE", 8 * n)
-    monkeypatch.setattr(queue, "_CROWD_ROWS", 8)
+    monkeypatch.setattr(cutqueue_build, "_CROWD_SAMPLE", 8 * n)
+    monkeypatch.setattr(cutqueue_build, "_CROWD_ROWS", 8)
     q = gq_build(as_graph(W), -1.0, 1.0, 0.05, 1.0)
     assert q.layout.wide == (not crowded)
     if crowded:  # the occupied noise-wide buckets instead, compressed: few of them
@@ -431,7 +431,7 @@ def test_picks_are_uniform_over_active_members(restrict):
     codes = _many_takes(q, graph.W, 0, lo, hi, len(members), visited, np.random.default_rng(1), runs)
     counts = {}
     for c in codes.tolist():
-        e = (c >> 20, c & ((1 << 20) - 1))
+        e = code_ends(c)
         counts[e] = counts.get(e, 0) + 1
     expected = {e: 1.0 / len(members) for e in members}
     pvalue, _, _ = naive.chisquare_pvalue(counts, expected, runs)

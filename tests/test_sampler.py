@@ -16,8 +16,9 @@ import scipy.stats
 from numba import njit
 
 import naive
+from fastpamst_nb.cutqueue import code_ends, code_pack, gq_join, gq_update
+from fastpamst_nb.cutqueue_build import gq_build
 from fastpamst_nb.graph import as_graph
-from fastpamst_nb.queue import gq_build, gq_join, gq_update
 from fastpamst_nb.sampler import (
     N_STATS, ST_BOTTOM_CALLS, _cut_members, _seen_add, _seen_set, binomial, max_noise, rnm_select,
 )
@@ -100,7 +101,7 @@ def test_one_selection_matches_brute_force_rnm(structure, theta, bucket_width):
     codes, stats = _select_many(q, W, visited, r, theta, bucket_width, np.random.default_rng(5), RUNS)
     counts = {}
     for c in codes.tolist():
-        e = (c >> 20, c & ((1 << 20) - 1))
+        e = code_ends(c)
         counts[e] = counts.get(e, 0) + 1
     pvalue, stat, dof = naive.chisquare_pvalue(counts, expected, RUNS)
     assert dof >= 2, "the configuration must spread the selection over several edges"
@@ -208,7 +209,7 @@ def test_batched_cut_members_are_every_qualifying_edge_once():
     cut = [(a, b) for a in range(n) for b in range(n) if visited[a] and not visited[b]]
     keys = {e: int(np.floor(-W[e])) for e in cut}
     pmax = max(keys.values()) - q.layout.kmin - 1  # the top key's group left out
-    members = sorted(((a << 20) | b, k - q.layout.kmin) for (a, b), k in keys.items()
+    members = sorted((code_pack(a, b), k - q.layout.kmin) for (a, b), k in keys.items()
                      if k - q.layout.kmin <= pmax)
     assert 3 <= len(members) < len(cut)
     gs, codes = _cut_members_shim(q, W, len(members) - 1, pmax, len(members), members[0][0],

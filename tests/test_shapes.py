@@ -17,10 +17,10 @@ import pytest
 import scipy.sparse as sp
 
 import naive
-from fastpamst_nb import bench, privacy, queue
+from fastpamst_nb import bench, cutqueue_build, privacy
 from fastpamst_nb.api import DEFAULT_BUCKET_WIDTH, DEFAULT_THETA, _fast_pamst_graph
 from fastpamst_nb.graph import as_graph
-from fastpamst_nb.queue import gq_build
+from fastpamst_nb.cutqueue_build import gq_build
 from fastpamst_nb.sampler import ST_NODES, ST_STEPS
 from test_fast_pamst import expected_sequences, released_counts
 from test_hard_inputs import _rho_for_rate
@@ -100,8 +100,8 @@ def no_wide(monkeypatch):
     # (Read by gq_build, a Python function, at each call. Patching _WIDE_MIN_FINE
     # instead would reach the validation's window kernels too, which freeze it at
     # compile time, and poison numba's cache when they compile under the patch.)
-    monkeypatch.setattr(queue, "_WIDE_FILL_MIN", 0)
-    monkeypatch.setattr(queue, "_WIDE_FILL_FACTOR", 0)
+    monkeypatch.setattr(cutqueue_build, "_WIDE_FILL_MIN", 0)
+    monkeypatch.setattr(cutqueue_build, "_WIDE_FILL_FACTOR", 0)
 
 
 # every shape for the minimum tree, two for the maximum one (the same walks mirrored):
@@ -123,7 +123,7 @@ def test_compressed_dense_law(name, maximum, no_wide):
 def test_compressed_layered_dense_law(name, no_wide, monkeypatch):
     # the block layer over a few compressed buckets (blocks of 2 to 4): counted lazily,
     # materialized by whole blocks, walked block by block
-    monkeypatch.setattr(queue, "_LAYER2_MIN_BUCKETS", 2)
+    monkeypatch.setattr(cutqueue_build, "_LAYER2_MIN_BUCKETS", 2)
     W = SHAPES[name][0]
     q = gq_build(as_graph(W), -1.0, 1.0, LAM, DEFAULT_BUCKET_WIDTH)
     assert not q.layout.direct and q.layout.layered and q.layout.lazy_counts and q.layout.n_blocks >= 2
@@ -176,7 +176,7 @@ def test_compressed_ranks_match_a_sort(sparse, layered, no_wide, monkeypatch):
     # set, dense) is the rank of its aligned bucket among the occupied ones, and each
     # bucket's count its edges
     if layered:
-        monkeypatch.setattr(queue, "_LAYER2_MIN_BUCKETS", 64)
+        monkeypatch.setattr(cutqueue_build, "_LAYER2_MIN_BUCKETS", 64)
     ranked = sparse
     spread = 1e12
     rng = np.random.default_rng(4)

@@ -83,15 +83,15 @@ def main():
 
     print(f"modules of {os.path.normpath(args.package_dir)}: {len(rows)}, "
           f"{sum(r[1] for r in rows)} lines\n")
-    print(f"{'module':<18} {'lines':>6}  longest functions (lines)")
+    print(f"{'module':<24} {'lines':>6}  longest functions (lines)")
     for name, lines, top, _ in rows:
-        print(f"{name:<18} {lines:>6}  " + ", ".join(f"{f[0]} {f[1]}" for f in top))
+        print(f"{name:<24} {lines:>6}  " + ", ".join(f"{f[0]} {f[1]}" for f in top))
     print(f"\nnumba kernels with more than {MANY_ARGS} arguments")
-    print(f"{'module':<18} {'kernel':<28} {'args':>4}")
+    print(f"{'module':<24} {'kernel':<28} {'args':>4}")
     count = 0
     for name, _, _, many in rows:
         for f in many:
-            print(f"{name:<18} {f[0]:<28} {f[3]:>4}")
+            print(f"{name:<24} {f[0]:<28} {f[3]:>4}")
             count += 1
     print(f"{count} kernels")
 

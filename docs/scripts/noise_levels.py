@@ -22,7 +22,9 @@ from fastpamst_nb import api, bench, privacy
 from fastpamst_nb.core import as_generator
 from fastpamst_nb.graph import as_graph
 from fastpamst_nb.prim import prim_dense_private
-from fastpamst_nb.queue import gq_build, gq_join, gq_update, top_window
+from fastpamst_nb.cutqueue import gq_join, gq_update
+from fastpamst_nb.cutqueue_build import gq_build
+from fastpamst_nb.window import top_window
 from fastpamst_nb.sampler import N_STATS
 
 RHO = 0.1

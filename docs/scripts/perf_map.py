@@ -21,7 +21,7 @@ import time
 
 import numpy as np
 
-from fastpamst_nb import api, bench, prim, privacy, queue, sampler
+from fastpamst_nb import api, bench, cutqueue_build, prim, privacy, sampler
 from fastpamst_nb.graph import as_graph
 
 RHO, DELTA = 0.1, 1e-5
@@ -68,7 +68,7 @@ def main():
     key_rate = privacy.fast_pamst_key_rate(RHO, DELTA, n, s, "exponential")  # lam * s
 
     def prim_phase(seed):
-        q = queue.gq_build(g, -1, s, key_rate, api.DEFAULT_BUCKET_WIDTH)
+        q = cutqueue_build.gq_build(g, -1, s, key_rate, api.DEFAULT_BUCKET_WIDTH)
         visited = np.zeros(n, np.bool_)
         edges = np.empty((n - 1, 2), np.int64)
         stats = np.zeros(sampler.N_STATS, np.int64)

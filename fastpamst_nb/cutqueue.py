@@ -1,0 +1,791 @@
+"""The grouped cut queue: Prim's cut edges grouped by discretized score.
+
+A ``GroupQueue`` (the state) is a namedtuple of five small tuples, one per role
+(below), with the ``gq_*`` kernels that update and read it at every Prim step
+beside it. They are jit-only (``core.jit_only``: no Python entry point, whose
+wrapper cost as much to compile as a kernel). :mod:`fastpamst_nb.cutqueue_build`
+builds a queue (``gq_build``, a Python function) and chooses its layout.
+
+**Calling convention.** The kernels run once per Prim step (``gq_update``,
+``gq_update_csr``, ``sampler.rnm_select``) take the whole queue; everything they
+call per node or per draw takes only the role tuples it reads (``gq_top(lay,
+counts)``). numba increments and decrements the reference count of every array
+a call passes, the 18 arrays of a whole queue included: a call passing the queue
+measured ~130 ns more than one passing its counters (docs/design.rst, Compile
+time and call costs).
+
+* **Groups** (``q.layout``, ``q.keys``). An edge's score is ``s * key`` with
+  ``key = floor(sgn * w / s)`` (``sgn = -1``: minimum tree). Edges with equal keys
+  form a group; groups are indexed 0..G-1 in increasing key order and
+  ``gq_key(lay, keys, g)`` is its key. With ``direct`` addressing a group index
+  is ``key - kmin`` (empty groups allowed, nothing stored per edge or per key);
+  with *compressed* buckets only the occupied aligned buckets
+  ((key - kmin) >> bucket_shift) exist, ranked in key order, each bucket's base
+  key in ``q.keys.key`` and each edge's rank in ``q.keys.rank`` (sparse; a dense
+  queue looks the few it needs up in the hash set ``q.keys.table``), and a group
+  is rank << bucket_shift | the key's offset in its bucket (docs/design.rst,
+  Compressed buckets).
+* **Buckets.** Groups are gathered in buckets of ``2**bucket_shift`` consecutive
+  groups, the widest whose key span r * (2**bucket_shift - 1) stays below the
+  sampler's ``sigma`` (r: noise rate in key units). A bucket's maximum noise is
+  one draw and its carrier is looked up only when it could win, so the sampler
+  works bucket by bucket, not group by group.
+* **Wide buckets** (``wide``, dense only). At most 16,384 buckets cover the key
+  range (their counters stay in cache), each cut into *sub-buckets* of
+  ``2**sub_shift`` groups, the noise-wide buckets above. Nothing is counted per
+  sub-bucket: a slot stores its sub-bucket (instead of its group offset, which
+  the edge's weight gives back when a draw needs it), and the sampler splits the
+  one or two wide buckets it reaches by partitioning their compacted slots
+  (``sampler._walk_wide``), O(their slots) per selection.
+  ``q.store.open_bucket`` = (bucket, unprocessed slots) while the sampler is
+  inside one.
+* **Slot store** (``q.store``). Each bucket owns a region of the slot pool,
+  ``slots[start[b]:start[b] + cap[b]]``: as many slots as it has edges, plus one
+  spare, so the store holds each edge once. Sparse and compressed queues size
+  every bucket from the histogram they build; a dense queue with direct keys sizes
+  a bucket only when it materializes it (below). A slot packs the edge's
+  group offset in its bucket (high bits) and its code (low 40 bits):
+  ``a << 20 | b`` dense (a visited, b not, when it joined), the CSR position sparse
+  (``slot_pack``, ``slot_offset``, ``slot_code``; ``code_pack``, ``code_ends``).
+* **Lazy deletion.** The paper swaps an edge out of its group's interval and keeps
+  a position index per edge; at n = 5000 that measured ~12x the cost of a whole
+  exact Prim (random writes; docs/design.rst, Lazy deletion, and why). Here an
+  edge joining the cut is *appended* to its bucket and an edge leaving it only
+  decrements counters. Counts are exact at all times; dead slots (both endpoints
+  visited) stay until the bucket is sampled from: a pick draws a uniformly random
+  slot, rejects dead ones (and, for a pick inside one group, other groups), and
+  first compacts the bucket when more than half of its slots are dead, so
+  compaction costs O(1) amortized per edge. A uniformly random *active* member is
+  all exactness needs, and that is what rejection gives.
+* **Lazy materialization (dense).** The sampler reads slots only of the few
+  buckets near the top of the cut, so a dense queue starts with no bucket
+  materialized (``materialized[0] = B``): joining edges of buckets below it are
+  only counted. When a pick needs a lower bucket, one pass over the current cut
+  (``q.cut``: ``inside`` x ``rest``) fills it and at least as many buckets again
+  (``cutqueue_materialize.gq_materialize``), so there are O(log B) passes; a bottom candidate drawn
+  from at least an eighth of the cut is a uniform (visited, unvisited) pair instead
+  (``gq_take_cut``). At n = 5000 the top 16 of 196 buckets end up materialized;
+  at n = 30000 this cut the time from 30 s to 17 s and the memory by 2.8 GB.
+  Sparse queues materialize everything (``materialized[0] = 0``). A bucket's
+  region is sized when it is first materialized, by one pass over the upper
+  triangle counting the edges of 4x the buckets needed (``_size_buckets``): a
+  histogram of every key at build cost 0.6x the floor's whole run.
+* **Filtered updates (dense).** Only edges of materialized buckets are written or
+  counted, and they score above a bound (``_score_floor``), so the plain update
+  loop compares a row with that bound (vectorized) and computes the keys of the
+  few entries above it only; the cut's size change comes from its sides.
+* **Lazy counting (dense).** Where a dense queue's updates run the plain loop
+  (``lazy_counts``: direct keys without the block layer, or compressed ones in
+  ``_update_compressed``, with it too; no per-group counts), buckets
+  below ``materialized[0]`` keep no count either: an edge event there only
+  changes ``total``. ``gq_materialize`` counts the buckets it adds, so a bucket
+  is counted exactly when it is materialized; ``gq_top`` returns -2 when every
+  counted bucket is empty, and the sampler materializes before it reads a count
+  below the threshold (docs/design.rst, Lazy materialization). The counter
+  increment was half of the update loop's cost.
+* **Counters** (``q.counts``). ``bucket`` holds each bucket's active count; above
+  16384 buckets a second layer (``block``: blocks of ``2**block_shift`` ~ sqrt(B)
+  buckets) keeps the best non-empty bucket and rank selection at O(sqrt(B)) (the
+  paper's layered blocks, with two layers since buckets already gather ~G/B
+  groups); below it a scan of B counts is cheaper than the extra counter update
+  per edge. ``group`` (per group) is kept only where buckets are single groups
+  (``sigma < 0``, a test setting), and ``total[0]`` counts the whole cut.
+
+The levels of the hierarchy are named: ``GROUP`` (0), ``BUCKET`` (1), ``BLOCK``
+(2) and ``ROOT`` (the whole cut).
+"""
+
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from .core import CACHE, jit_only
+# (the moved rule keeps its old name here, so the code below reads as before)
+from .keys import discretize, score_floor as _score_floor
+
+QueueLayout = namedtuple(
+    "QueueLayout",
+    ["n", "dense", "sgn", "s", "inv", "kmin", "direct", "n_groups", "n_buckets", "n_blocks",
+     "bucket_shift", "block_shift", "layered", "wide", "sub_shift", "group_counts", "lazy_counts",
+     "min_sized", "hash_bits"],
+)
+QueueLayout.__doc__ = """The queue's fixed scalars, decided by ``gq_build`` from shapes, s and r.
+
+n : int64
+    Vertices of the graph.
+dense : bool
+    A complete graph read from W (True) or a CSR graph (False).
+sgn, s : float64
+    Sign (-1.0: minimum tree) and discretization step: key = floor(sgn * w / s).
+inv : float64
+    ``exact_inverse(s)``: 1/s for a power-of-two step, by which ``discretize``
+    multiplies (bit-identical keys, no division), else 0.0.
+kmin : int64
+    The smallest key. With ``direct`` keys group g has key kmin + g.
+direct : bool
+    Group = key - kmin (True), or compressed buckets: group = (the bucket's rank,
+    stored in ``GroupKeys.rank``) << bucket_shift | the key's offset in it (False).
+n_groups, n_buckets, n_blocks : int64
+    G groups, B = ceil(G / 2**bucket_shift) buckets (compressed: the occupied ones,
+    G = B << bucket_shift), and the blocks of the second counter layer (0 unless
+    ``layered``).
+bucket_shift, block_shift : int64
+    log2 of the groups per bucket and of the buckets per block.
+layered : bool
+    The block layer is kept (more than 16384 buckets).
+wide : bool
+    Wide buckets: a slot stores its sub-bucket instead of its group offset.
+sub_shift : int64
+    log2 of the groups per sub-bucket of a wide bucket (= bucket_shift otherwise).
+group_counts : bool
+    Per-group counts are kept (``QueueCounts.group``).
+lazy_counts : bool
+    Bucket counts are kept only for materialized buckets (dense graphs whose
+    updates run the plain loop): below ``SlotStore.materialized[0]`` a bucket's
+    count is 0 until ``gq_materialize`` counts it; ``total`` is always exact.
+hash_bits : int64
+    Compressed buckets found through the hash set ``GroupKeys.table`` (log2 of its
+    size), with no rank stored per edge (dense, lazy counts); 0 otherwise.
+min_sized : int64
+    The fewest top buckets a lazy sizing pass covers (``gq_materialize``):
+    ``_SIZE_MIN``, or with ``wide`` buckets those that hold about
+    1/``cutqueue_build._WIDE_SIZE_SHARE`` of the edges in the crowding test's sample.
+"""
+
+GroupKeys = namedtuple("GroupKeys", ["key", "rank", "table", "slot_rank"])
+GroupKeys.__doc__ = """Bucket of each edge and base key of each bucket, stored only for compressed buckets.
+
+key : int64 array (B,)
+    The base key of compressed bucket b, kmin + (its aligned bucket) << bucket_shift:
+    group g has key key[g >> bucket_shift] + (g & (2**bucket_shift - 1)) (empty with
+    direct keys: kmin + g).
+rank : int32 or int64 array
+    The compressed bucket of each edge: at v * n + u (dense, both orders, 0 on the
+    diagonal) or at its CSR position (sparse). Empty with direct keys, and with
+    ``hash_bits`` (then the few edges whose group is needed look it up below).
+table, slot_rank : int64 arrays (2**hash_bits,)
+    With ``hash_bits``: the hash set of the occupied aligned bucket ids (-1: a free
+    slot; ``_hset_home``) and the compressed bucket of each slot's id. Else empty.
+"""
+
+QueueCounts = namedtuple("QueueCounts", ["bucket", "block", "group", "total"])
+QueueCounts.__doc__ = """Exact active-edge counts, updated on every edge event.
+
+bucket : int64 array (B,)
+block : int64 array (n_blocks,)
+    Sums of 2**block_shift consecutive buckets (empty unless ``layered``).
+group : int64 array (G,) or (1,)
+    Per group, where ``group_counts`` (else unused).
+total : int64 array (1,)
+    The whole cut.
+"""
+
+SlotStore = namedtuple("SlotStore", ["start", "cap", "fill", "slots", "ends", "materialized",
+                                     "open_bucket", "sized"])
+SlotStore.__doc__ = """The edges of each bucket, appended as they join the cut (lazy deletion).
+
+start, cap : int64 arrays (B,)
+    Bucket b owns slots[start[b]:start[b] + cap[b]]: as many as it has edges (that
+    had an unvisited end when it was sized), plus a spare one that the plain
+    update loop may overwrite past ``fill[b]``. Set only for buckets >= sized[0]
+    (both 0 below).
+fill : int64 array (B,)
+    Slots written in each bucket, dead ones included.
+slots : int64 array (m + B,)
+    The pool the regions are cut from.
+    (group offset in the bucket, or sub-bucket if ``wide``) << 40 | edge code
+    (``slot_pack``).
+ends : int array
+    The endpoint of each CSR position (the graph's ``indices``): a sparse edge is
+    alive while it is unvisited. Unused for dense graphs, whose codes carry it.
+materialized : int64 array (1,)
+    Buckets >= materialized[0] hold their slots; lower ones only their counts (nothing
+    with ``lazy_counts``).
+open_bucket : int64 array (2,)
+    (wide bucket, its unprocessed slots) while the sampler splits it, else (-1, 0).
+sized : int64 array (2,)
+    (lowest bucket with a region, first free slot of the pool). A dense queue with
+    direct keys starts with no region and sizes buckets as they are materialized
+    (``gq_materialize``), always at or below ``materialized[0]``; others are sized
+    by ``gq_build`` from the histogram they need anyway.
+"""
+
+CutSides = namedtuple("CutSides", ["inside", "rest", "where", "sizes"])
+CutSides.__doc__ = """The two sides of a dense cut, for passes and draws over visited x unvisited.
+
+inside : int64 array (n,)
+    The visited vertices, in order of joining (first sizes[0] entries).
+rest : int64 array (n,)
+    The unvisited vertices (first sizes[1] entries, in no order).
+where : int64 array (n,)
+    Position of each unvisited vertex in ``rest``.
+sizes : int64 array (2,)
+    (visited, unvisited) counts. All four are empty for sparse graphs but ``sizes``.
+"""
+
+GroupQueue = namedtuple("GroupQueue", ["layout", "keys", "counts", "store", "cut"])
+GroupQueue.__doc__ = """Prim's cut grouped by key: a ``QueueLayout``, ``GroupKeys``,
+``QueueCounts``, ``SlotStore`` and ``CutSides`` (see the module docstring)."""
+
+# Named encodings. A slot of the store packs the edge's group offset in its bucket
+# (a wide bucket: its sub-bucket) above its 40-bit code; a dense code packs the edge's
+# ends, the one visited when it joined above the other. Shifts and masks, not a
+# divmod: a 64-bit modulo per slot dominated compaction
+_CODE_BITS = 40
+_CODE_MASK = (1 << _CODE_BITS) - 1
+_END_BITS = 20
+_END_MASK = (1 << _END_BITS) - 1
+
+
+@njit(cache=CACHE, nogil=True)
+def slot_pack(offset, code):
+    """The slot of an edge with this group offset (or sub-bucket) in its bucket and code."""
+    return (offset << _CODE_BITS) | code
+
+
+@njit(cache=CACHE, nogil=True)
+def slot_offset(slot):
+    """The group offset (a wide bucket: the sub-bucket) a slot stores."""
+    return slot >> _CODE_BITS
+
+
+@njit(cache=CACHE, nogil=True)
+def slot_code(slot):
+    """The edge code a slot stores: a dense code (``code_pack``) or a CSR position."""
+    return slot & _CODE_MASK
+
+
+@njit(cache=CACHE, nogil=True)
+def code_pack(a, b):
+    """The dense code of edge (a, b): a visited and b not when it joined (a, b < 2**20)."""
+    return (a << _END_BITS) | b
+
+
+@njit(cache=CACHE, nogil=True)
+def code_ends(code):
+    """(a, b) of a dense code: the end visited when the edge joined, and the other."""
+    return code >> _END_BITS, code & _END_MASK
+
+
+# the occupied buckets of a key range too wide for a table: an open-addressing hash
+# set of their aligned ids, at most half full. Fibonacci hashing (Knuth, TAOCP vol. 3,
+# 6.4) of the id folded to 31 bits: the top bits of a * M mod 2**31 with
+# M ~ 2**31 (sqrt(5) - 1) / 2, which spreads runs of consecutive ids (the buckets of a
+# dense range) evenly (an arbitrary odd M sent 257 consecutive ids to 72 slots). The
+# product stays below 2**62: no overflow with or without the jit
+_HSET_MUL = 1327217885
+_HSET_BITS = 31
+_HSET_MASK = (1 << _HSET_BITS) - 1
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _hset_home(a, bits):
+    """Home slot of id a >= 0 in a table of 2**bits slots (bits <= 31)."""
+    x = (a ^ (a >> _HSET_BITS)) & _HSET_MASK
+    return ((x * _HSET_MUL) & _HSET_MASK) >> (_HSET_BITS - bits)
+
+
+@jit_only
+def gq_group(w, idx, lay, keys):
+    """Group of an edge of weight ``w`` at flat position ``idx`` (v*n+u dense, CSR
+    position sparse), for per-draw code (``gq_take_cut``); per-edge loops inline it."""
+    if lay.direct:
+        return discretize(w, lay.sgn, lay.s, lay.inv) - lay.kmin
+    if lay.hash_bits > 0:
+        return _hash_group(keys.table, keys.slot_rank, lay.hash_bits, w, lay.sgn, lay.s, lay.inv,
+                           lay.kmin, lay.bucket_shift)
+    return _rank_group(keys.rank[idx], w, lay.sgn, lay.s, lay.inv, lay.kmin, lay.bucket_shift)
+
+
+@jit_only
+def _end(code, dense, ends):
+    """The endpoint that was unvisited when the edge joined; the edge is alive while it is."""
+    if dense:
+        return code_ends(code)[1]
+    return ends[code]
+
+
+# The levels of a node: a group, a bucket, a block of buckets, the whole cut. They
+# are np.int64, not int: numba compiles a callee once per literal argument it is
+# given (Literal[int](3) is a type of its own), which had tripled the compile time
+# of the selection kernels (docs/design.rst, Compile time).
+GROUP = np.int64(0)
+BUCKET = np.int64(1)
+BLOCK = np.int64(2)
+ROOT = np.int64(3)  # node 0 holds the whole cut
+
+
+@jit_only(inline="always")
+def gq_key(lay, keys, g):
+    """The integer key of group g: kmin + g with direct keys, else the base key of
+    g's compressed bucket plus g's offset in it (O(1) either way)."""
+    if lay.direct:
+        return lay.kmin + g
+    return keys.key[g >> lay.bucket_shift] + (g & ((np.int64(1) << lay.bucket_shift) - 1))
+
+
+@jit_only(inline="always")
+def _rank_group(rank, w, sgn, s, inv, kmin, bshift):
+    """Group of an edge of weight ``w`` whose stored compressed bucket is ``rank``: the
+    bucket's groups are its 2**bshift consecutive keys, so the offset is the key's
+    low bits (aligned at kmin); no key is computed when buckets are single groups."""
+    g = np.int64(rank) << bshift
+    if bshift > 0:
+        g |= (discretize(w, sgn, s, inv) - kmin) & ((np.int64(1) << bshift) - 1)
+    return g
+
+
+@jit_only(inline="always")
+def _hash_group(table, slot_rank, bits, w, sgn, s, inv, kmin, bshift):
+    """Group of an edge of weight ``w`` through the hash set of occupied buckets (no
+    stored rank): its aligned bucket's slot gives the rank; per hit, not per edge."""
+    k = discretize(w, sgn, s, inv) - kmin
+    a = k >> bshift
+    mask = (np.int64(1) << bits) - 1
+    h = _hset_home(a, bits)
+    while table[h] != a:
+        h = (h + 1) & mask
+    return (slot_rank[h] << bshift) | (k & ((np.int64(1) << bshift) - 1))
+
+
+# gq_update's loops. Each is written flat on the arrays it touches, passed as
+# arguments, with scalar-only helpers (see gq_update for the measurements).
+
+# the filtered loops list the hits of a row in chunks of this many entries
+_CHUNK = 1024
+
+
+
+@jit_only(inline="always")
+def _row_hits(row, c0, c1, sgn, ythr, hit):
+    """Write to ``hit`` the u in [c0, c1) with sgn * row[u] >= ythr, in order; returns
+    how many. Branch-free (a store and an add per entry): the test passes for a few
+    percent of the entries, where a branch per entry mispredicted on each of them."""
+    k = 0
+    for u in range(c0, c1):
+        hit[k] = u
+        k += sgn * np.float64(row[u]) >= ythr
+    return k
+
+
+@jit_only(inline="always")
+def _unvisited(rest, where, n_rest, y):
+    """Whether vertex y is unvisited: it sits in ``rest`` (``where`` is stale for the
+    visited ones)."""
+    j = where[y]
+    return j < n_rest and rest[j] == y
+
+
+@jit_only
+def _update_plain(row, v, visited, slots, start, fill, bucket, sgn, s, inv, kmin, bshift, mat,
+                  sub_shift):
+    """``gq_update``'s loop for direct keys, no per-group counts, no block layer (the
+    benchmark's case, ``lazy_counts``). ``mat``: the lowest materialized bucket, the
+    lowest one counted; ``sub_shift``: 0, or the sub-bucket shift of a wide queue,
+    whose slots keep the sub-bucket (group offset >> sub_shift).
+
+    Only edges of materialized buckets (the top few of the cut) are counted and
+    stored; the cut's size changes by a number known without reading the row
+    (``gq_update``). So the loop is a filter: the row is compared with the lowest
+    score a materialized bucket holds (``_score_floor``), the entries above it are
+    listed without a branch (``_row_hits``), and only their keys are computed.
+    Computing every key (a floor and a conversion per edge) was twice the cost of
+    the floor's loop; the filter streams the row (0.011 s for a release's updates
+    at n = 4000 with no bucket materialized, against 0.028 s).
+    """
+    n = row.shape[0]
+    ythr = _score_floor(kmin, mat, bshift, s)
+    hit = np.empty(min(n, _CHUNK), dtype=np.int64)
+    for c0 in range(0, n, _CHUNK):
+        c1 = min(c0 + _CHUNK, n)
+        k = _row_hits(row, c0, c1, sgn, ythr, hit)
+        for i in range(k):
+            u = hit[i]
+            w = np.float64(row[u])
+            if u == v:
+                continue
+            g = discretize(w, sgn, s, inv) - kmin
+            b = g >> bshift
+            if b >= mat:
+                # branch-free on visited[u], a coin flip mid-release: the slot is written
+                # either way (a leaving edge's lands in the bucket's spare slot, past
+                # its fill, and is overwritten by the next append)
+                seen = np.int64(visited[u])
+                slots[start[b] + fill[b]] = slot_pack((g - (b << bshift)) >> sub_shift, code_pack(v, u))
+                fill[b] += 1 - seen
+                bucket[b] += 1 - 2 * seen
+
+
+@jit_only
+def _update_compressed(row, v, visited, slots, start, fill, bucket, block, layered, block_shift, sgn, s,
+                       inv, kmin, bshift, mat, table, slot_rank, bits, ythr):
+    """``_update_plain`` for compressed buckets (no per-group counts; the block layer or not):
+    the same filter, with ``ythr`` the lowest score of bucket ``mat`` (from its base
+    key; +inf when nothing is materialized), and each hit's group from the hash set
+    of occupied buckets (``_hash_group``). With the block layer (``layered``) the
+    materialized blocks are counted too: ``mat`` is then at a block's start."""
+    n = row.shape[0]
+    hit = np.empty(min(n, _CHUNK), dtype=np.int64)
+    for c0 in range(0, n, _CHUNK):
+        c1 = min(c0 + _CHUNK, n)
+        k = _row_hits(row, c0, c1, sgn, ythr, hit)
+        for i in range(k):
+            u = hit[i]
+            if u == v:
+                continue
+            g = _hash_group(table, slot_rank, bits, np.float64(row[u]), sgn, s, inv, kmin, bshift)
+            b = g >> bshift
+            if b >= mat:
+                # branch-free on visited[u], as in _update_plain
+                seen = np.int64(visited[u])
+                slots[start[b] + fill[b]] = slot_pack(g - (b << bshift), code_pack(v, u))
+                fill[b] += 1 - seen
+                bucket[b] += 1 - 2 * seen
+                if layered:
+                    block[b >> block_shift] += 1 - 2 * seen
+
+
+@jit_only(inline="always")
+def _compressed_floor(lay, keys, first):
+    """``_score_floor`` of compressed bucket ``first`` (from its base key): every edge of
+    buckets >= first scores at least it; +inf past the last bucket."""
+    if first >= lay.n_buckets:
+        return np.inf
+    return _score_floor(keys.key[first], np.int64(0), lay.bucket_shift, lay.s)
+
+
+@jit_only
+def _update_layered(row, v, visited, slots, start, fill, bucket, block, sgn, s, inv, kmin,
+                    bshift, mat, block_shift):
+    """As ``_update_plain`` with the block layer (more than 16384 buckets: a fine
+    step or a wide weight range)."""
+    delta = 0
+    for u in range(row.shape[0]):
+        if u == v:
+            continue
+        g = discretize(np.float64(row[u]), sgn, s, inv) - kmin
+        b = g >> bshift
+        if visited[u]:
+            d = -1
+        else:
+            d = 1
+            if b >= mat:
+                slots[start[b] + fill[b]] = slot_pack(g - (b << bshift), code_pack(v, u))
+                fill[b] += 1
+        bucket[b] += d
+        block[b >> block_shift] += d
+        delta += d
+    return delta
+
+
+@jit_only
+def _update_general(row, v, visited, slots, start, fill, bucket, block, group, sgn, s, inv, kmin,
+                    bshift, mat, block_shift, direct, rank, rank_base, group_counts, layered):
+    """``gq_update``'s loop in general: compressed buckets with the block layer, per-group counts."""
+    delta = 0
+    for u in range(row.shape[0]):
+        if u == v:
+            continue
+        if direct:
+            g = discretize(np.float64(row[u]), sgn, s, inv) - kmin
+        else:
+            g = _rank_group(rank[rank_base + u], np.float64(row[u]), sgn, s, inv, kmin, bshift)
+        b = g >> bshift
+        if visited[u]:
+            d = -1
+        else:
+            d = 1
+            if b >= mat:
+                slots[start[b] + fill[b]] = slot_pack(g - (b << bshift), code_pack(v, u))
+                fill[b] += 1
+        if group_counts:
+            group[g] += d
+        bucket[b] += d
+        if layered:
+            block[b >> block_shift] += d
+        delta += d
+    return delta
+
+
+@jit_only
+def gq_update(q, row, v, visited, rank_base):
+    """Vertex v joined the tree (dense): row v of W is read once; edges to
+    unvisited vertices join the cut (appended to their bucket), edges to visited
+    ones leave it (counters only).
+
+    ``v`` must already be recorded by ``gq_join``. The loop is written flat, on the
+    queue's arrays passed as arguments (field reads of the namedtuple inside it
+    measured 4x slower, and per-edge helpers taking arrays 3-5x slower), in three
+    kernels: replaying the updates of a release at n = 4000, the plain loop alone in
+    its kernel took 0.042 s, against 0.098 s for the same loop in one function with
+    the others and 0.125 s for the general loop; with 512,000 buckets the layered
+    kernel took 0.10 s, the general one 0.36 s, per-edge helpers 0.65 s.
+    """
+    lay, cnt, st = q.layout, q.counts, q.store
+    mat = st.materialized[0]
+    if lay.lazy_counts:
+        if lay.direct:
+            # wide queues always take this loop (at most window.WIDE_BUCKETS buckets: no block layer)
+            _update_plain(row, v, visited, st.slots, st.start, st.fill, cnt.bucket, lay.sgn, lay.s,
+                          lay.inv, lay.kmin, lay.bucket_shift, mat,
+                          lay.sub_shift if lay.wide else np.int64(0))
+        else:
+            _update_compressed(row, v, visited, st.slots, st.start, st.fill, cnt.bucket, cnt.block,
+                               lay.layered, lay.block_shift, lay.sgn,
+                               lay.s, lay.inv, lay.kmin, lay.bucket_shift, mat, q.keys.table,
+                               q.keys.slot_rank, lay.hash_bits, _compressed_floor(lay, q.keys, mat))
+        # every other entry of the row is an edge: to the n_rest unvisited vertices
+        # it joins the cut, to the n_in - 1 visited ones other than v it leaves it
+        delta = q.cut.sizes[1] - (q.cut.sizes[0] - 1)
+    elif lay.direct and not lay.group_counts:
+        delta = _update_layered(row, v, visited, st.slots, st.start, st.fill, cnt.bucket, cnt.block,
+                                lay.sgn, lay.s, lay.inv, lay.kmin, lay.bucket_shift, mat,
+                                lay.block_shift)
+    else:
+        delta = _update_general(row, v, visited, st.slots, st.start, st.fill, cnt.bucket, cnt.block,
+                                cnt.group, lay.sgn, lay.s, lay.inv, lay.kmin, lay.bucket_shift, mat,
+                                lay.block_shift, lay.direct, q.keys.rank, rank_base,
+                                lay.group_counts, lay.layered)
+    cnt.total[0] += delta
+
+
+@jit_only
+def gq_update_csr(q, indptr, indices, data, v, visited):
+    """Vertex v joined the tree (sparse): its CSR row joins or leaves the cut.
+
+    A sparse edge's code is its CSR position in the row of its visited end.
+    """
+    lay = q.layout
+    slots, start, fill = q.store.slots, q.store.start, q.store.fill
+    bucket, block, group = q.counts.bucket, q.counts.block, q.counts.group
+    bshift, block_shift, group_counts, layered = lay.bucket_shift, lay.block_shift, lay.group_counts, lay.layered
+    direct, sgn, s, inv, kmin, rank = lay.direct, lay.sgn, lay.s, lay.inv, lay.kmin, q.keys.rank
+    delta = 0
+    # one flat loop (helpers taking arrays, per edge, measured 3.4x slower here: 0.27 s
+    # against 0.08 s for 4M edge events at n = 20,000); the flags are loop-invariant
+    for p in range(indptr[v], indptr[v + 1]):
+        if direct:
+            g = discretize(data[p], sgn, s, inv) - kmin
+        else:
+            g = _rank_group(rank[p], data[p], sgn, s, inv, kmin, bshift)
+        b = g >> bshift
+        if visited[indices[p]]:
+            d = -1
+        else:
+            d = 1
+            slots[start[b] + fill[b]] = slot_pack(g - (b << bshift), p)
+            fill[b] += 1
+        if group_counts:
+            group[g] += d
+        bucket[b] += d
+        if layered:
+            block[b >> block_shift] += d
+        delta += d
+    q.counts.total[0] += delta
+
+
+@jit_only(inline="always")
+def gq_count(counts, level, node):
+    """Active edges in a node of ``level``: a GROUP (needs ``group_counts``), a BUCKET,
+    a BLOCK of 2**block_shift buckets, or ROOT (node 0) the whole cut."""
+    if level == GROUP:
+        return counts.group[node]
+    if level == BUCKET:
+        return counts.bucket[node]
+    if level == BLOCK:
+        return counts.block[node]
+    return counts.total[0]
+
+
+@jit_only(inline="always")
+def gq_width_shift(lay, level):
+    """log2 of how many groups a node of ``level`` (GROUP, BUCKET or BLOCK) spans."""
+    if level == GROUP:
+        return np.int64(0)
+    if level == BUCKET:
+        return lay.bucket_shift
+    return lay.bucket_shift + lay.block_shift
+
+
+@jit_only
+def gq_top(lay, counts, lowest):
+    """A group index p such that no active edge lies above p, p within the top
+    non-empty bucket (the exact top group when groups are tracked); -1 if empty.
+
+    ``lowest`` is the lowest bucket whose count is kept (the lowest materialized
+    one with ``lazy_counts``, else 0); -2 when every kept count is 0 but the cut
+    is not empty: the caller materializes lower and asks again."""
+    if counts.total[0] == 0:
+        return -1
+    bucket = counts.bucket
+    B = lay.n_buckets
+    b = B - 1
+    if lay.layered:
+        block = counts.block
+        j = lay.n_blocks - 1
+        while j >= 0 and block[j] == 0:
+            j -= 1
+        b = min((j + 1) << lay.block_shift, B) - 1
+    # the guards turn inconsistent counts into an error instead of a wrapped index
+    while b >= lowest and bucket[b] == 0:
+        b -= 1
+    if b < lowest:
+        if lowest > 0:
+            return -2
+        raise AssertionError("gq_top: the cut is not empty but every counter is 0")
+    p = min((b + 1) << lay.bucket_shift, lay.n_groups) - 1
+    if lay.group_counts:
+        lo = b << lay.bucket_shift
+        while p >= lo and counts.group[p] == 0:
+            p -= 1
+        if p < lo:
+            raise AssertionError("gq_top: a bucket's count disagrees with its groups'")
+    return p
+
+
+@jit_only
+def gq_select(lay, counts, level, node, r):
+    """Bucket holding the r-th (0-based, from the lowest group up) active edge of a
+    node of ``level`` BUCKET, BLOCK or ROOT; returns (bucket, rank within it).
+
+    Ranks below the count of groups 0..p select within that prefix.
+    """
+    bucket = counts.bucket
+    B = lay.n_buckets
+    j = node
+    if level == ROOT:
+        j = 0
+        if not lay.layered:
+            while j < B and r >= bucket[j]:
+                r -= bucket[j]
+                j += 1
+            if j == B:
+                raise AssertionError("gq_select: rank beyond the cut's counts")
+            return j, r
+        block = counts.block
+        while j < lay.n_blocks and r >= block[j]:
+            r -= block[j]
+            j += 1
+        if j == lay.n_blocks:
+            raise AssertionError("gq_select: rank beyond the cut's counts")
+        level = BLOCK
+    if level == BLOCK:
+        j = j << lay.block_shift
+        end = min(j + (np.int64(1) << lay.block_shift), B)
+        while j < end and r >= bucket[j]:
+            r -= bucket[j]
+            j += 1
+        if j == end:
+            raise AssertionError("gq_select: rank beyond the block's counts")
+    return j, r
+
+
+@jit_only
+def gq_compact(lay, st, b, visited):
+    """Drop the dead slots of bucket b (amortized O(1) per edge: at least half are dead)."""
+    slots, ends = st.slots, st.ends
+    lo = st.start[b]
+    k = lo
+    # per slot, so written flat (no helper taking arrays), once per layout
+    if lay.dense:
+        for i in range(lo, lo + st.fill[b]):
+            slot = slots[i]
+            if not visited[code_ends(slot_code(slot))[1]]:
+                slots[k] = slot
+                k += 1
+    else:
+        for i in range(lo, lo + st.fill[b]):
+            slot = slots[i]
+            if not visited[ends[slot_code(slot)]]:
+                slots[k] = slot
+                k += 1
+    st.fill[b] = k - lo
+
+
+@jit_only
+def gq_join(lay, cut, v, visited):
+    """Vertex v joins the tree: mark it and, dense, move it from ``rest`` to ``inside``."""
+    visited[v] = True
+    if lay.dense:
+        n_in, n_rest = cut.sizes[0], cut.sizes[1]
+        cut.inside[n_in] = v
+        i = cut.where[v]
+        last = cut.rest[n_rest - 1]
+        cut.rest[i] = last
+        cut.where[last] = i
+        cut.sizes[0] = n_in + 1
+        cut.sizes[1] = n_rest - 1
+
+
+@jit_only
+def gq_take_cut(lay, keys, cut, W, pmax, tries, rng):
+    """A uniformly random active edge of group <= pmax of a dense cut, by rejection
+    from uniform (visited, unvisited) pairs: every such pair is a cut edge of the
+    complete graph. Returns (group, code); callers use it when it accepts often.
+
+    ``tries``: 64 / (the acceptance rate the counts promise) or more, after which
+    the counts are wrong (all fail otherwise with probability below e**-64) and the
+    kernel raises instead of spinning.
+    """
+    n, inside, rest, n_in, n_rest = lay.n, cut.inside, cut.rest, cut.sizes[0], cut.sizes[1]
+    direct, sgn, s, inv, kmin, rank = lay.direct, lay.sgn, lay.s, lay.inv, lay.kmin, keys.rank
+    for _ in range(tries):
+        a = inside[np.int64(rng.random() * n_in)]
+        u = rest[np.int64(rng.random() * n_rest)]
+        g = gq_group(np.float64(W[a, u]), a * n + u, lay, keys)
+        if g <= pmax:
+            return g, code_pack(a, u)
+    raise AssertionError("gq_take_cut: no edge of the cut lies in the counted groups")
+
+
+@jit_only
+def gq_slot_group(lay, W, b, slot):
+    """Group of a slot of bucket b (per draw, not per edge). A wide bucket's slot
+    holds only its fine sub-bucket, so there the group comes from the edge's weight."""
+    if lay.wide:
+        a, u = code_ends(slot_code(slot))
+        w = np.float64(W[a, u])
+        return discretize(w, lay.sgn, lay.s, lay.inv) - lay.kmin
+    return (b << lay.bucket_shift) + slot_offset(slot)
+
+
+@jit_only
+def gq_take(lay, st, W, b, lo, hi, count, active, visited, rng):
+    """A uniformly random active edge of bucket b whose group offset lies in [lo, hi].
+
+    ``count`` is how many there are (> 0), ``active`` how many the bucket holds.
+    Returns (group, code). The bucket must be materialized (``gq_materialize``).
+    Rejection over the bucket's slots when that accepts often enough (after a
+    compaction when more than half of them are dead), else one scan.
+    """
+    if b < st.materialized[0]:
+        raise AssertionError("gq_take: the bucket is not materialized")
+    if st.fill[b] > 2 * active:
+        gq_compact(lay, st, b, visited)
+    slots, dense, ends = st.slots, lay.dense, st.ends
+    first = st.start[b]
+    f = st.fill[b]
+    base = b << lay.bucket_shift
+    whole = lo == 0 and hi >= (np.int64(1) << lay.bucket_shift) - 1
+    if whole or f <= 8 * count:
+        # acceptance >= 1/8 with right counts; after 1000 misses (probability
+        # < 1e-57) fall through to the scan, which fails loudly if counts are wrong
+        for _ in range(1000):
+            slot = slots[first + np.int64(rng.random() * f)]
+            code = slot_code(slot)
+            if not visited[_end(code, dense, ends)]:
+                g = gq_slot_group(lay, W, b, slot)
+                if whole or lo <= g - base <= hi:
+                    return g, code
+    j = np.int64(rng.random() * count)
+    for i in range(first, first + f):
+        slot = slots[i]
+        code = slot_code(slot)
+        if not visited[_end(code, dense, ends)]:
+            g = gq_slot_group(lay, W, b, slot)
+            if whole or lo <= g - base <= hi:
+                if j == 0:
+                    return g, code
+                j -= 1
+    raise AssertionError("gq_take: count exceeds the active edges of the range")

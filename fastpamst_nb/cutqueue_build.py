@@ -1,0 +1,534 @@
+"""Construction of the grouped cut queue (``cutqueue.GroupQueue``): ``gq_build``.
+
+``gq_build`` runs once per release, in Python, calling jitted passes over the
+weights; the per-step kernels that then update and read the queue are in
+:mod:`fastpamst_nb.cutqueue`. It works in named steps:
+
+1. **Memory** (``queue_memory_bytes``): the need of every layout for the
+   graph's shape, whatever its weights, checked before anything is allocated,
+   so that a refusal never depends on the weights (issue 25).
+2. **Key range** (``_key_range``): kmin and kmax of the keys
+   ``floor(sgn * w / s)``, after checking ``|w / s|`` against
+   ``privacy.key_limit(s)``.
+3. **Layout decision.** Buckets of ``2**bucket_shift`` keys, the widest within
+   the sampler's ``sigma`` noise units (``keys.bucket_shift_for``). When the
+   buckets of the key range are few against m (``B <= m/4 + 2**18``; dense:
+   ``B <= 2**14``) a group index is ``key - kmin`` (*direct* addressing:
+   nothing stored per edge or per key, only O(B) per bucket), so a fine step
+   or a wide weight range costs nothing as long as the range spans few noise
+   units. A dense range of more buckets is covered by at most 16,384 *wide*
+   buckets (``window.wide_shift``; their counters stay in cache, where more
+   would make each edge event a random write into megabytes), cut into
+   noise-wide sub-buckets, unless its buckets crowd (one holding more than 16
+   times the mean and 4096 edges, estimated from a sample of rows,
+   ``_hist_dense_rows``): then, and for a sparse range of more buckets, the
+   buckets are *compressed*: only the occupied aligned buckets
+   ((key - kmin) >> bucket_shift) exist, found by a hash set of their ids
+   (``_occupied``; never a comparison sort of m keys) and ranked in key order
+   (``_compress``). Every bucket then spans at most its noise width, and a
+   far outlier costs one bucket (docs/design.rst, Compressed buckets).
+4. **Sizing**: each bucket's region of the slot pool, from the histogram the
+   layout built anyway (sparse, compressed), from the validation's window
+   (``window.window_capacities``) or later, when the sampler materializes it
+   (dense, direct).
+5. **Counters and state**: the block layer over more than 16,384 buckets
+   (``_block_layer``) and the empty ``QueueCounts``, ``SlotStore`` and
+   ``CutSides``.
+"""
+
+import math
+
+import numpy as np
+from numba import njit
+
+from .core import CACHE, memory_fits, require_memory
+from .cutqueue import (
+    _END_BITS, _HSET_BITS, CutSides, GroupKeys, GroupQueue, QueueCounts, QueueLayout, SlotStore,
+    _hset_home,
+)
+from .cutqueue_materialize import _SIZE_MIN
+# (the moved rules keep their old names here, so the code below reads as before)
+from .keys import bucket_shift_for as _bucket_shift, discretize, exact_inverse
+from .privacy import key_limit
+from .window import (
+    WIDE_BUCKETS as _WIDE_BUCKETS, WIDE_MIN_FINE as _WIDE_MIN_FINE, wide_shift as _wide_shift,
+    window_capacities as _window_capacities, window_extra_max as _extra_max,
+)
+
+# Direct addressing pays ~40 bytes per bucket of the key range; allow it while that
+# stays well below the edge store itself.
+_DIRECT_SLACK = 1 << 18
+# a dense queue addresses at most this many noise-wide buckets directly (no block
+# layer, lazy counts, no per-edge state); beyond it wide buckets, or compressed ones
+# where the range crowds
+_DIRECT_DENSE_MAX = 1 << 14
+# wide buckets (window.WIDE_MIN_FINE, window.WIDE_BUCKETS): a slot then stores its
+# sub-bucket in the wide bucket (< 2**_FINE_BITS, the bits above the code) instead of
+# the group offset
+_FINE_BITS = 23
+_WIDE_FILL_MIN = 1 << 12
+_WIDE_FILL_FACTOR = 16
+# ... and with wide buckets at least the top ones that hold about 1/_WIDE_SIZE_SHARE
+# of the edges (estimated from the crowding test's sample, ``QueueLayout.min_sized``).
+# A wide bucket is 1/16,384 of the key range, far wider than the noise, so how deep
+# the walks reach is set by the weights, not by sigma: on Uniform(0, 1) x 1000 at
+# n = 4000 they reached 40 buckets (the MST's heaviest edges, ~log(n)/n of the
+# range), and sizing 8 took a second pass over W late in the release (0.3x the
+# floor). A sizing pass reads all of W whatever it sizes; what it sizes costs a key
+# per edge, ~3% of the entries here
+_WIDE_SIZE_SHARE = 32
+
+# below this many buckets a scan of the bucket counts (from the top for the best
+# bucket, which stops at once on most steps) is cheaper than keeping a second layer
+# of counters up to date on every edge event; at 1024 the gumbel variant at
+# n = 400..900 (about 1500 buckets) fell off the fast update loop and ran 3x slower
+_LAYER2_MIN_BUCKETS = 1 << 14
+
+
+# a wide queue never needs the block layer, so its updates run in _update_plain
+assert _WIDE_BUCKETS <= _LAYER2_MIN_BUCKETS
+
+
+def _block_layer(B):
+    """Whether a second counter layer is kept over the B buckets, its fan-out shift
+    (about sqrt(B) buckets per block) and its number of blocks."""
+    if B <= _LAYER2_MIN_BUCKETS:
+        return False, 0, 0
+    block_shift = max(1, -(-int(B - 1).bit_length() // 2))
+    return True, block_shift, ((B - 1) >> block_shift) + 1
+
+
+# the wide buckets' crowding test reads whole rows of W: about this many entries, and
+# at least _CROWD_ROWS rows. 2**20 entries were 0.15-0.25x the floor at n = 4000; a
+# crowded bucket holds 16x the mean, while the fullest of 16,384 buckets in a sample
+# of 2**18 entries (mean 16) holds ~2x it by chance
+_CROWD_SAMPLE = 1 << 18
+_CROWD_ROWS = 32
+
+
+@njit(cache=CACHE, nogil=True)
+def _hist_dense_rows(W, sgn, s, inv, kmin, bshift, B, stride):
+    """Entries per bucket, bucket = (key - kmin) >> bshift, in rows 0, stride,
+    2 stride, ... of W (diagonal excluded): the whole matrix when stride = 1, else a
+    sample of its keys."""
+    h = np.zeros(B, dtype=np.int64)
+    n = W.shape[0]
+    for i in range(0, n, stride):
+        row = W[i]
+        for j in range(n):
+            if j != i:
+                h[(discretize(np.float64(row[j]), sgn, s, inv) - kmin) >> bshift] += 1
+    return h
+
+
+@njit(cache=CACHE, nogil=True)
+def _hist_csr_direct(indptr, indices, data, sgn, s, inv, kmin, bshift, B):
+    h = np.zeros(B, dtype=np.int64)
+    for a in range(indptr.shape[0] - 1):
+        for p in range(indptr[a], indptr[a + 1]):
+            if indices[p] > a:
+                h[(discretize(data[p], sgn, s, inv) - kmin) >> bshift] += 1
+    return h
+
+
+@njit(cache=CACHE, nogil=True)
+def _hset_grow(table, counts, bits):
+    """The ids of ``table``, and their counts, in a table of 2**bits slots."""
+    new = np.full(np.int64(1) << bits, -1, dtype=np.int64)
+    new_counts = np.zeros(np.int64(1) << bits, dtype=np.int64)
+    mask = (np.int64(1) << bits) - 1
+    for i in range(table.shape[0]):
+        x = table[i]
+        if x >= 0:
+            h = _hset_home(x, bits)
+            while new[h] >= 0:
+                h = (h + 1) & mask
+            new[h] = x
+            new_counts[h] = counts[i]
+    return new, new_counts
+
+
+@njit(cache=CACHE, nogil=True)
+def _hset_add(table, counts, bits, used, W, i0, data, p0, room, sgn, s, inv, kmin, bshift):
+    """Add to the hash set the aligned bucket ids of the upper triangle of W from row
+    i0 on (dense: W nonempty), or of data[p0:] (sparse), counting the entries of each,
+    while the table keeps room for ``room`` more ids (a row, or a chunk of entries)
+    at most half full. Returns (next row or entry, ids in the set). The caller grows
+    the table and calls again: growing it inside the per-edge loop (a reassigned
+    array) made the loop 5x slower."""
+    mask = (np.int64(1) << bits) - 1
+    dense = W.shape[0] > 0
+    n = W.shape[0] if dense else data.shape[0]
+    i = i0 if dense else p0
+    last = -1
+    h = 0
+    while i < n and 2 * (used + room) <= mask + 1:
+        j0, j1 = (i + 1, n) if dense else (i, min(i + room, n))
+        for j in range(j0, j1):
+            w = np.float64(W[i, j]) if dense else np.float64(data[j])
+            a = (discretize(w, sgn, s, inv) - kmin) >> bshift
+            if a != last:  # runs of one bucket (a crowded range) skip the probe
+                last = a
+                h = _hset_home(a, bits)
+                while table[h] >= 0 and table[h] != a:
+                    h = (h + 1) & mask
+                if table[h] < 0:
+                    table[h] = a
+                    used += 1
+            counts[h] += 1
+        i = i + 1 if dense else j1
+    return i, used
+
+
+def _occupied(graph, sgn, s, inv, kmin, bshift):
+    """Hash set of the aligned bucket ids (key - kmin) >> bshift of the edges (dense:
+    the upper triangle; sparse: the stored entries); returns (table, counts, bits),
+    -1 marking a free slot, the table at most half full, counts[h] the edges (dense)
+    or entries (sparse) of slot h's bucket. O(m) expected."""
+    bits = 4
+    table = np.full(1 << bits, -1, dtype=np.int64)
+    counts = np.zeros(1 << bits, dtype=np.int64)
+    used = 0
+    if graph.dense:
+        W, data, n = graph.W, np.zeros(0), graph.n
+        room = n
+    else:
+        W, data, n = np.zeros((0, 0)), graph.data, graph.data.shape[0]
+        room = min(1 << 16, n)
+    i = 0
+    while i < n:
+        while 2 * (used + room) > table.shape[0]:
+            bits += 1
+            if bits > _HSET_BITS:  # 2**30 occupied buckets: beyond what the memory check admits
+                raise AssertionError("_occupied: the hash set outgrew its 31-bit hash")
+            table, counts = _hset_grow(table, counts, bits)
+        i, used = _hset_add(table, counts, bits, used, W, i, data, i, room, sgn, s, inv, kmin, bshift)
+    return table, counts, bits
+
+
+@njit(cache=CACHE, nogil=True)
+def _ranks_dense(W, sgn, s, inv, kmin, bshift, table, bits, slot_rank, n_ranks, rank):
+    """Write each entry's compressed bucket (``slot_rank`` of its id's slot in the hash
+    set ``table``) at rank[i * n + j] (0 on the diagonal), rows in order; returns the
+    edges per compressed bucket."""
+    n = W.shape[0]
+    mask = (np.int64(1) << bits) - 1
+    hist = np.zeros(n_ranks, dtype=np.int64)
+    last = -1
+    last_rank = 0
+    for i in range(n):
+        row = W[i]
+        base = i * n
+        for j in range(n):
+            if j == i:
+                rank[base + j] = 0
+                continue
+            a = (discretize(np.float64(row[j]), sgn, s, inv) - kmin) >> bshift
+            if a != last:
+                h = _hset_home(a, bits)
+                while table[h] != a:
+                    h = (h + 1) & mask
+                last = a
+                last_rank = slot_rank[h]
+            rank[base + j] = last_rank
+            if j > i:
+                hist[last_rank] += 1
+    return hist
+
+
+@njit(cache=CACHE, nogil=True)
+def _ranks_csr(indptr, indices, data, sgn, s, inv, kmin, bshift, table, bits, slot_rank, n_ranks, rank):
+    """As ``_ranks_dense`` for a CSR graph (each edge counted at its entry above the diagonal)."""
+    mask = (np.int64(1) << bits) - 1
+    hist = np.zeros(n_ranks, dtype=np.int64)
+    for v in range(indptr.shape[0] - 1):
+        for p in range(indptr[v], indptr[v + 1]):
+            a = (discretize(data[p], sgn, s, inv) - kmin) >> bshift
+            h = _hset_home(a, bits)
+            while table[h] != a:
+                h = (h + 1) & mask
+            rank[p] = slot_rank[h]
+            if indices[p] > v:
+                hist[slot_rank[h]] += 1
+    return hist
+
+
+def _key_range(graph, sgn, s):
+    """(kmin, kmax) of the keys, after checking |w / s| < ``privacy.key_limit(s)``.
+
+    The message names the parameters and the fix, never the weights.
+    """
+    limit = key_limit(s)
+    lo, hi = sorted((sgn * graph.wmin / s, sgn * graph.wmax / s))
+    if max(abs(lo), abs(hi)) >= limit:
+        exponent = int(math.log2(limit))
+        kind = "a power of two" if exponent == 62 else "not a power of two"
+        raise ValueError(
+            f"the discretization step s = {s!r} is too fine for these weights: some "
+            f"|w / s| >= 2**{exponent} (the limit for a step that is {kind}, where the "
+            "privacy calibration is proven). Whether weights pass this check depends on the "
+            "data, so the inputs must lie in a public range: pass bounds=(lo, hi), public "
+            "clipping bounds chosen without looking at the data, which clip every weight "
+            "and make this check depend on the bounds alone; or use a larger discretization"
+        )
+    # the kernels' own rounding (discretize is monotone in sgn * w)
+    inv = exact_inverse(s)
+    keys = sorted((int(discretize(graph.wmin, sgn, s, inv)), int(discretize(graph.wmax, sgn, s, inv))))
+    return keys[0], keys[1]
+
+
+def queue_memory_bytes(n, m, dense, stored=None):
+    """Bytes a grouped-queue release (``noise="exponential"``) may need on a graph of
+    this shape, WHATEVER its weights: what :func:`gq_build` checks, and all it may use.
+
+    Parameters
+    ----------
+    n, m : int
+        Vertices and (undirected) edges.
+    dense : bool
+        A dense matrix (m = n (n - 1) / 2) or a CSR graph.
+    stored : int, optional
+        Stored entries of the CSR graph (2 m by default).
+
+    Returns
+    -------
+    int
+        Dense: the slot store (one int64 per edge, a spare per bucket, the
+        window's extra slots), the arrays of the at most 2**14 buckets of the
+        direct and wide layouts, and the O(n) Prim state. Sparse: the compressed
+        layout (a rank per stored entry, the slots, and for up to m occupied
+        buckets the hash set and the per-bucket arrays: 4 stored + 136 m bytes)
+        or the direct one (at most 8 m + 56 (m / 4 + 2**18)), whichever is larger.
+
+    Notes
+    -----
+    Public quantities only (n, m, dense, stored), never the key range: a release
+    of a given shape is then refused for every input or for none (issue 25). The
+    layouts that would need more (a dense range of many buckets that crowd: the
+    compressed layout, whose hash set may hold up to m buckets) are used only
+    when they fit in the memory available at that time, and otherwise the wide
+    layout (exact too, slower on such weights) is. The slot store is allocated
+    lazily, but weights that the noise swamps write nearly every slot, so it is
+    counted whole (docs/design.rst, What a release allocates).
+    """
+    n, m = int(n), int(m)
+    if dense:
+        # buckets: at most _WIDE_MIN_FINE direct ones (more are wide ones, or a layout
+        # used only when it fits), at most _WIDE_BUCKETS wide ones
+        B = max(min(_WIDE_MIN_FINE, m // 4 + _DIRECT_SLACK), _WIDE_BUCKETS)
+        return 8 * (m + _extra_max(m) + B) + 48 * B + 64 * n
+    stored = 2 * m if stored is None else int(stored)
+    return max(_compressed_bytes(m, m, stored), 8 * m + 56 * (m // 4 + _DIRECT_SLACK)) + 64 * n
+
+
+def _compressed_bytes(m, distinct, ranked):
+    """The compressed layout's need: a rank (int32, or int64 from 2**31 edges) for each
+    of ``ranked`` entries, the slot store, and for up to ``distinct`` occupied buckets
+    the hash set (ids, counts and ranks in at most 4 slots per bucket, and its copy
+    while it grows), its sorted ids and the per-bucket arrays: 128 bytes each at most,
+    plus the room a row or a chunk of 2**16 entries keeps in the set."""
+    rank_bytes = 4 if m < 2**31 else 8
+    return ranked * rank_bytes + 8 * m + 128 * distinct + 2**23
+
+
+def _compress(graph, sgn, s, inv, kmin, bshift, rank_t, ranked):
+    """The compressed layout: the occupied aligned buckets ((key - kmin) >> bshift) in a
+    hash set (never a comparison sort of m keys), their ids (increasing) and edge
+    counts, and, where ``ranked(B)`` says so for their number B, each edge's rank
+    among them (else an empty array: the update loops look the few ranks they need
+    up in the set). Returns (rank, occupied, hist, table, slot_rank, bits).
+    O(m) expected time."""
+    n = graph.n
+    table, counts, bits = _occupied(graph, sgn, s, inv, kmin, bshift)
+    valid = table >= 0
+    occupied = np.sort(table[valid])
+    slot_rank = np.searchsorted(occupied, table)  # free slots: never read
+    B = occupied.shape[0]
+    if not ranked(B):  # dense: the counts are over the upper triangle, each edge once
+        hist = np.zeros(B, dtype=np.int64)
+        hist[slot_rank[valid]] = counts[valid]
+        return np.zeros(0, dtype=rank_t), occupied, hist, table, slot_rank, bits
+    if graph.dense:
+        rank = np.empty(n * n, dtype=rank_t)
+        hist = _ranks_dense(graph.W, sgn, s, inv, kmin, bshift, table, bits, slot_rank, B, rank)
+    else:
+        rank = np.empty(graph.data.shape[0], dtype=rank_t)
+        hist = _ranks_csr(graph.indptr, graph.indices, graph.data, sgn, s, inv, kmin, bshift, table,
+                          bits, slot_rank, B, rank)
+    return rank, occupied, hist, table, slot_rank, bits
+
+
+def gq_build(graph, sgn, s, r, sigma, window=None):
+    """Build an empty ``GroupQueue`` for every edge of ``graph`` (a ``Graph``).
+
+    ``r`` (the noise rate in key units) and ``sigma`` set the bucket width (see
+    ``sampler.rnm_select``); a negative ``sigma`` makes buckets single groups
+    resolved one by one (a test setting). O(n + B) time for a dense queue with
+    direct keys, O(m + B) otherwise (B buckets): a histogram of the buckets
+    (direct addressing), or the occupied ones compressed (``_compress``; expected
+    time with its hash set). Checks the memory it needs before allocating. ``window``: the
+    :class:`TopWindow` of ``top_window(sgn, s, r, sigma)`` that validated the
+    graph's W, or None; when complete, the top buckets of a lazily sized queue are
+    sized from it (no sizing pass at the first materialization).
+    """
+    n, m = graph.n, graph.m
+    if n > 1 << _END_BITS and graph.dense:
+        raise ValueError(f"dense input with n = {n} > 2**20 vertices is not supported; use scipy.sparse")
+    # the need of every layout for this shape, whatever the weights: checked first, so
+    # that a refusal never depends on the weights (issue 25)
+    require_memory(queue_memory_bytes(n, m, graph.dense, None if graph.dense else graph.data.shape[0]),
+                   f"fast_pamst on n = {n}, m = {m}")
+    inv = exact_inverse(s)
+    kmin, kmax = _key_range(graph, sgn, s) if m > 0 else (0, 0)
+    K = kmax - kmin + 1
+    # direct addressing when the key range makes few buckets (their width depends
+    # on r and sigma only, never on the weights' layout); keys are never stored then
+    bshift = _bucket_shift(K, r, sigma) if sigma >= 0 else 0
+    B = ((K - 1) >> bshift) + 1  # buckets of the key range
+    sub_shift = bshift
+    wide = False
+    min_sized = _SIZE_MIN
+    bucket_hist = None
+    rank_t = np.int32 if m < 2**31 else np.int64
+    if graph.dense and sigma >= 0 and B > _WIDE_MIN_FINE:
+        # many noise-wide buckets: try at most _WIDE_BUCKETS wide ones instead, whose
+        # counters stay in cache; the sampler splits the few it reaches (docs/design.rst)
+        wshift = int(_wide_shift(np.int64(K - 1), np.int64(bshift)))
+        B_wide = ((K - 1) >> wshift) + 1
+        # a crowded bucket would be split at O(its edges) per selection. The test needs
+        # only the share of the fullest bucket, so it reads a sample of whole rows
+        # (about 2**18 entries): the histogram of every key cost 0.6x the floor.
+        # Speed only: either layout is exact
+        stride = max(1, n // max(_CROWD_ROWS, _CROWD_SAMPLE // n))
+        sample = _hist_dense_rows(graph.W, sgn, s, inv, kmin, wshift, B_wide, stride)
+        fullest = sample.max() * m / sample.sum()  # its estimated number of edges
+        # the other layouts need more than the public figure (B up to m / 4 buckets, or
+        # the radix sort): only when that fits now, else wide buckets (exact, slower)
+        # compressed: the hash set of up to m occupied buckets (a dense queue stores no
+        # rank per entry); speed only: wide buckets where it does not fit
+        other = _compressed_bytes(m, m, 0)
+        if fullest <= max(_WIDE_FILL_MIN, _WIDE_FILL_FACTOR * m // B_wide) or not memory_fits(other):
+            # sub-buckets of sigma noise units, or wider when a slot cannot number them
+            # all (keys spanning over 2**(37 + bshift)): exact still, a few more draws
+            sub_shift = max(bshift, wshift - _FINE_BITS)
+            wide, bshift, B = True, wshift, B_wide
+            # the top buckets that hold ~1/_WIDE_SIZE_SHARE of the sample: the first
+            # sizing pass covers them (speed only, like the rest of the sample's use)
+            from_top = np.cumsum(sample[::-1])
+            min_sized = max(min_sized, int(np.searchsorted(from_top, from_top[-1] / _WIDE_SIZE_SHARE)) + 1)
+    if sigma < 0:
+        # the test setting (single-group buckets): direct while the range is small
+        # against m, else compressed buckets of one key each (the distinct keys)
+        direct = B <= m // 4 + _DIRECT_SLACK
+    elif graph.dense:
+        # more than _WIDE_MIN_FINE noise-wide buckets that crowd (or wide ones that do
+        # not fit): compressed, whose cost follows the occupied buckets, not the span
+        direct = wide or B <= _DIRECT_DENSE_MAX
+    else:
+        direct = B <= m // 4 + _DIRECT_SLACK
+
+    hash_bits = 0
+    table = slot_rank = np.zeros(0, dtype=np.int64)
+    if direct:
+        G = K
+        key = np.zeros(0, dtype=np.int64)  # gq_key: kmin + g
+        rank = np.zeros(0, dtype=rank_t)
+        # a dense queue sizes its buckets when it materializes them (cutqueue_materialize._size_buckets): a
+        # histogram of every key cost 0.6x the floor's whole run, for the few buckets
+        # the sampler reads
+        if not graph.dense:
+            bucket_hist = _hist_csr_direct(graph.indptr, graph.indices, graph.data, sgn, s, inv, kmin,
+                                           bshift, B)
+    else:
+        # a rank per edge where the update loops read every edge's group (sparse,
+        # single groups); a dense queue (lazy counts) finds the groups of the few edges
+        # it filters in through the hash set instead
+        def ranked(n_occupied):
+            return not graph.dense or sigma < 0
+
+        rank, occupied, bucket_hist, table, slot_rank, bits = _compress(graph, sgn, s, inv, kmin, bshift,
+                                                                        rank_t, ranked)
+        B = occupied.shape[0]
+        G = B << bshift
+        # gq_key: the base key of each compressed bucket (aligned at kmin), plus the offset
+        key = (occupied.astype(np.int64) << bshift) + kmin
+        if ranked(B):
+            table = slot_rank = np.zeros(0, dtype=np.int64)
+        else:
+            hash_bits = bits
+    # per-group counts are needed only where a bucket can fail the span test: single
+    # groups (sigma < 0); a compressed bucket spans at most its 2**bshift keys
+    group_counts = sigma < 0
+    # one spare slot per bucket, past its edges: the plain update loop writes a
+    # leaving edge's slot there instead of branching on it
+    start = np.zeros(B, dtype=np.int64)
+    extra = 0  # slots past m + B: a window's capacities may exceed their edges
+    if bucket_hist is None:
+        cap = np.zeros(B, dtype=np.int64)
+        sized = np.array([B, 0], dtype=np.int64)
+        top = None
+        if window is not None:
+            if tuple(window.scale) != (sgn, s, inv):
+                raise AssertionError("gq_build: the window counted other keys")
+            top = _window_capacities(window, kmin, bshift, B, m)
+        if top is not None:
+            b_lo, caps, extra = top
+            cap[b_lo:] = caps
+            np.cumsum(cap[b_lo:-1], out=start[b_lo + 1:])
+            sized[:] = (b_lo, caps.sum())
+    else:
+        cap = bucket_hist.astype(np.int64) + 1
+        np.cumsum(cap[:-1], out=start[1:])
+        sized = np.array([0, cap.sum()], dtype=np.int64)
+    layered, block_shift, n_blocks = _block_layer(B)
+    layout = QueueLayout(
+        n=np.int64(n),
+        dense=bool(graph.dense),
+        sgn=np.float64(sgn),
+        s=np.float64(s),
+        inv=np.float64(inv),
+        kmin=np.int64(kmin),
+        direct=bool(direct),
+        n_groups=np.int64(G),
+        n_buckets=np.int64(B),
+        n_blocks=np.int64(n_blocks),
+        bucket_shift=np.int64(bshift),
+        block_shift=np.int64(block_shift),
+        layered=bool(layered),
+        wide=bool(wide),
+        sub_shift=np.int64(sub_shift),
+        group_counts=bool(group_counts),
+        # the plain update loop of a dense graph counts only materialized buckets
+        # (direct or compressed keys alike: _update_plain, _update_compressed, the latter
+        # with the block layer too, materialized by whole blocks)
+        lazy_counts=bool(graph.dense and not group_counts and (not direct or not layered)),
+        min_sized=np.int64(min(min_sized, B)),
+        hash_bits=np.int64(hash_bits),
+    )
+    counts = QueueCounts(
+        bucket=np.zeros(B, dtype=np.int64),
+        block=np.zeros(n_blocks, dtype=np.int64),
+        group=np.zeros(G if group_counts else 1, dtype=np.int64),
+        total=np.zeros(1, dtype=np.int64),
+    )
+    store = SlotStore(
+        start=start,
+        cap=cap,
+        fill=np.zeros(B, dtype=np.int64),
+        # np.empty leaves pages untouched: slots of buckets never materialized cost no memory
+        slots=np.empty(m + B + extra, dtype=np.int64),
+        ends=graph.indices,
+        # dense graphs start with no bucket materialized, sparse ones with all
+        materialized=np.array([B if graph.dense else 0], dtype=np.int64),
+        open_bucket=np.array([-1, 0], dtype=np.int64),
+        sized=sized,
+    )
+    nd = n if graph.dense else 0
+    cut = CutSides(
+        inside=np.empty(nd, dtype=np.int64),
+        rest=np.arange(nd, dtype=np.int64),
+        where=np.arange(nd, dtype=np.int64),
+        sizes=np.array([0, n], dtype=np.int64),
+    )
+    return GroupQueue(layout, GroupKeys(key=key, rank=rank, table=table, slot_rank=slot_rank), counts,
+                      store, cut)

@@ -1,0 +1,166 @@
+"""Lazy materialization of a dense grouped cut queue: ``gq_materialize``.
+
+A dense ``cutqueue.GroupQueue`` starts with no bucket materialized; the sampler
+calls ``gq_materialize`` when a pick needs a bucket below
+``SlotStore.materialized[0]``. One pass over the current cut (``inside`` x
+``rest``) then fills that bucket and at least as many again, counting them where
+counts are lazy, after sizing the regions of buckets that have none by one pass
+over the upper triangle (``_size_buckets``). The rule and why it is exact are in
+:mod:`fastpamst_nb.cutqueue` (Lazy materialization, Lazy counting); the reasons in
+docs/design.rst, Lazy materialization.
+"""
+
+import numpy as np
+
+from .core import jit_only
+from .cutqueue import (
+    _CHUNK, _compressed_floor, _hash_group, _rank_group, _row_hits, _unvisited, code_pack, slot_pack,
+)
+# (the moved rule keeps its old name here, so the code below reads as before)
+from .keys import discretize, score_floor as _score_floor
+from .window import WINDOW_BINS, WINDOW_FINE_BITS
+
+
+# buckets sized at least by a materialization's sizing pass: the sampler reads
+# ~10-20 below the top of the cut (sigma = 2), while every bucket sized costs the
+# pass a key per edge it holds
+_SIZE_MIN = 8
+# the validation's window counts at least the _SIZE_MIN top buckets, whatever their alignment
+assert WINDOW_BINS >= (_SIZE_MIN + 2) << WINDOW_FINE_BITS
+
+
+@jit_only
+def _size_buckets(lay, st, cut, W, lo):
+    """Give buckets lo .. sized[0] - 1 of a dense queue with direct keys their regions
+    of the pool: as many slots as they have edges that can still join the cut or be
+    in it (an unvisited end), plus the spare slot. One pass over W, which computes
+    the key only of entries scoring at least the lowest of those buckets
+    (``_score_floor``; the others cost a vectorized compare): over the upper
+    triangle (every edge) while at least half of the vertices are unvisited, else
+    over the rows of the unvisited ones, so that a sizing late in a release (a
+    bottom draw ranked among every bucket sizes them all) reads only those rows.
+    """
+    hi = st.sized[0]
+    if lo >= hi:
+        return
+    if not lay.dense or not lay.direct:  # others are sized whole by gq_build
+        raise AssertionError("_size_buckets: only dense queues with direct keys size lazily")
+    n, sgn, s, inv, kmin, bshift = lay.n, lay.sgn, lay.s, lay.inv, lay.kmin, lay.bucket_shift
+    rest, where, n_rest = cut.rest, cut.where, cut.sizes[1]
+    h = np.zeros(hi - lo, dtype=np.int64)
+    ythr = _score_floor(kmin, lo, bshift, s)
+    hit = np.empty(min(n, _CHUNK), dtype=np.int64)
+    by_rest = 2 * n_rest < n
+    for i in range(n_rest if by_rest else n):
+        a = rest[i] if by_rest else i
+        row = W[a]
+        for c0 in range(0 if by_rest else a + 1, n, _CHUNK):
+            nh = _row_hits(row, c0, min(c0 + _CHUNK, n), sgn, ythr, hit)
+            for t in range(nh):
+                u = hit[t]
+                if by_rest:
+                    # {a, u}, a unvisited: counted here unless u is an unvisited
+                    # vertex below a (then from u's row) or a itself
+                    if u == a or (u < a and _unvisited(rest, where, n_rest, u)):
+                        continue
+                b = (discretize(np.float64(row[u]), sgn, s, inv) - kmin) >> bshift
+                if lo <= b < hi:
+                    h[b - lo] += 1
+    top = st.sized[1]
+    for b in range(lo, hi):
+        st.start[b] = top
+        st.cap[b] = h[b - lo] + 1
+        top += h[b - lo] + 1
+    if top > st.slots.shape[0]:
+        raise AssertionError("_size_buckets: the regions overflow the slot pool")
+    st.sized[0] = lo
+    st.sized[1] = top
+@jit_only
+def gq_materialize(lay, keys, counts, st, cut, W, b_need):
+    """Make bucket ``b_need`` (and at least as many buckets again as are already
+    materialized) hold its active edges, and count them with ``lazy_counts``, by
+    one pass over the cut of a dense graph.
+
+    Buckets below ``materialized[0]`` keep no slots (and with ``lazy_counts`` no
+    count), so an edge joining the cut costs no write there; the sampler needs
+    slots and counts only near the top of the cut. Growing the materialized range
+    geometrically bounds the passes by log2(B) per run; each reads the t (n - t)
+    cut entries once (reading the rows of the smaller side of the cut whole, in order).
+    """
+    mat = st.materialized[0]
+    if b_need >= mat:
+        return
+    new = max(min(b_need, 2 * mat - lay.n_buckets), 0)
+    if lay.layered and lay.lazy_counts:
+        # whole blocks (compressed buckets with the block layer): a block's counter is
+        # then exact or 0, like its buckets', and the sampler never reads a partial one
+        new = (new >> lay.block_shift) << lay.block_shift
+    if new < st.sized[0]:
+        # size 4x the range still needed, and at least the top min_sized buckets, so
+        # that the next materializations find their buckets sized: a pass over W per
+        # quadrupling of the sized range. (A release's first materializations come
+        # one or two buckets at a time; its walks reach ~10-20 buckets below the top.)
+        lo = min(new - 3 * (st.sized[0] - new), lay.n_buckets - lay.min_sized)
+        _size_buckets(lay, st, cut, W, max(lo, 0))
+    _materialize_pass(lay, keys, counts, st, cut, W, new, mat)
+
+
+@jit_only
+def _materialize_pass(lay, keys, counts, st, cut, W, new, mat):
+    """``gq_materialize``'s pass over the cut: fill (and with ``lazy_counts`` count)
+    buckets new .. mat - 1, already sized, with the cut edges they hold."""
+    n = lay.n
+    slots, start, fill, bshift = st.slots, st.start, st.fill, lay.bucket_shift
+    inside, rest, n_in, n_rest = cut.inside, cut.rest, cut.sizes[0], cut.sizes[1]
+    direct, sgn, s, inv, kmin, rank = lay.direct, lay.sgn, lay.s, lay.inv, lay.kmin, keys.rank
+    sub_shift = lay.sub_shift if lay.wide else np.int64(0)
+    lazy, bucket = lay.lazy_counts, counts.bucket
+    where = cut.where
+    # direct keys: the rows of the smaller side of the cut are read whole, in order
+    # (W is symmetric), entries scoring below the new buckets skipped before their key
+    # is computed (as in _update_plain). Gathering the n - t unvisited entries of each
+    # visited row touched most of its cache lines in random order: at t = 3074 of
+    # 4000 that pass took 28 ms (10 ns an entry), reading the visited rows whole
+    # 15 ms, the 926 unvisited rows 4 ms. Radix-sorted keys gather their ranks
+    # compressed keys with lazy counts are filtered the same way, from the base key of
+    # bucket `new`, and gather the ranks of the hits only
+    filt = direct or lazy
+    from_rest = filt and n_rest < n_in  # rows of the unvisited side
+    if direct:
+        ythr = _score_floor(kmin, new, bshift, s)
+    elif lazy:
+        ythr = _compressed_floor(lay, keys, new)
+    else:
+        ythr = -np.inf
+    hit = np.empty(min(n, _CHUNK) if filt else 0, dtype=np.int64)
+    span = n if filt else n_rest  # entries of a row read: all of them, or the unvisited
+    for i in range(n_rest if from_rest else n_in):
+        x = rest[i] if from_rest else inside[i]
+        row = W[x]
+        for c0 in range(0, span, _CHUNK):
+            c1 = min(c0 + _CHUNK, span)
+            nh = _row_hits(row, c0, c1, sgn, ythr, hit) if filt else c1 - c0
+            for h in range(nh):  # written flat: per cut entry (see gq_update)
+                if filt:
+                    y = hit[h]
+                    # the edge {x, y} is in the cut iff y is on the other side
+                    if _unvisited(rest, where, n_rest, y) == from_rest:
+                        continue
+                    if direct:
+                        g = discretize(np.float64(row[y]), sgn, s, inv) - kmin
+                    else:
+                        g = _hash_group(keys.table, keys.slot_rank, lay.hash_bits, np.float64(row[y]),
+                                        sgn, s, inv, kmin, bshift)
+                else:
+                    y = rest[c0 + h]
+                    g = _rank_group(rank[x * n + y], np.float64(row[y]), sgn, s, inv, kmin, bshift)
+                a, u = (y, x) if from_rest else (x, y)  # visited, unvisited
+                b = g >> bshift
+                if new <= b < mat:
+                    slots[start[b] + fill[b]] = slot_pack((g - (b << bshift)) >> sub_shift, code_pack(a, u))
+                    fill[b] += 1
+                    if lazy:
+                        bucket[b] += 1
+                        if lay.layered:
+                            counts.block[b >> lay.block_shift] += 1
+    st.materialized[0] = new
