@@ -345,6 +345,11 @@ def _hash_group(table, slot_rank, bits, w, sgn, s, inv, kmin, bshift):
     mask = (np.int64(1) << bits) - 1
     h = _hset_home(a, bits)
     while table[h] != a:
+        if table[h] < 0:
+            # the set never deletes, so a free slot proves the id absent: W changed
+            # during the release (it is read in place); raise rather than probe forever
+            raise AssertionError("fast_pamst: an edge's bucket is not in the queue's set; "
+                                 "was the weight matrix modified during the release?")
         h = (h + 1) & mask
     return (slot_rank[h] << bshift) | (k & ((np.int64(1) << bshift) - 1))
 

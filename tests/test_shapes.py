@@ -17,7 +17,9 @@ import pytest
 import scipy.sparse as sp
 
 import naive
-from fastpamst_nb import bench, cutqueue_build, privacy
+from numba import njit
+
+from fastpamst_nb import bench, cutqueue, cutqueue_build, privacy
 from fastpamst_nb.api import DEFAULT_BUCKET_WIDTH, DEFAULT_THETA, _fast_pamst_graph
 from fastpamst_nb.graph import as_graph
 from fastpamst_nb.cutqueue_build import gq_build
@@ -217,6 +219,20 @@ def test_compressed_ranks_match_a_sort(sparse, layered, no_wide, monkeypatch):
         assert np.array_equal(slot_rank[held], np.searchsorted(occupied, table[held]))
     counts = np.bincount(want[upper_entry], minlength=occupied.shape[0])
     assert np.array_equal(q.store.cap, counts + 1)
+    if not ranked:
+        # a weight whose bucket the set does not hold (W modified during a release) raises
+        # instead of probing the table forever
+        lay, qk = q.layout, q.keys
+        group = (int(want[1]) << shift) | ((int(keys[1]) - kmin) & ((1 << shift) - 1))
+        assert _lookup(float(weights[0, 1]), lay, qk) == group  # weights[0, 1] is found
+        far = -float(kmin + ((int(occupied[-1]) + 7) << shift))  # an empty bucket's key
+        with pytest.raises(AssertionError, match="not in the queue's set"):
+            _lookup(far, lay, qk)
+
+
+@njit
+def _lookup(w, lay, keys):
+    return cutqueue.gq_group(w, 0, lay, keys)
 
 
 # ---------------------------------------------------------------------------
