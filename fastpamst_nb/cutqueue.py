@@ -10,9 +10,9 @@ builds a queue (``gq_build``, a Python function) and chooses its layout.
 ``gq_update_csr``, ``sampler.rnm_select``) take the whole queue; everything they
 call per node or per draw takes only the role tuples it reads (``gq_top(lay,
 counts)``). numba increments and decrements the reference count of every array
-a call passes, the 18 arrays of a whole queue included: a call passing the queue
-measured ~130 ns more than one passing its counters (docs/design.rst, Compile
-time and call costs).
+a call passes, the 18 arrays of a whole queue included, so a call passing the
+queue costs measurably more than one passing its counters (docs/design.rst,
+Measurements behind the code).
 
 * **Groups** (``q.layout``, ``q.keys``). An edge's score is ``s * key`` with
   ``key = floor(sgn * w / s)`` (``sgn = -1``: minimum tree). Edges with equal keys
@@ -64,12 +64,12 @@ time and call costs).
   (``q.cut``: ``inside`` x ``rest``) fills it and at least as many buckets again
   (``cutqueue_materialize.gq_materialize``), so there are O(log B) passes; a bottom candidate drawn
   from at least an eighth of the cut is a uniform (visited, unvisited) pair instead
-  (``gq_take_cut``). At n = 5000 the top 16 of 196 buckets end up materialized;
-  at n = 30000 this cut the time from 30 s to 17 s and the memory by 2.8 GB.
+  (``gq_take_cut``). Only the top few buckets end up materialized (figures in
+  docs/design.rst, Measurements behind the code).
   Sparse queues materialize everything (``materialized[0] = 0``). A bucket's
   region is sized when it is first materialized, by one pass over the upper
   triangle counting the edges of 4x the buckets needed (``_size_buckets``): a
-  histogram of every key at build cost 0.6x the floor's whole run.
+  histogram of every key at build cost more than the sizing passes.
 * **Filtered updates (dense).** Only edges of materialized buckets are written or
   counted, and they score above a bound (``_score_floor``), so the plain update
   loop compares a row with that bound (vectorized) and computes the keys of the
@@ -520,11 +520,11 @@ def gq_update(q, row, v, visited, rank_base):
     ones leave it (counters only).
 
     ``v`` must already be recorded by ``gq_join``. The loop is written flat, on the
-    queue's arrays passed as arguments (field reads of the namedtuple inside it
-    measured 4x slower, and per-edge helpers taking arrays 3-5x slower), in three
-    kernels: replaying the updates of a release at n = 4000, the plain loop alone in
-    its kernel took 0.042 s, against 0.098 s for the same loop in one function with
-    the others and 0.125 s for the general loop; with 512,000 buckets the layered
+    queue's arrays passed as arguments (field reads of the namedtuple inside it,
+    and per-edge helpers taking arrays, measured several times slower), in three
+    kernels: the plain loop alone in its kernel measured about twice as fast as the
+    same loop in one function with the others (docs/design.rst, Measurements behind
+    the code); with 512,000 buckets the layered
     kernel took 0.10 s, the general one 0.36 s, per-edge helpers 0.65 s.
     """
     lay, cnt, st = q.layout, q.counts, q.store
@@ -567,8 +567,8 @@ def gq_update_csr(q, indptr, indices, data, v, visited):
     bshift, block_shift, group_counts, layered = lay.bucket_shift, lay.block_shift, lay.group_counts, lay.layered
     direct, sgn, s, inv, kmin, rank = lay.direct, lay.sgn, lay.s, lay.inv, lay.kmin, q.keys.rank
     delta = 0
-    # one flat loop (helpers taking arrays, per edge, measured 3.4x slower here: 0.27 s
-    # against 0.08 s for 4M edge events at n = 20,000); the flags are loop-invariant
+    # one flat loop (helpers taking arrays, per edge, measured several times slower
+    # here; docs/design.rst, Measurements behind the code); the flags are loop-invariant
     for p in range(indptr[v], indptr[v + 1]):
         if direct:
             g = discretize(data[p], sgn, s, inv) - kmin

@@ -80,8 +80,8 @@ _WIDE_SIZE_SHARE = 32
 
 # below this many buckets a scan of the bucket counts (from the top for the best
 # bucket, which stops at once on most steps) is cheaper than keeping a second layer
-# of counters up to date on every edge event; at 1024 the gumbel variant at
-# n = 400..900 (about 1500 buckets) fell off the fast update loop and ran 3x slower
+# of counters up to date on every edge event; a lower threshold sent mid-sized
+# queues off the fast update loop (docs/design.rst, Measurements behind the code)
 _LAYER2_MIN_BUCKETS = 1 << 14
 
 
@@ -99,7 +99,7 @@ def _block_layer(B):
 
 
 # the wide buckets' crowding test reads whole rows of W: about this many entries, and
-# at least _CROWD_ROWS rows. 2**20 entries were 0.15-0.25x the floor at n = 4000; a
+# at least _CROWD_ROWS rows (a larger sample cost a visible share of a release); a
 # crowded bucket holds 16x the mean, while the fullest of 16,384 buckets in a sample
 # of 2**18 entries (mean 16) holds ~2x it by chance
 _CROWD_SAMPLE = 1 << 18
@@ -155,7 +155,7 @@ def _hset_add(table, counts, bits, used, W, i0, data, p0, room, sgn, s, inv, kmi
     while the table keeps room for ``room`` more ids (a row, or a chunk of entries)
     at most half full. Returns (next row or entry, ids in the set). The caller grows
     the table and calls again: growing it inside the per-edge loop (a reassigned
-    array) made the loop 5x slower."""
+    array) made the loop several times slower."""
     mask = (np.int64(1) << bits) - 1
     dense = W.shape[0] > 0
     n = W.shape[0] if dense else data.shape[0]
@@ -397,7 +397,7 @@ def gq_build(graph, sgn, s, r, sigma, window=None):
         B_wide = ((K - 1) >> wshift) + 1
         # a crowded bucket would be split at O(its edges) per selection. The test needs
         # only the share of the fullest bucket, so it reads a sample of whole rows
-        # (about 2**18 entries): the histogram of every key cost 0.6x the floor.
+        # (about 2**18 entries): a histogram of every key cost more than the release.
         # Speed only: either layout is exact
         stride = max(1, n // max(_CROWD_ROWS, _CROWD_SAMPLE // n))
         sample = _hist_dense_rows(graph.W, sgn, s, inv, kmin, wshift, B_wide, stride)
@@ -434,7 +434,7 @@ def gq_build(graph, sgn, s, r, sigma, window=None):
         key = np.zeros(0, dtype=np.int64)  # gq_key: kmin + g
         rank = np.zeros(0, dtype=rank_t)
         # a dense queue sizes its buckets when it materializes them (cutqueue_materialize._size_buckets): a
-        # histogram of every key cost 0.6x the floor's whole run, for the few buckets
+        # histogram of every key cost more than the sizing passes, for the few buckets
         # the sampler reads
         if not graph.dense:
             bucket_hist = _hist_csr_direct(graph.indptr, graph.indices, graph.data, sgn, s, inv, kmin,

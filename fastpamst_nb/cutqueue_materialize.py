@@ -119,11 +119,10 @@ def _materialize_pass(lay, keys, counts, st, cut, W, new, mat):
     # direct keys: the rows of the smaller side of the cut are read whole, in order
     # (W is symmetric), entries scoring below the new buckets skipped before their key
     # is computed (as in _update_plain). Gathering the n - t unvisited entries of each
-    # visited row touched most of its cache lines in random order: at t = 3074 of
-    # 4000 that pass took 28 ms (10 ns an entry), reading the visited rows whole
-    # 15 ms, the 926 unvisited rows 4 ms. Radix-sorted keys gather their ranks
-    # compressed keys with lazy counts are filtered the same way, from the base key of
-    # bucket `new`, and gather the ranks of the hits only
+    # visited row touched most of its cache lines in random order, several times
+    # slower than reading the smaller side's rows whole (docs/design.rst, Measurements
+    # behind the code). Compressed keys with lazy counts are filtered the same way,
+    # from the base key of bucket `new`, and gather the ranks of the hits only
     filt = direct or lazy
     from_rest = filt and n_rest < n_in  # rows of the unvisited side
     if direct:
