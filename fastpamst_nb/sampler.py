@@ -38,7 +38,6 @@ and its inverse, in key units.
 """
 
 import math
-from collections import namedtuple
 
 import numpy as np
 from numba import njit
@@ -78,19 +77,6 @@ _CUT_NODE_WIDTH = 2.0
 # node kinds beyond the queue's levels GROUP, BUCKET, BLOCK and ROOT
 SUB = np.int64(4)    # a slot range of the open wide bucket, every slot active (node = first slot)
 WIDE = np.int64(5)   # a wide bucket, resolved by its fine sub-buckets (_walk_wide)
-
-# The scalars a selection's walk reads but never changes, and the best candidate
-# so far, each passed as one namedtuple of scalars (by value: no reference counts),
-# so the walk's kernels take a dozen arguments, not twenty (issue 28).
-SelScalars = namedtuple("SelScalars", ["r", "theta", "k0"])
-SelScalars.__doc__ = """A selection's read-only scalars: ``r`` (float) the noise rate in
-key units (lam * s), ``theta`` (float) the bottom trick's stopping threshold, ``k0``
-(int64) the key of the walk's first group, which key differences are taken to."""
-
-SelBest = namedtuple("SelBest", ["val", "g", "code"])
-SelBest.__doc__ = """The best candidate so far: ``val`` (float) its key minus k0 plus its
-noise, ``g`` (int64) its group, ``code`` (int64) its edge code (-1 while a whole
-group holds the lead). The kernels return the updated triple as a plain tuple."""
 
 
 @jit_only
@@ -177,20 +163,18 @@ def binomial(n, p, rng):
     return n - k if flip else k
 
 
-# numba increments and decrements the reference count of every array a call
-# passes, so a call passing the whole queue (18 arrays) costs more than one passing
-# its counters. The kernels below read all five of the queue's role tuples, so they
-# take the queue ``q`` (the same arrays as the five tuples, in one argument) and
-# unpack it; the per-node helpers take no tuple with arrays beyond the few they
-# read, and the draws are inlined into the one kernel that looks up a node's edges
-# (_resolve) or the bottom candidates (_bottom).
+# The kernels below take the queue's role tuples (lay, keys, counts, st, cut), not
+# the queue: numba increments and decrements the reference count of every array a
+# call passes, so a call passing the whole queue (18 arrays) costs more than one
+# passing its counters. The per-node helpers take no tuple with arrays
+# beyond the few they read, and the draws are inlined into the one kernel that
+# looks up a node's edges (_resolve) or the bottom candidates (_bottom).
 
 @jit_only(inline="always")
-def _take_below(q, W, level, node, count, pmax, visited, rng):
+def _take_below(lay, keys, counts, st, cut, W, level, node, count, pmax, visited, rng):
     """A uniformly random active edge of a node (level BUCKET, BLOCK, ROOT = the whole
     cut, or SUB = ``count`` slots of the open wide bucket from slot ``node``) among
     its groups <= pmax, given their number ``count``; returns (group, code)."""
-    lay, keys, counts, st, cut = q.layout, q.keys, q.counts, q.store, q.cut
     if level == SUB:
         slot = st.slots[node + np.int64(rng.random() * count)]
         return gq_slot_group(lay, W, st.open_bucket[0], slot), slot_code(slot)
@@ -259,7 +243,8 @@ def _seen_add(seen, code):
 
 
 @jit_only(inline="always")
-def _distinct_edge(q, W, level, node, count, pmax, seen, n_seen, visited, rng):
+def _distinct_edge(lay, keys, counts, st, cut, W, level, node, count, pmax, seen, n_seen,
+                   visited, rng):
     """As ``_take_below``, but not one of the n_seen codes in ``seen``, to which it
     is added (uniform over the rest).
 
@@ -271,7 +256,7 @@ def _distinct_edge(q, W, level, node, count, pmax, seen, n_seen, visited, rng):
     if n_seen >= count:
         raise AssertionError("rnm_select: asked for more distinct edges than the node holds")
     for _ in range(64 * (count + 1)):
-        g, code = _take_below(q, W, level, node, count, pmax, visited, rng)
+        g, code = _take_below(lay, keys, counts, st, cut, W, level, node, count, pmax, visited, rng)
         if _seen_add(seen, code):
             return g, code
     raise AssertionError("rnm_select: no fresh edge found; the queue's counts are inconsistent")
@@ -339,15 +324,12 @@ def _bottom_count(r, theta, rng, stats, remaining, t):
 
 
 @jit_only
-def _bottom(q, W, visited, rng, stats, sel, k, p, remaining, t, log_pt, cur):
+def _bottom(lay, keys, counts, st, cut, W, visited, r, rng, stats, k, p, k0, remaining,
+            t, log_pt, best, win_g, win_code):
     """The bottom trick's k candidates: k distinct uniformly random edges among the
     ``remaining`` active edges of groups <= p (keys <= gq_key(p)), each with a noise
     conditioned on Z > t (t = best - ktop); the others cannot beat ``best``.
-    ``sel``: the selection's ``SelScalars``; ``cur``: the ``SelBest`` so far.
     Returns the updated (best, win_g, win_code)."""
-    lay, keys, counts, cut = q.layout, q.keys, q.counts, q.cut
-    r, k0 = sel.r, sel.k0
-    best, win_g, win_code = cur.val, cur.g, cur.code
     if k == 0:
         return best, win_g, win_code
     seen = _seen_set(k)
@@ -360,7 +342,8 @@ def _bottom(q, W, visited, rng, stats, sel, k, p, remaining, t, log_pt, cur):
         if from_cut:
             g, code = gs[i], codes[i]
         else:
-            g, code = _distinct_edge(q, W, ROOT, np.int64(0), remaining, p, seen, i, visited, rng)
+            g, code = _distinct_edge(lay, keys, counts, st, cut, W, ROOT, np.int64(0), remaining, p,
+                                     seen, i, visited, rng)
         val = np.float64(gq_key(lay, keys, g) - k0) + tail_noise(t, log_pt, r, rng)
         if val > best:
             best = val
@@ -393,21 +376,16 @@ def _node_at(lay, keys, counts, p, first, r, bucket_width):
 
 
 @jit_only(inline="always")
-def _resolve(q, W, visited, rng, stats, sel, level, node, c, p, zmax, cur):
+def _resolve(lay, keys, counts, st, cut, W, visited, r, rng, stats, level, node, c, p, k0,
+             ktop, zmax, best, win_g, win_code):
     """A node of c > 0 edges of groups <= p (keys <= ktop + k0) whose maximum noise
     zmax could beat the best so far (ktop + zmax > best): its carrier, a uniformly
     random member, gets zmax; the c - 1 others have i.i.d. noises conditioned on
     being <= zmax, which matter only above t = best - ktop, so a Binomial number of
     them, distinct and uniform, get a noise from the law doubly truncated to
-    (t, zmax]. ``sel``: the selection's ``SelScalars``; ``cur``: the ``SelBest`` so
-    far; ktop, the key of p less k0, is recomputed as every caller computes it.
-    Returns the updated (best, win_g, win_code)."""
-    lay, keys, counts, cut = q.layout, q.keys, q.counts, q.cut
-    r, k0 = sel.r, sel.k0
-    best, win_g, win_code = cur.val, cur.g, cur.code
-    ktop = np.float64(gq_key(lay, keys, p) - k0)
+    (t, zmax]. Returns the updated (best, win_g, win_code)."""
     stats[ST_BLOCK_DRAWS] += 1
-    carrier_g, carrier = _take_below(q, W, level, node, c, p, visited, rng)
+    carrier_g, carrier = _take_below(lay, keys, counts, st, cut, W, level, node, c, p, visited, rng)
     val = np.float64(gq_key(lay, keys, carrier_g) - k0) + zmax
     if val > best:
         best = val
@@ -437,7 +415,8 @@ def _resolve(q, W, visited, rng, stats, sel, level, node, c, p, zmax, cur):
         if from_cut:
             g, code = gs[i], codes[i]
         else:
-            g, code = _distinct_edge(q, W, level, node, c, p, seen, i + 1, visited, rng)
+            g, code = _distinct_edge(lay, keys, counts, st, cut, W, level, node, c, p, seen, i + 1,
+                                     visited, rng)
         u = _u01(rng)
         z = tt - math.log1p(-u * span) / r
         val = np.float64(gq_key(lay, keys, g) - k0) + z
@@ -467,18 +446,15 @@ def _split_top(slots, lo, hi, fmax):
 
 
 @jit_only
-def _walk_wide(q, W, visited, rng, stats, sel, b, p, first, remaining, cur):
+def _walk_wide(lay, keys, counts, st, cut, W, visited, r, theta, rng, stats, b, p, first,
+               k0, remaining, best, win_g, win_code):
     """Resolve wide bucket b (key span above bucket_width) by its fine sub-buckets, top down,
     as ``rnm_select`` resolves buckets: the bucket (materialized) is compacted, and
     each sub-bucket's slots are moved to the end of the unprocessed range (one pass
     over it, which also finds the next sub-bucket). While the walk is inside b,
     ``st.open_bucket`` = (b, unprocessed slots) lets bottom draws reach b's
-    unprocessed edges. ``sel``: the selection's ``SelScalars``; ``cur``: the
-    ``SelBest`` so far. Returns (best, win_g, win_code, remaining, stopped by the
+    unprocessed edges. Returns (best, win_g, win_code, remaining, stopped by the
     bottom trick)."""
-    lay, keys, counts, st = q.layout, q.keys, q.counts, q.store
-    r, theta, k0 = sel.r, sel.theta, sel.k0
-    best, win_g, win_code = cur.val, cur.g, cur.code
     # wide queues count lazily: the walk materialized b before it could see b's count
     gq_compact(lay, st, b, visited)
     if b < st.materialized[0] or st.fill[b] != counts.bucket[b]:
@@ -504,9 +480,9 @@ def _walk_wide(q, W, visited, rng, stats, sel, b, p, first, remaining, cur):
             k, log_pt = _bottom_count(r, theta, rng, stats, remaining, t)
             if k >= 0:
                 if k > 0:  # most stops draw no candidate: no call, so no reference counts
-                    best, win_g, win_code = _bottom(q, W, visited, rng, stats, sel, k, ptop,
-                                                    remaining, t, log_pt,
-                                                    SelBest(best, win_g, win_code))
+                    best, win_g, win_code = _bottom(lay, keys, counts, st, cut, W, visited, r,
+                                                    rng, stats, k, ptop, k0, remaining, t, log_pt,
+                                                    best, win_g, win_code)
                 stopped = True
                 break
         first = False
@@ -514,8 +490,9 @@ def _walk_wide(q, W, visited, rng, stats, sel, b, p, first, remaining, cur):
         stats[ST_NODES] += 1
         zmax = max_noise(c, r, rng)
         if ktop + zmax > best:
-            best, win_g, win_code = _resolve(q, W, visited, rng, stats, sel, SUB, hi - c, c,
-                                             ptop, zmax, SelBest(best, win_g, win_code))
+            best, win_g, win_code = _resolve(lay, keys, counts, st, cut, W, visited, r, rng,
+                                             stats, SUB, hi - c, c, ptop, k0, ktop, zmax, best,
+                                             win_g, win_code)
         remaining -= c
         hi -= c
         p = base + (fmax << sub_shift) - 1
@@ -583,7 +560,6 @@ def rnm_select(q, W, visited, r, theta, bucket_width, rng, stats):
     width = _CUT_NODE_WIDTH * bucket_width
     p = _counted_top(lay, keys, counts, st, cut, W, r, width)
     k0 = gq_key(lay, keys, p)
-    sel = SelScalars(r, theta, k0)
     remaining = counts.total[0]
     best = -np.inf
     win_g = np.int64(-1)
@@ -607,9 +583,9 @@ def rnm_select(q, W, visited, r, theta, bucket_width, rng, stats):
                                       else theta, rng, stats, remaining, t)
             if k >= 0:
                 if k > 0:  # most stops draw no candidate: no call, so no reference counts
-                    best, win_g, win_code = _bottom(q, W, visited, rng, stats, sel, k, p,
-                                                    remaining, t, log_pt,
-                                                    SelBest(best, win_g, win_code))
+                    best, win_g, win_code = _bottom(lay, keys, counts, st, cut, W, visited, r,
+                                                    rng, stats, k, p, k0, remaining, t, log_pt,
+                                                    best, win_g, win_code)
                 break
         if uncounted:
             if whole:
@@ -620,16 +596,16 @@ def rnm_select(q, W, visited, r, theta, bucket_width, rng, stats):
                 stats[ST_CUT_NODES] += 1
                 zmax = max_noise(remaining, r, rng)
                 if ktop + zmax > best:
-                    best, win_g, win_code = _resolve(q, W, visited, rng, stats, sel, ROOT,
-                                                     np.int64(0), remaining, p, zmax,
-                                                     SelBest(best, win_g, win_code))
+                    best, win_g, win_code = _resolve(lay, keys, counts, st, cut, W, visited, r,
+                                                     rng, stats, ROOT, np.int64(0), remaining, p,
+                                                     k0, ktop, zmax, best, win_g, win_code)
                 break
             gq_materialize(lay, keys, counts, st, cut, W, p >> lay.bucket_shift)
         level, node, lo, c = _node_at(lay, keys, counts, p, first, r, bucket_width)
         if level == WIDE:
             best, win_g, win_code, remaining, stopped = _walk_wide(
-                q, W, visited, rng, stats, sel, node, p, first, remaining,
-                SelBest(best, win_g, win_code))
+                lay, keys, counts, st, cut, W, visited, r, theta, rng, stats, node, p, first,
+                k0, remaining, best, win_g, win_code)
             if stopped:
                 break
             first = False
@@ -648,8 +624,9 @@ def rnm_select(q, W, visited, r, theta, bucket_width, rng, stats):
             elif ktop + zmax > best:
                 # below best, neither the carrier nor the c - 1 smaller noises can win,
                 # so no edge is looked up
-                best, win_g, win_code = _resolve(q, W, visited, rng, stats, sel, level, node, c,
-                                                 p, zmax, SelBest(best, win_g, win_code))
+                best, win_g, win_code = _resolve(lay, keys, counts, st, cut, W, visited, r,
+                                                 rng, stats, level, node, c, p, k0, ktop, zmax,
+                                                 best, win_g, win_code)
         remaining -= c
         p = lo - 1
     if win_code < 0:
