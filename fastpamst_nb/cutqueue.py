@@ -374,6 +374,30 @@ def _row_hits(row, c0, c1, sgn, ythr, hit):
     return k
 
 
+UpdateScalars = namedtuple(
+    "UpdateScalars",
+    ["sgn", "s", "inv", "kmin", "bshift", "mat", "block_shift", "sub_shift", "hash_bits", "ythr",
+     "direct", "group_counts", "layered", "rank_base"],
+)
+UpdateScalars.__doc__ = """The loop-invariant scalars of one ``gq_update``, built once per call
+and passed by value to its loop kernel, which unpacks them into locals before the
+loop (so the compiled loop reads plain scalars, as when they were arguments).
+
+sgn, s, inv, kmin, bshift, block_shift, hash_bits, direct, group_counts, layered
+    The ``QueueLayout`` fields of those names (bshift: ``bucket_shift``).
+mat : int64
+    The lowest materialized bucket (``SlotStore.materialized[0]``).
+sub_shift : int64
+    ``QueueLayout.sub_shift`` for a wide queue, else 0 (the slots keep group offsets).
+ythr : float64
+    The lazy loops' score filter: the lowest score bucket ``mat`` holds
+    (``_score_floor``; +inf when no compressed bucket is materialized); 0.0 for the
+    counting loops, which read every entry.
+rank_base : int64
+    Offset of row v's entries in ``GroupKeys.rank`` (compressed, counted buckets).
+"""
+
+
 @jit_only(inline="always")
 def _unvisited(rest, where, n_rest, y):
     """Whether vertex y is unvisited: it sits in ``rest`` (``where`` is stale for the
@@ -383,12 +407,12 @@ def _unvisited(rest, where, n_rest, y):
 
 
 @jit_only
-def _update_plain(row, v, visited, slots, start, fill, bucket, sgn, s, inv, kmin, bshift, mat,
-                  sub_shift):
+def _update_plain(row, v, visited, slots, start, fill, bucket, sc):
     """``gq_update``'s loop for direct keys, no per-group counts, no block layer (the
-    benchmark's case, ``lazy_counts``). ``mat``: the lowest materialized bucket, the
-    lowest one counted; ``sub_shift``: 0, or the sub-bucket shift of a wide queue,
-    whose slots keep the sub-bucket (group offset >> sub_shift).
+    benchmark's case, ``lazy_counts``); ``sc``: its ``UpdateScalars``. ``mat``: the
+    lowest materialized bucket, the lowest one counted; ``sub_shift``: 0, or the
+    sub-bucket shift of a wide queue, whose slots keep the sub-bucket (group offset
+    >> sub_shift).
 
     Only edges of materialized buckets (the top few of the cut) are counted and
     stored; the cut's size changes by a number known without reading the row
@@ -399,8 +423,9 @@ def _update_plain(row, v, visited, slots, start, fill, bucket, sgn, s, inv, kmin
     the floor's loop; the filter streams the row (0.011 s for a release's updates
     at n = 4000 with no bucket materialized, against 0.028 s).
     """
+    sgn, s, inv, kmin, bshift = sc.sgn, sc.s, sc.inv, sc.kmin, sc.bshift
+    mat, sub_shift, ythr = sc.mat, sc.sub_shift, sc.ythr
     n = row.shape[0]
-    ythr = _score_floor(kmin, mat, bshift, s)
     hit = np.empty(min(n, _CHUNK), dtype=np.int64)
     for c0 in range(0, n, _CHUNK):
         c1 = min(c0 + _CHUNK, n)
@@ -423,13 +448,15 @@ def _update_plain(row, v, visited, slots, start, fill, bucket, sgn, s, inv, kmin
 
 
 @jit_only
-def _update_compressed(row, v, visited, slots, start, fill, bucket, block, layered, block_shift, sgn, s,
-                       inv, kmin, bshift, mat, table, slot_rank, bits, ythr):
+def _update_compressed(row, v, visited, slots, start, fill, bucket, block, table, slot_rank, sc):
     """``_update_plain`` for compressed buckets (no per-group counts; the block layer or not):
     the same filter, with ``ythr`` the lowest score of bucket ``mat`` (from its base
     key; +inf when nothing is materialized), and each hit's group from the hash set
     of occupied buckets (``_hash_group``). With the block layer (``layered``) the
-    materialized blocks are counted too: ``mat`` is then at a block's start."""
+    materialized blocks are counted too: ``mat`` is then at a block's start.
+    ``sc``: the call's ``UpdateScalars``."""
+    sgn, s, inv, kmin, bshift = sc.sgn, sc.s, sc.inv, sc.kmin, sc.bshift
+    mat, layered, block_shift, bits, ythr = sc.mat, sc.layered, sc.block_shift, sc.hash_bits, sc.ythr
     n = row.shape[0]
     hit = np.empty(min(n, _CHUNK), dtype=np.int64)
     for c0 in range(0, n, _CHUNK):
@@ -461,10 +488,11 @@ def _compressed_floor(lay, keys, first):
 
 
 @jit_only
-def _update_layered(row, v, visited, slots, start, fill, bucket, block, sgn, s, inv, kmin,
-                    bshift, mat, block_shift):
+def _update_layered(row, v, visited, slots, start, fill, bucket, block, sc):
     """As ``_update_plain`` with the block layer (more than 16384 buckets: a fine
-    step or a wide weight range)."""
+    step or a wide weight range); ``sc``: the call's ``UpdateScalars``."""
+    sgn, s, inv, kmin, bshift = sc.sgn, sc.s, sc.inv, sc.kmin, sc.bshift
+    mat, block_shift = sc.mat, sc.block_shift
     delta = 0
     for u in range(row.shape[0]):
         if u == v:
@@ -485,9 +513,12 @@ def _update_layered(row, v, visited, slots, start, fill, bucket, block, sgn, s, 
 
 
 @jit_only
-def _update_general(row, v, visited, slots, start, fill, bucket, block, group, sgn, s, inv, kmin,
-                    bshift, mat, block_shift, direct, rank, rank_base, group_counts, layered):
-    """``gq_update``'s loop in general: compressed buckets with the block layer, per-group counts."""
+def _update_general(row, v, visited, slots, start, fill, bucket, block, group, rank, sc):
+    """``gq_update``'s loop in general: compressed buckets with the block layer, per-group
+    counts; ``sc``: the call's ``UpdateScalars``."""
+    sgn, s, inv, kmin, bshift = sc.sgn, sc.s, sc.inv, sc.kmin, sc.bshift
+    mat, block_shift, direct, rank_base = sc.mat, sc.block_shift, sc.direct, sc.rank_base
+    group_counts, layered = sc.group_counts, sc.layered
     delta = 0
     for u in range(row.shape[0]):
         if u == v:
@@ -529,29 +560,31 @@ def gq_update(q, row, v, visited, rank_base):
     """
     lay, cnt, st = q.layout, q.counts, q.store
     mat = st.materialized[0]
+    if not lay.lazy_counts:
+        ythr = 0.0  # the counting loops read every entry
+    elif lay.direct:
+        ythr = _score_floor(lay.kmin, mat, lay.bucket_shift, lay.s)
+    else:
+        ythr = _compressed_floor(lay, q.keys, mat)
+    sc = UpdateScalars(lay.sgn, lay.s, lay.inv, lay.kmin, lay.bucket_shift, mat, lay.block_shift,
+                       lay.sub_shift if lay.wide else np.int64(0), lay.hash_bits, ythr,
+                       lay.direct, lay.group_counts, lay.layered, np.int64(rank_base))
     if lay.lazy_counts:
         if lay.direct:
             # wide queues always take this loop (at most window.WIDE_BUCKETS buckets: no block layer)
-            _update_plain(row, v, visited, st.slots, st.start, st.fill, cnt.bucket, lay.sgn, lay.s,
-                          lay.inv, lay.kmin, lay.bucket_shift, mat,
-                          lay.sub_shift if lay.wide else np.int64(0))
+            _update_plain(row, v, visited, st.slots, st.start, st.fill, cnt.bucket, sc)
         else:
             _update_compressed(row, v, visited, st.slots, st.start, st.fill, cnt.bucket, cnt.block,
-                               lay.layered, lay.block_shift, lay.sgn,
-                               lay.s, lay.inv, lay.kmin, lay.bucket_shift, mat, q.keys.table,
-                               q.keys.slot_rank, lay.hash_bits, _compressed_floor(lay, q.keys, mat))
+                               q.keys.table, q.keys.slot_rank, sc)
         # every other entry of the row is an edge: to the n_rest unvisited vertices
         # it joins the cut, to the n_in - 1 visited ones other than v it leaves it
         delta = q.cut.sizes[1] - (q.cut.sizes[0] - 1)
     elif lay.direct and not lay.group_counts:
         delta = _update_layered(row, v, visited, st.slots, st.start, st.fill, cnt.bucket, cnt.block,
-                                lay.sgn, lay.s, lay.inv, lay.kmin, lay.bucket_shift, mat,
-                                lay.block_shift)
+                                sc)
     else:
         delta = _update_general(row, v, visited, st.slots, st.start, st.fill, cnt.bucket, cnt.block,
-                                cnt.group, lay.sgn, lay.s, lay.inv, lay.kmin, lay.bucket_shift, mat,
-                                lay.block_shift, lay.direct, q.keys.rank, rank_base,
-                                lay.group_counts, lay.layered)
+                                cnt.group, q.keys.rank, sc)
     cnt.total[0] += delta
 
 
