@@ -420,8 +420,8 @@ def _update_plain(row, v, visited, slots, start, fill, bucket, sc):
     score a materialized bucket holds (``_score_floor``), the entries above it are
     listed without a branch (``_row_hits``), and only their keys are computed.
     Computing every key (a floor and a conversion per edge) was twice the cost of
-    the floor's loop; the filter streams the row (0.011 s for a release's updates
-    at n = 4000 with no bucket materialized, against 0.028 s).
+    the floor's loop; the filter streams the row (docs/design.rst, Measurements
+    behind the code).
     """
     sgn, s, inv, kmin, bshift = sc.sgn, sc.s, sc.inv, sc.kmin, sc.bshift
     mat, sub_shift, ythr = sc.mat, sc.sub_shift, sc.ythr
@@ -555,8 +555,8 @@ def gq_update(q, row, v, visited, rank_base):
     and per-edge helpers taking arrays, measured several times slower), in three
     kernels: the plain loop alone in its kernel measured about twice as fast as the
     same loop in one function with the others (docs/design.rst, Measurements behind
-    the code); with 512,000 buckets the layered
-    kernel took 0.10 s, the general one 0.36 s, per-edge helpers 0.65 s.
+    the code), and with many buckets the layered kernel was several times faster
+    than the general one.
     """
     lay, cnt, st = q.layout, q.counts, q.store
     mat = st.materialized[0]
