@@ -37,9 +37,6 @@ __all__ = ["METRICS", "EARTH_RADIUS_KM", "point_sensitivity"]
 #: The metric names ``metric=`` accepts, in the order of their codes.
 METRICS = ("euclidean", "sqeuclidean", "cityblock", "chebyshev", "minkowski", "cosine", "haversine")
 EUCLIDEAN, SQEUCLIDEAN, CITYBLOCK, CHEBYSHEV, MINKOWSKI, COSINE, HAVERSINE = range(7)
-#: Names whose distance is not a metric (no triangle inequality): moving a point by r
-#: can move their distances by more than 2 r.
-NON_METRICS = ("sqeuclidean", "cosine")
 #: Mean Earth radius in km (IUGG: R_1 = (2a + b) / 3; Moritz 2000), used by ``haversine``.
 EARTH_RADIUS_KM = 6371.0088
 
@@ -130,12 +127,6 @@ def metric_row(X, v, slot, lo, hi, code, p, aux, out):
             u = slot[k]
             if u >= 0:
                 out[k - lo] = metric_distance(X, v, u, code, p, aux)
-
-
-@njit(cache=CACHE, nogil=True)
-def pt_distance(X, u, v, code, p, aux):
-    """:func:`metric_distance` with a Python entry point (tests, edge weights)."""
-    return metric_distance(X, u, v, code, p, aux)
 
 
 @njit(cache=CACHE, nogil=True)

@@ -49,7 +49,7 @@ from numba import njit, prange
 
 from .core import CACHE
 from .metrics import EUCLIDEAN, metric_row
-from .gumbel import _dd_less, dd_key, gumbel_upper
+from .gumbel import T_SKIP, _dd_less, dd_key, gumbel_upper
 # the edge's Philox block and its 53-bit uniform, as philox.edge_uniform computes them
 # (inlined, so that a loop over a block's edges is vectorized: see _pt_block)
 from .philox import _MASK, _S32, bits_of_words, unit_of_bits
@@ -61,8 +61,9 @@ EXACT, GUMBEL, GAUSS = 0, 1, 2
 # the slots moved); -1: a block with no live slot
 RESCAN = -2
 BLOCK = 1024
-# philox.GUMBEL_MAX = 36.74: no edge Gumbel reaches this (tests check the order)
-T_SKIP = 37.5
+# when more than this share of a block's edges needed their noise at its last pass, the
+# next pass draws every slot's noise in one vectorized loop rather than edge by edge
+HASH_ALL_SHARE = 0.125
 # |Z| = sqrt(-2 ln U1) |cos| <= 8.65 for the smallest uniform, 2**-54 (philox.py)
 Z_MAX = 9.5
 # how far above the bound of an edge's Gumbel t must lie for the edge to be skipped: far
@@ -200,7 +201,7 @@ def _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, lo, hi, v, X, c
         pal = parent[lo:hi]
         gu = rows[blk, 1]
         m_k = hi - lo
-        hashed = tops[blk, 2] > 0.125
+        hashed = tops[blk, 2] > HASH_ALL_SHARE
         if hashed:
             # most edges needed their noise last time: every slot's bound in a loop of
             # its own (branch-free: it vectorizes; a dead slot's value is never read)
@@ -275,7 +276,7 @@ def _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, lo, hi, v, X, c
     else:
         us = rows[blk, 1]
         us2 = rows[blk, 2]
-        if tops[blk, 2] > 0.125:
+        if tops[blk, 2] > HASH_ALL_SHARE:
             # most edges were needed last time: draw every slot's uniforms in one contiguous
             # loop without branches (it vectorizes, where a loop that draws one listed edge
             # at a time does not), then decide every edge and keep the top in one pass

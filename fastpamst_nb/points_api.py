@@ -78,7 +78,7 @@ def excess_weight(X, tree, metric, p, maximum, topology, symmetric):
     return best - weight if maximum else weight - best
 
 
-def _private(X, metric, p, rho, epsilon, delta, sensitivity, start, rng, topology, symmetric, func):
+def _private(X, metric, p, rho, epsilon, delta, sensitivity, start, rng, topology, symmetric):
     """Checks in the order of the API's (parameters, then the O(n d) points), and
     the resolved (P, n, rho, sensitivity, start, gen). A missing sensitivity was
     refused by the API before it dispatched here."""
@@ -126,7 +126,7 @@ def fast_pamst(X, rho, sensitivity, *, metric, p, rng, start, noise, discretizat
         check_positive("discretization", discretization)
     bar_class = api._progress_class(progress, "fast_pamst")
     P, n, rho, sensitivity, start, gen = _private(X, metric, p, rho, epsilon, delta, sensitivity,
-                                                  start, rng, topology, symmetric, "fast_pamst")
+                                                  start, rng, topology, symmetric)
     if noise == "exponential":
         D = matrix_of(P, "fast_pamst(noise='exponential')")
         tree = api.fast_pamst(D, rho, sensitivity, rng=gen, start=start, noise=noise,
@@ -155,7 +155,7 @@ def pamst(X, rho, sensitivity, *, metric, p, rng, start, noise, maximum, epsilon
     privacy.check_noise(noise)
     api._progress_class(progress, "pamst")
     P, n, rho, sensitivity, start, gen = _private(X, metric, p, rho, epsilon, delta, sensitivity,
-                                                  start, rng, topology, symmetric, "pamst")
+                                                  start, rng, topology, symmetric)
     D = matrix_of(P, "pamst")
     tree = api.pamst(D, rho, sensitivity, rng=gen, start=start, noise=noise, maximum=maximum,
                      progress=progress)
@@ -165,7 +165,7 @@ def pamst(X, rho, sensitivity, *, metric, p, rng, start, noise, maximum, epsilon
 def post_processing(X, rho, sensitivity, *, metric, p, rng, maximum, epsilon, delta, topology,
                     symmetric):
     P, n, rho, sensitivity, _, gen = _private(X, metric, p, rho, epsilon, delta, sensitivity, 0, rng,
-                                              topology, symmetric, "post_processing")
+                                              topology, symmetric)
     m = n * (n - 1) // 2
     key = draw_key(gen)
     # no edge, no noise and no scale (privacy.py computes none for m = 0)
