@@ -1013,11 +1013,9 @@ def _gumbel_graph(graph, rho, sensitivity, start, key, maximum, bar_class=None, 
     keyed = _clipped(graph, bounds)
     # none without a selection (n = 1), as the exponential path records
     lam = privacy.gumbel_rate(rho, sensitivity, graph.n) if graph.n >= 2 else None
-    if edges is not None:
-        pass
-    elif graph.n < 2:
+    if edges is None and graph.n < 2:
         edges = np.empty((0, 2), dtype=np.int64)
-    else:
+    elif edges is None:
         def run(advance, n_steps, first):
             _run_steps(advance, n_steps, bar_class, "fast_pamst", first=first)
         if graph.dense:

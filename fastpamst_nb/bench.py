@@ -247,23 +247,23 @@ def warm_up():
     run_sparse_bench(16, repeat=1)
 
 
-def _median_seconds(run, W, repeat):
-    times = []
-    for r in range(repeat):
-        t0 = time.perf_counter()
-        run(W, r)
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
-
-def _best_seconds(run, repeat):
-    """The fastest of ``repeat`` calls ``run(r)`` (r = 0, 1, ...: the seed), in seconds."""
+def _timings(run, repeat):
+    """Seconds of ``repeat`` calls ``run(r)`` (r = 0, 1, ...: the seed)."""
     out = []
     for r in range(repeat):
         t0 = time.perf_counter()
         run(r)
         out.append(time.perf_counter() - t0)
-    return min(out)
+    return out
+
+
+def _median_seconds(run, W, repeat):
+    return statistics.median(_timings(lambda r: run(W, r), repeat))
+
+
+def _best_seconds(run, repeat):
+    """The fastest of ``repeat`` calls ``run(r)``, in seconds."""
+    return min(_timings(run, repeat))
 
 
 def loglog_slope(ns, seconds):

@@ -58,8 +58,9 @@ def _tree_weights(tree, n, weights, metric, p):
             raise ValueError(f"weights must have one entry per tree edge, shape ({n - 1},), got {w.shape}")
     if np.isnan(w).any():
         if weights is None:
-            raise ValueError("tree has no true weights (NaN: loaded from a file saved without "
-                             "include_true_weights=True); pass weights=, e.g. privately released ones")
+            raise ValueError("tree has no true weights (NaN: unpickled, or loaded from a file saved "
+                             "without include_true_weights=True); pass weights=, e.g. privately "
+                             "released ones")
         raise ValueError("weights must not contain NaN")
     return w
 
@@ -284,8 +285,9 @@ def private_edge_weights(tree, rho=None, sensitivity=None, *, epsilon=None, delt
     gen = as_generator(rng)
     w = np.asarray(tree.edge_weights, dtype=np.float64)
     if np.isnan(w).any():
-        raise ValueError("tree has no true weights (NaN: loaded from a file saved without "
-                         "include_true_weights=True); noise the weights of the original tree instead")
+        raise ValueError("tree has no true weights (NaN: unpickled, or loaded from a file saved "
+                         "without include_true_weights=True); noise the weights of the original "
+                         "tree instead")
     if n < 2:
         return w.copy()
     sigma = privacy.gaussian_sigma(rho, sensitivity, n - 1)

@@ -552,8 +552,8 @@ def gq_update(q, row, v, visited, rank_base):
 
     ``v`` must already be recorded by ``gq_join``. The loop is written flat, on the
     queue's arrays passed as arguments (field reads of the namedtuple inside it,
-    and per-edge helpers taking arrays, measured several times slower), in three
-    kernels: the plain loop alone in its kernel measured about twice as fast as the
+    and per-edge helpers taking arrays, measured several times slower), in four
+    kernels (plain, compressed, layered, general): the plain loop alone in its kernel measured about twice as fast as the
     same loop in one function with the others (docs/design.rst, Measurements behind
     the code), and with many buckets the layered kernel was several times faster
     than the general one.

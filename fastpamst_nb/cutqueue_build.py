@@ -11,7 +11,7 @@ weights; the per-step kernels that then update and read the queue are in
    ``floor(sgn * w / s)``, after checking ``|w / s|`` against
    ``privacy.key_limit(s)``.
 3. **Layout decision.** Buckets of ``2**bucket_shift`` keys, the widest within
-   the sampler's ``sigma`` noise units (``keys.bucket_shift_for``). When the
+   the sampler's ``bucket_width`` noise units (``keys.bucket_shift_for``). When the
    buckets of the key range are few against m (``B <= m/4 + 2**18``; dense:
    ``B <= 2**14``) a group index is ``key - kmin`` (*direct* addressing:
    nothing stored per edge or per key, only O(B) per bucket), so a fine step
@@ -71,7 +71,7 @@ _WIDE_FILL_FACTOR = 16
 # ... and with wide buckets at least the top ones that hold about 1/_WIDE_SIZE_SHARE
 # of the edges (estimated from the crowding test's sample, ``QueueLayout.min_sized``).
 # A wide bucket is 1/16,384 of the key range, far wider than the noise, so how deep
-# the walks reach is set by the weights, not by sigma: on Uniform(0, 1) x 1000 at
+# the walks reach is set by the weights, not by bucket_width: on Uniform(0, 1) x 1000 at
 # n = 4000 they reached 40 buckets (the MST's heaviest edges, ~log(n)/n of the
 # range), and sizing 8 took a second pass over W late in the release (0.3x the
 # floor). A sizing pass reads all of W whatever it sizes; what it sizes costs a key
@@ -334,8 +334,7 @@ def _compressed_bytes(m, distinct, ranked):
 def _compress(graph, sgn, s, inv, kmin, bshift, rank_t, ranked):
     """The compressed layout: the occupied aligned buckets ((key - kmin) >> bshift) in a
     hash set (never a comparison sort of m keys), their ids (increasing) and edge
-    counts, and, where ``ranked(B)`` says so for their number B, each edge's rank
-    among them (else an empty array: the update loops look the few ranks they need
+    counts, and, where ``ranked``, each edge's rank among them (else an empty array: the update loops look the few ranks they need
     up in the set). Returns (rank, occupied, hist, table, slot_rank, bits).
     O(m) expected time."""
     n = graph.n
@@ -344,7 +343,7 @@ def _compress(graph, sgn, s, inv, kmin, bshift, rank_t, ranked):
     occupied = np.sort(table[valid])
     slot_rank = np.searchsorted(occupied, table)  # free slots: never read
     B = occupied.shape[0]
-    if not ranked(B):  # dense: the counts are over the upper triangle, each edge once
+    if not ranked:  # dense: the counts are over the upper triangle, each edge once
         hist = np.zeros(B, dtype=np.int64)
         hist[slot_rank[valid]] = counts[valid]
         return np.zeros(0, dtype=rank_t), occupied, hist, table, slot_rank, bits
@@ -358,16 +357,16 @@ def _compress(graph, sgn, s, inv, kmin, bshift, rank_t, ranked):
     return rank, occupied, hist, table, slot_rank, bits
 
 
-def gq_build(graph, sgn, s, r, sigma, window=None):
+def gq_build(graph, sgn, s, r, bucket_width, window=None):
     """Build an empty ``GroupQueue`` for every edge of ``graph`` (a ``Graph``).
 
-    ``r`` (the noise rate in key units) and ``sigma`` set the bucket width (see
-    ``sampler.rnm_select``); a negative ``sigma`` makes buckets single groups
+    ``r`` (the noise rate in key units) and ``bucket_width`` set the bucket width (see
+    ``sampler.rnm_select``); a negative ``bucket_width`` makes buckets single groups
     resolved one by one (a test setting). O(n + B) time for a dense queue with
     direct keys, O(m + B) otherwise (B buckets): a histogram of the buckets
     (direct addressing), or the occupied ones compressed (``_compress``; expected
     time with its hash set). Checks the memory it needs before allocating. ``window``: the
-    :class:`TopWindow` of ``top_window(sgn, s, r, sigma)`` that validated the
+    :class:`TopWindow` of ``top_window(sgn, s, r, bucket_width)`` that validated the
     graph's W, or None; when complete, the top buckets of a lazily sized queue are
     sized from it (no sizing pass at the first materialization).
     """
@@ -382,15 +381,15 @@ def gq_build(graph, sgn, s, r, sigma, window=None):
     kmin, kmax = _key_range(graph, sgn, s) if m > 0 else (0, 0)
     K = kmax - kmin + 1
     # direct addressing when the key range makes few buckets (their width depends
-    # on r and sigma only, never on the weights' layout); keys are never stored then
-    bshift = _bucket_shift(K, r, sigma) if sigma >= 0 else 0
+    # on r and bucket_width only, never on the weights' layout); keys are never stored then
+    bshift = _bucket_shift(K, r, bucket_width) if bucket_width >= 0 else 0
     B = ((K - 1) >> bshift) + 1  # buckets of the key range
     sub_shift = bshift
     wide = False
     min_sized = _SIZE_MIN
     bucket_hist = None
     rank_t = np.int32 if m < 2**31 else np.int64
-    if graph.dense and sigma >= 0 and B > _WIDE_MIN_FINE:
+    if graph.dense and bucket_width >= 0 and B > _WIDE_MIN_FINE:
         # many noise-wide buckets: try at most _WIDE_BUCKETS wide ones instead, whose
         # counters stay in cache; the sampler splits the few it reaches (docs/design.rst)
         wshift = int(_wide_shift(np.int64(K - 1), np.int64(bshift)))
@@ -402,13 +401,11 @@ def gq_build(graph, sgn, s, r, sigma, window=None):
         stride = max(1, n // max(_CROWD_ROWS, _CROWD_SAMPLE // n))
         sample = _hist_dense_rows(graph.W, sgn, s, inv, kmin, wshift, B_wide, stride)
         fullest = sample.max() * m / sample.sum()  # its estimated number of edges
-        # the other layouts need more than the public figure (B up to m / 4 buckets, or
-        # the radix sort): only when that fits now, else wide buckets (exact, slower)
         # compressed: the hash set of up to m occupied buckets (a dense queue stores no
         # rank per entry); speed only: wide buckets where it does not fit
         other = _compressed_bytes(m, m, 0)
         if fullest <= max(_WIDE_FILL_MIN, _WIDE_FILL_FACTOR * m // B_wide) or not memory_fits(other):
-            # sub-buckets of sigma noise units, or wider when a slot cannot number them
+            # sub-buckets of bucket_width noise units, or wider when a slot cannot number them
             # all (keys spanning over 2**(37 + bshift)): exact still, a few more draws
             sub_shift = max(bshift, wshift - _FINE_BITS)
             wide, bshift, B = True, wshift, B_wide
@@ -416,7 +413,7 @@ def gq_build(graph, sgn, s, r, sigma, window=None):
             # sizing pass covers them (speed only, like the rest of the sample's use)
             from_top = np.cumsum(sample[::-1])
             min_sized = max(min_sized, int(np.searchsorted(from_top, from_top[-1] / _WIDE_SIZE_SHARE)) + 1)
-    if sigma < 0:
+    if bucket_width < 0:
         # the test setting (single-group buckets): direct while the range is small
         # against m, else compressed buckets of one key each (the distinct keys)
         direct = B <= m // 4 + _DIRECT_SLACK
@@ -443,8 +440,7 @@ def gq_build(graph, sgn, s, r, sigma, window=None):
         # a rank per edge where the update loops read every edge's group (sparse,
         # single groups); a dense queue (lazy counts) finds the groups of the few edges
         # it filters in through the hash set instead
-        def ranked(n_occupied):
-            return not graph.dense or sigma < 0
+        ranked = not graph.dense or bucket_width < 0
 
         rank, occupied, bucket_hist, table, slot_rank, bits = _compress(graph, sgn, s, inv, kmin, bshift,
                                                                         rank_t, ranked)
@@ -452,13 +448,13 @@ def gq_build(graph, sgn, s, r, sigma, window=None):
         G = B << bshift
         # gq_key: the base key of each compressed bucket (aligned at kmin), plus the offset
         key = (occupied.astype(np.int64) << bshift) + kmin
-        if ranked(B):
+        if ranked:
             table = slot_rank = np.zeros(0, dtype=np.int64)
         else:
             hash_bits = bits
     # per-group counts are needed only where a bucket can fail the span test: single
-    # groups (sigma < 0); a compressed bucket spans at most its 2**bshift keys
-    group_counts = sigma < 0
+    # groups (bucket_width < 0); a compressed bucket spans at most its 2**bshift keys
+    group_counts = bucket_width < 0
     # one spare slot per bucket, past its edges: the plain update loop writes a
     # leaving edge's slot there instead of branching on it
     start = np.zeros(B, dtype=np.int64)

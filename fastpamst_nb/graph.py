@@ -431,7 +431,6 @@ def as_graph(weights, name="weights", topology=None, symmetric=None, window=None
             require_memory(W.size * W.itemsize, f"a contiguous copy of the non-contiguous {name} "
                            f"of shape {W.shape} and dtype {W.dtype}")
             W = np.ascontiguousarray(W)
-    dtype = W.dtype  # the input's: it decides what the not-symmetric message calls rounding
     W = kernel_view(W)
     status, i, j, wmin, wmax = _scan_dense(W, NO_WINDOW if window is None else window,
                                            alongside=alongside)
