@@ -33,7 +33,7 @@ import numpy as np
 from . import api, bench, graph, privacy, registry
 from .clustering import private_edge_weights
 from .core import CompileWatch, check_positive
-from .graph import _condensed_n
+from .input_forms import _condensed_n
 from .metrics import METRICS, check_metric
 
 PROG = "fastpamst"

@@ -18,7 +18,8 @@ from numba.core.registry import CPUDispatcher
 import fastpamst_nb as fp
 from fastpamst_nb import bench as fp_bench
 from fastpamst_nb import cli as fp_cli
-from fastpamst_nb.graph import _dense_scan, kernel_view
+from fastpamst_nb.dense_scan import _dense_scan
+from fastpamst_nb.graph import kernel_view
 
 NAMES = ("exact_mst", "fast_pamst", "fast_pamst_exponential", "post_processing", "pamst")
 MODULE = [sys.executable, "-m", "fastpamst_nb.cli"]
