@@ -43,6 +43,24 @@ from .window import top_window
 DEFAULT_THETA = 0.03
 DEFAULT_BUCKET_WIDTH = 2.0
 
+
+def _release_key(gen):
+    """The gumbel release's 128-bit key: its only draw from the user's generator."""
+    return philox.draw_key(gen)
+
+
+def _graph_release(graph, rho, sensitivity, gen, noise, maximum, start=0):
+    """The tree ``fast_pamst(rng=gen, noise=noise)`` releases with the default step and
+    speed knobs, on a validated ``Graph`` (the same draws from ``gen``, no validation
+    again): for callers that release many times on one public stand-in
+    (:func:`fastpamst_nb.plan`). ``rho`` and ``sensitivity``: checked floats."""
+    if noise == "gumbel":
+        return _gumbel_graph(graph, rho, sensitivity, start, _release_key(gen), maximum)[0]
+    s = privacy.default_discretization(sensitivity)
+    return _fast_pamst_graph(graph, rho, sensitivity, s, start, gen, noise, maximum, DEFAULT_THETA,
+                             DEFAULT_BUCKET_WIDTH)[0]
+
+
 def _check_bounds(bounds, sensitivity, discretization, keyed=True):
     """``bounds`` as (lo, hi) floats, refused (from them alone) when their keys do not fit
     (``keyed``: the exponential path's discretized keys; the gumbel release has none)."""
@@ -119,7 +137,7 @@ def _fast_pamst(weights, rho, sensitivity, *, rng=None, start=0, noise="gumbel",
         key, found = [], []
 
         def alongside_for(rho, sensitivity, gen):
-            key.append(philox.draw_key(gen))  # the release's only draw from the user's generator
+            key.append(_release_key(gen))
             if bar_class is not None or bounds is not None:
                 # a progress bar wants the chunks here; the kernel beside the validation
                 # would rank unclipped weights

@@ -481,7 +481,7 @@ def test_epsilon_delta_with_private_weights_adds_a_rho(matrix, capsys):
 @pytest.mark.parametrize("args, expected", [
     (["--epsilon", 2, "--sensitivity", 1e-3], "--epsilon needs --delta D"),
     (["--delta", 1e-6, "--sensitivity", 1e-3], "--delta needs --epsilon E"),
-    (["--rho", 0.1, "--epsilon", 2, "--delta", 1e-6, "--sensitivity", 1e-3], "give one of them"),
+    (["--rho", 0.1, "--epsilon", 2, "--delta", 1e-6, "--sensitivity", 1e-3], "not both"),
     (["--epsilon", 2, "--delta", 1.5, "--sensitivity", 1e-3], "--delta must lie strictly between 0 and 1"),
     (["--epsilon", -1, "--delta", 1e-6, "--sensitivity", 1e-3], "--epsilon must be a finite positive"),
     (["--rho", 0, "--sensitivity", 1e-3], "--rho must be a finite positive"),
@@ -862,7 +862,7 @@ def test_plan_on_a_stand_in(matrix, capsys):
     (["--sensitivity", "1"], "give either --n N"),
     (["--n", "10", "STAND_IN", "--sensitivity", "1"], "not both"),
     (["--n", "10", "--sensitivity", "1", "--epsilon", "1"], "--epsilon needs --delta"),
-    (["--n", "10", "--sensitivity", "1", "--rho", "1", "--epsilon", "1", "--delta", "1e-6"], "give one of them"),
+    (["--n", "10", "--sensitivity", "1", "--rho", "1", "--epsilon", "1", "--delta", "1e-6"], "not both"),
     (["--n", "10", "--sensitivity", "0"], "sensitivity must be a finite positive number"),
     (["--n", "10"], "--sensitivity"),
 ])
