@@ -714,7 +714,7 @@ def test_warm_up_compiles_what_the_run_calls(tmp_path, kind):
         for call in calls[algorithm]:
             assert len(call().edges) == n - 1
         assert _signatures() == before, (algorithm, _signatures() - before)
-    # --noise exponential: the queue's two builds (few buckets, and the radix sort)
+    # --noise exponential: the queue's two builds (direct buckets; wide ones dense, compressed sparse)
     fp_cli._warm_up(["fast_pamst"], like=M, noise="exponential", symmetric=symmetric)
     before = _signatures()
     for s in (None, 1e-10):
