@@ -398,12 +398,10 @@ def pamst(weights: Weights, rho: float | None = None, sensitivity: float | None 
     st = pamst_state(graph.n, start)
     if graph.dense:
         def advance(_, k):
-            pamst_dense(graph.W, sgn, kind, lam, gen, st.inside, st.outside, st.visited, st.best,
-                        st.edges, st.sizes, k)
+            pamst_dense(graph.W, sgn, kind, lam, gen, st, k)
     else:
         def advance(_, k):
-            pamst_csr(graph.indptr, graph.indices, graph.data, sgn, kind, lam, gen, st.inside,
-                      st.visited, st.best, st.edges, st.sizes, k)
+            pamst_csr(graph.indptr, graph.indices, graph.data, sgn, kind, lam, gen, st, k)
     _run_steps(advance, graph.n - 1, bar_class, "pamst")
     edges = st.edges
     info = {"rho": rho, "sensitivity": sensitivity, "noise": noise, "rate": lam, "maximum": bool(maximum)}

@@ -210,8 +210,8 @@ def _fast_pamst_graph(graph, rho, sensitivity, s, start, gen, noise, maximum, th
                                             theta, bucket_width, gen, stats)
         else:
             def advance(step0, k):
-                nxt[0] = prim_csr_private(q, keyed.indptr, keyed.indices, keyed.data, visited,
-                                          edges, step0, k, nxt[0], r, theta, bucket_width, gen, stats)
+                nxt[0] = prim_csr_private(q, keyed, visited, edges, step0, k, nxt[0], r, theta,
+                                          bucket_width, gen, stats)
         _run_steps(advance, graph.n - 1, bar_class, "fast_pamst",
                    first=max(1, _FIRST_CHUNK_ENTRIES // graph.n))
     info = {"rho": rho, "sensitivity": sensitivity, "noise": noise, "rate": lam,
