@@ -745,36 +745,15 @@ def _check_budget_form(rho, epsilon, delta, required, flags):
 
 
 def check_budget(rho=None, epsilon=None, delta=None, *, required=True, flags=False, method="cks"):
-    """The zCDP budget from exactly one of ``rho`` or ``(epsilon, delta)``: the one check of a budget.
+    """The zCDP budget from exactly one of ``rho`` or ``(epsilon, delta)``: the one check of a
+    budget, so that its errors read the same in every function (:func:`resolve_rho`), in
+    :func:`fastpamst_nb.plan` (:func:`check_budgets`) and on the command line (``flags``:
+    the errors name ``--rho R``, ...). Returns rho > 0, or None when no budget is given
+    and none is ``required``.
 
-    Every public function (through :func:`resolve_rho`), :func:`fastpamst_nb.plan`
-    (through :func:`check_budgets`) and the command line check a budget here, so
-    that its errors read the same everywhere.
-
-    Parameters
-    ----------
-    rho, epsilon, delta : float, optional
-        As in :func:`resolve_rho`.
-    required : bool, default True
-        False: no budget at all is allowed (None is returned).
-    flags : bool, default False
-        Name the parameters as the command line's options (``--rho R``) in the errors.
-    method : {"cks", "bun-steinke"}, default "cks"
-        The conversion of ``(epsilon, delta)``.
-
-    Returns
-    -------
-    float or None
-        rho > 0, or None when no budget is given and none is ``required``.
-
-    Raises
-    ------
-    ValueError
-        Both ``rho`` and ``(epsilon, delta)``, one of epsilon and delta alone, no
-        budget when ``required``, a rho or epsilon that is not finite and positive, a
-        delta outside (0, 1), an epsilon too small for its delta.
-    TypeError
-        A value that is not a real number.
+    Raises ValueError for both forms, half of the pair, no budget when ``required``, a rho
+    or epsilon that is not finite and positive, a delta outside (0, 1), an epsilon too
+    small for its delta; TypeError for a value that is not a real number.
     """
     _check_budget_form(rho, epsilon, delta, required, flags)
     (r, e, d), _ = _budget_names(flags)
