@@ -13,6 +13,10 @@ l_inf neighbouring relation: neighbouring inputs differ by at most
 ``sensitivity`` in every entry. Give the budget either
 as ``rho`` or as ``epsilon`` and ``delta`` (converted with
 :func:`fastpamst_nb.privacy.approx_dp_to_zcdp`).
+
+The steps every function shares (checks, validation, chunked steps, the tree) are
+:mod:`fastpamst_nb.pipeline`; ``fast_pamst``'s own, on a validated graph,
+:mod:`fastpamst_nb.fast_release`.
 """
 
 from __future__ import annotations
@@ -23,8 +27,8 @@ import numpy as np
 
 from . import privacy
 from .baselines import EXPONENTIAL, GUMBEL, noisy_csr, noisy_dense, pamst_csr, pamst_dense, pamst_state
-from .fast_release import _fast_pamst
 from .core import require_memory
+from .fast_release import _fast_pamst
 from .graph import as_graph, kernel_view
 from .input_forms import vertex_count, vertex_labels
 from .pipeline import (
