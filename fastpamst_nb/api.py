@@ -13,29 +13,36 @@ l_inf neighbouring relation: neighbouring inputs differ by at most
 ``sensitivity`` in every entry. Give the budget either
 as ``rho`` or as ``epsilon`` and ``delta`` (converted with
 :func:`fastpamst_nb.privacy.approx_dp_to_zcdp`).
+
+The steps every function shares (checks, validation, chunked steps, the tree) are
+:mod:`fastpamst_nb.pipeline`; ``fast_pamst``'s own, on a validated graph,
+:mod:`fastpamst_nb.fast_release`.
 """
 
 from __future__ import annotations
 
-import math
-import numbers
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-import scipy.sparse as sp
-from numba import njit
 
-from . import philox, privacy
+from . import privacy
 from .baselines import EXPONENTIAL, GUMBEL, noisy_csr, noisy_dense, pamst_csr, pamst_dense, pamst_state
-from .chunks import run_in_chunks
-from .core import CACHE, as_generator, check_positive, require_memory
-from .graph import as_graph, kernel_view, vertex_count, vertex_labels
-from .gumbel import gumbel_csr, gumbel_dense
-from .prim import prim_csr_exact, prim_csr_private, prim_dense_exact, prim_dense_private
-from .cutqueue_build import gq_build, queue_memory_bytes
-from .sampler import N_STATS
+from .core import require_memory
+from .fast_release import _fast_pamst
+from .graph import as_graph, kernel_view
+from .input_forms import vertex_count, vertex_labels
+from .pipeline import (
+    _check_tree_size, _edge_weights, _private_setup, _progress_class, _refuse_p, _released, _require_inputs,
+    _run_steps, _sign, _tree, _validate,
+)
+from .prim import prim_csr_exact, prim_dense_exact
 from .tree import SpanningTree
-from .window import top_window
+
+# Package-internal names that other modules and the tests import from here, kept where
+# they were when the fast_pamst internals moved to fast_release.py and the shared
+# steps to pipeline.py (new code imports them from those modules)
+from .fast_release import DEFAULT_BUCKET_WIDTH, DEFAULT_THETA, _fast_pamst_graph, _gumbel_graph  # noqa: F401
+from .pipeline import _check_start  # noqa: F401
 
 if TYPE_CHECKING:  # annotations only: nothing here is imported at run time
     import networkx
@@ -46,16 +53,6 @@ if TYPE_CHECKING:  # annotations only: nothing here is imported at run time
     Topology = ArrayLike | scipy.sparse.sparray | scipy.sparse.spmatrix | None
     Seed = int | np.random.SeedSequence | np.random.BitGenerator | np.random.Generator | None
     Symmetric = Literal["upper", "lower"] | None
-
-# speed knobs of the selection kernel (see sampler.py); they never change the output law.
-# A bottom candidate costs a rank selection and a pick in a cold bucket (often its
-# compaction), a bucket a single max draw: stopping when 0.03 noises are expected
-# above the best made selections faster than theta = 1. Buckets of up to 2 noise
-# units (bucket_width) halve the nodes a walk visits against 1 unit, for a few more extra
-# candidates (docs/design.rst, Measurements behind the code).
-DEFAULT_THETA = 0.03
-DEFAULT_BUCKET_WIDTH = 2.0
-
 
 # numpydoc blocks shared by several public functions, substituted into their docstrings
 # by @_shared_doc (as scipy._lib.doccer does): one text to keep right, not five
@@ -132,158 +129,6 @@ def _shared_doc(func):
     return func
 
 
-@njit(cache=CACHE, nogil=True)
-def _csr_edge_weights(indptr, indices, data, edges):
-    """Weights of ``edges``; the row of the first pair that is not an edge (or -1)."""
-    out = np.empty(edges.shape[0])
-    for i in range(edges.shape[0]):
-        a = edges[i, 0]
-        b = edges[i, 1]
-        lo = indptr[a]
-        pos = lo + np.searchsorted(indices[lo:indptr[a + 1]], b)
-        if pos >= indptr[a + 1] or indices[pos] != b:
-            return out, i
-        out[i] = data[pos]
-    return out, -1
-
-
-def _edge_weights(graph, edges):
-    """The weights of ``edges``; ValueError naming the first pair that is not an edge."""
-    if graph.dense:
-        loops = np.flatnonzero(edges[:, 0] == edges[:, 1])
-        if loops.size:
-            _raise_not_an_edge(edges, int(loops[0]))
-        return np.asarray(graph.W[edges[:, 0], edges[:, 1]], dtype=np.float64)
-    out, bad = _csr_edge_weights(graph.indptr, graph.indices, graph.data, edges)
-    if bad >= 0:
-        _raise_not_an_edge(edges, bad)
-    return out
-
-
-def _raise_not_an_edge(edges, k):
-    a, b = int(edges[k, 0]), int(edges[k, 1])
-    raise ValueError(f"tree edge ({a}, {b}) is not an edge of the graph; pass the weights (and "
-                     "topology) the tree was computed from")
-
-
-def _check_start(start, n):
-    if isinstance(start, (bool, np.bool_)) or not isinstance(start, numbers.Integral):
-        raise TypeError(f"start must be an int vertex index, got {type(start).__name__}")
-    if not 0 <= start < n:
-        raise ValueError(f"start = {start} is out of range for a graph with n = {n} vertices; use 0 <= start < {n}")
-    return int(start)
-
-
-def _refuse_p(p):
-    if p is not None:
-        raise ValueError("p= is the exponent of metric='minkowski' on points; without metric= "
-                         "the weights are a matrix: drop p=, or add metric='minkowski'")
-
-
-def _sign(maximum):
-    return 1.0 if maximum else -1.0
-
-
-def _tree(graph, edges, algorithm, info):
-    return SpanningTree(edges, _edge_weights(graph, edges), graph.n, algorithm, info)
-
-
-def _released(tree, labels, epsilon=None, delta=None):
-    """``tree`` with what the user gave beside the weights: the vertices' ``labels`` and
-    the budget as given (``epsilon``, ``delta``) beside the converted ``rho``."""
-    if labels is None and epsilon is None:
-        return tree
-    info = dict(tree.info)
-    if epsilon is not None:
-        info["epsilon"], info["delta"] = float(epsilon), float(delta)
-    return SpanningTree(tree.edges, tree.edge_weights, tree.n_vertices, tree.algorithm, info, labels)
-
-
-def _require_inputs(func, rho, epsilon, delta, sensitivity):
-    """TypeError when the sensitivity is missing, naming the budget too when it is missing as well."""
-    if sensitivity is not None:
-        return
-    if rho is None and epsilon is None and delta is None:
-        raise TypeError(f"{func}() needs a privacy budget and a sensitivity: give rho= (zCDP; or "
-                        "epsilon= and delta=) and sensitivity=, the l_inf sensitivity of each weight "
-                        "(how far one person can move any weight, in the weights' units)")
-    raise TypeError(f"{func}() needs sensitivity=, the l_inf sensitivity of each weight")
-
-
-def _validate(weights, topology, start, symmetric, window_for=None, alongside=None):
-    """The validated graph; ``start`` is checked against n read off the shapes first.
-
-    ``window_for(n)``: the ``window.TopWindow`` the validation pass should fill for a
-    graph of n vertices (n read off the shapes), or None. ``alongside(W, start)``: run
-    by ``as_graph`` beside the validation of a dense matrix (see its ``alongside``),
-    only once ``start`` has been checked against n read off the shapes.
-    """
-    n = vertex_count(weights, topology)
-    if n:  # before the O(n^2) validation pass when the shapes tell n
-        checked = _check_start(start, n)
-    window = window_for(n) if window_for is not None and n and n >= 2 else None
-    # a start not checked yet (n not told by the shapes) is never handed to a kernel
-    beside = None if alongside is None or not n else (lambda W: alongside(W, checked))
-    graph = as_graph(weights, topology=topology, symmetric=symmetric, window=window,
-                     alongside=beside)
-    return graph, _check_start(start, graph.n)
-
-
-def _private_setup(weights, topology, rho, epsilon, delta, sensitivity, start, rng, symmetric,
-                   window_for=None, alongside_for=None):
-    """The resolved privacy parameters, then the validated graph. ``window_for(n, rho,
-    sensitivity)``: as in :func:`_validate`, from the resolved parameters;
-    ``alongside_for(rho, sensitivity, gen)``: the ``alongside`` of :func:`_validate`
-    (or None), built from the resolved parameters and the generator."""
-    rho = privacy.resolve_rho(rho, epsilon, delta)
-    sensitivity = check_positive("sensitivity", sensitivity)
-    gen = as_generator(rng)
-    alongside = None if alongside_for is None else alongside_for(rho, sensitivity, gen)
-    graph, start = _validate(weights, topology, start, symmetric,
-                             None if window_for is None else lambda n: window_for(n, rho, sensitivity),
-                             alongside)
-    return graph, rho, sensitivity, start, gen
-
-
-def _progress_class(progress, func):
-    """``tqdm.auto.tqdm`` when ``progress`` is True, None when False (imported lazily).
-
-    Called before any O(n^2) work, so a missing tqdm is reported at once.
-    """
-    if not isinstance(progress, (bool, np.bool_)):
-        raise TypeError(f"progress must be True or False, got {type(progress).__name__}")
-    if not progress:
-        return None
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:
-        raise ImportError(
-            f"{func}(progress=True) shows a tqdm progress bar, but tqdm is not installed; "
-            "install it with `python -m pip install tqdm`, or pass progress=False"
-        ) from None
-    return tqdm
-
-
-# a Fast-PAMST step reads one row of n entries (and now and then a materialization
-# pass), so its first chunk takes about this many entries' worth of steps: a tiny
-# release is one kernel call, where each call pays to unbox the queue
-_FIRST_CHUNK_ENTRIES = 1 << 16
-
-
-def _run_steps(advance, n_steps, bar_class, desc, first=1):
-    """:func:`run_in_chunks` over ``n_steps`` (``first`` steps in the first chunk), with a
-    progress bar from ``bar_class`` if any (whose chunks start at one step, so that the
-    bar moves from the start)."""
-    if bar_class is None:
-        run_in_chunks(advance, n_steps, first=first)
-        return
-    bar = bar_class(total=n_steps, desc=desc, unit="step")
-    try:
-        run_in_chunks(advance, n_steps, callback=bar.update)
-    finally:
-        bar.close()
-
-
 def _exact_edges(graph, start, sgn):
     if graph.dense:
         return prim_dense_exact(graph.W, start, sgn)
@@ -309,14 +154,6 @@ def _exact_beside(sgn):
         return found[0] if found else _exact_edges(graph, start, sgn)
 
     return beside, edges
-
-
-def _check_tree_size(tree, n):
-    if tree.n_vertices != n:
-        raise ValueError(
-            f"tree spans n_vertices = {tree.n_vertices} vertices but the weights have n = {n}; "
-            "pass the weights (and topology) the tree was computed from"
-        )
 
 
 @_shared_doc
@@ -565,12 +402,10 @@ def pamst(weights: Weights, rho: float | None = None, sensitivity: float | None 
     st = pamst_state(graph.n, start)
     if graph.dense:
         def advance(_, k):
-            pamst_dense(graph.W, sgn, kind, lam, gen, st.inside, st.outside, st.visited, st.best,
-                        st.edges, st.sizes, k)
+            pamst_dense(graph.W, sgn, kind, lam, gen, st, k)
     else:
         def advance(_, k):
-            pamst_csr(graph.indptr, graph.indices, graph.data, sgn, kind, lam, gen, st.inside,
-                      st.visited, st.best, st.edges, st.sizes, k)
+            pamst_csr(graph.indptr, graph.indices, graph.data, sgn, kind, lam, gen, st, k)
     _run_steps(advance, graph.n - 1, bar_class, "pamst")
     edges = st.edges
     info = {"rho": rho, "sensitivity": sensitivity, "noise": noise, "rate": lam, "maximum": bool(maximum)}
@@ -834,198 +669,3 @@ def fast_pamst(weights: Weights, rho: float | None = None, sensitivity: float | 
                        delta=delta, topology=topology, symmetric=symmetric,
                        progress=progress, bounds=bounds)[0]
     return _released(tree, labels, epsilon, delta)
-
-
-def _check_bounds(bounds, sensitivity, discretization, keyed=True):
-    """``bounds`` as (lo, hi) floats, refused (from them alone) when their keys do not fit
-    (``keyed``: the exponential path's discretized keys; the gumbel release has none)."""
-    if bounds is None:
-        return None
-    try:
-        lo, hi = bounds
-    except (TypeError, ValueError):
-        raise TypeError(f"bounds must be a pair (lo, hi) of public clipping bounds, got {bounds!r}") from None
-    lo, hi = (float(_check_real("bounds", x)) for x in (lo, hi))
-    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-        raise ValueError(f"bounds must be two finite numbers lo < hi, got ({lo!r}, {hi!r})")
-    if not keyed:
-        return lo, hi
-    s = privacy.default_discretization(sensitivity) if discretization is None else float(discretization)
-    limit = privacy.key_limit(s)
-    if max(abs(lo), abs(hi)) / s >= limit:
-        raise ValueError(f"bounds = ({lo!r}, {hi!r}) are too wide for the discretization step s = {s!r}: "
-                         f"|bound / s| must stay below 2**{int(math.log2(limit))}; use narrower bounds "
-                         "or a larger discretization")
-    return lo, hi
-
-
-def _check_real(name, x):
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{name} must hold real numbers, got {type(x).__name__}")
-    return x
-
-
-def _clipped(graph, bounds):
-    """The graph whose weights are clipped to ``bounds`` (None: ``graph`` itself). The
-    input is not modified: a clipped copy is made only when some weight lies outside."""
-    if bounds is None:
-        return graph
-    lo, hi = bounds
-    wmin, wmax = min(max(graph.wmin, lo), hi), max(min(graph.wmax, hi), lo)
-    if graph.m == 0 or (graph.wmin >= lo and graph.wmax <= hi):
-        return graph._replace(wmin=wmin, wmax=wmax)
-    if graph.dense:
-        # in the matrix's dtype, rounded inwards (a float32 bound stays within [lo, hi])
-        dt = graph.W.dtype.type
-        lo_t = dt(lo) if dt(lo) >= lo else np.nextafter(dt(lo), dt(np.inf))
-        hi_t = dt(hi) if dt(hi) <= hi else np.nextafter(dt(hi), dt(-np.inf))
-        W = np.ascontiguousarray(np.clip(graph.W, lo_t, hi_t))  # a plain array, as the kernels read
-        wmin, wmax = min(max(graph.wmin, lo_t), hi_t), max(min(graph.wmax, hi_t), lo_t)
-        return graph._replace(W=W, wmin=float(wmin), wmax=float(wmax))
-    return graph._replace(data=np.clip(graph.data, lo, hi), wmin=wmin, wmax=wmax)
-
-
-def _fast_pamst(weights, rho, sensitivity, *, rng=None, start=0, noise="gumbel",
-                discretization=None, maximum=False, epsilon=None, delta=None, topology=None,
-                symmetric=None, progress=False, bounds=None, theta=DEFAULT_THETA, bucket_width=DEFAULT_BUCKET_WIDTH):
-    """Validate, then run :func:`_fast_pamst_graph`."""
-    _require_inputs("fast_pamst", rho, epsilon, delta, sensitivity)
-    privacy.check_noise(noise)
-    if discretization is not None:  # checked before the O(n^2) validation pass
-        if noise == "gumbel":
-            raise ValueError("discretization= applies to noise='exponential' only: noise='gumbel' "
-                             "releases the exact MST of the raw weights minus Gumbel noise, with "
-                             "no discretization; drop discretization= (or use noise='exponential')")
-        check_positive("discretization", discretization)
-    bounds = _check_bounds(bounds, check_positive("sensitivity", sensitivity), discretization,
-                           keyed=noise == "exponential")
-    bar_class = _progress_class(progress, "fast_pamst")
-    shape = getattr(weights, "shape", None)
-    n = int(shape[0]) if topology is None and not sp.issparse(weights) and shape is not None \
-        and len(shape) == 2 else None
-    # a dense matrix's clipped copy (bounds=), reserved from the shape whether or not it is made
-    clip_bytes = 0 if bounds is None or n is None else \
-        n * n * max(np.dtype(getattr(weights, "dtype", np.float64)).itemsize, 4)
-    if noise == "gumbel":
-        if clip_bytes:
-            require_memory(clip_bytes, f"fast_pamst(bounds=) on n = {n} (a clipped copy)")
-        key, found = [], []
-
-        def alongside_for(rho, sensitivity, gen):
-            key.append(philox.draw_key(gen))  # the release's only draw from the user's generator
-            if bar_class is not None or bounds is not None:
-                # a progress bar wants the chunks here; the kernel beside the validation
-                # would rank unclipped weights
-                return None
-
-            def beside(W, start):
-                # the serial kernel on a thread of its own while W is validated (it only
-                # reads rows and compares values, so it is safe on any W; its tree is
-                # dropped if the validation refuses W)
-                lam = privacy.gumbel_rate(rho, sensitivity, W.shape[0])
-                found.append(gumbel_dense(W, start, bool(maximum), lam, key[0], threads=1))
-            return beside
-
-        graph, rho, sensitivity, start, _ = _private_setup(weights, topology, rho, epsilon, delta,
-                                                           sensitivity, start, rng, symmetric,
-                                                           alongside_for=alongside_for)
-        return _gumbel_graph(graph, rho, sensitivity, start, key[0], maximum, bar_class,
-                             edges=found[0] if found else None, bounds=bounds)
-    if n is not None:
-        # the queue's need for this shape (never the weights': a release of a shape runs
-        # for every input or none), before the O(n^2) validation pass; gq_build checks it again
-        require_memory(queue_memory_bytes(n, n * (n - 1) // 2, True) + clip_bytes,
-                       f"fast_pamst on n = {n} (its edge store)")
-    windows = []
-
-    def window_for(n, rho, sensitivity):
-        if bounds is not None:  # the window would count unclipped keys (speed only)
-            return None
-        # public inputs only: the queue's fine key bins, from n, rho, Delta and s
-        s = privacy.default_discretization(sensitivity) if discretization is None else float(discretization)
-        r = privacy.fast_pamst_key_rate(rho, sensitivity, n, s, noise)
-        windows.append(top_window(_sign(maximum), s, r, bucket_width))
-        return windows[-1]
-
-    graph, rho, sensitivity, start, gen = _private_setup(weights, topology, rho, epsilon, delta,
-                                                         sensitivity, start, rng, symmetric,
-                                                         window_for)
-    s = privacy.default_discretization(sensitivity) if discretization is None else float(discretization)
-    return _fast_pamst_graph(graph, rho, sensitivity, s, start, gen, noise, maximum, theta, bucket_width,
-                             bar_class, windows[0] if windows else None, bounds)
-
-
-def _fast_pamst_graph(graph, rho, sensitivity, s, start, gen, noise, maximum, theta, bucket_width,
-                      bar_class=None, window=None, bounds=None):
-    """Fast-PAMST on a validated ``Graph``; returns the tree and the kernel's counters.
-
-    Tests call it directly to run thousands of tiny releases without re-validating,
-    and force the speed knobs theta/bucket_width to their extremes. ``bar_class``: a
-    tqdm-like class for a progress bar over the steps, or None. ``window``: the
-    ``window.TopWindow`` the validation filled, or None (speed only). ``bounds``:
-    checked (lo, hi) the weights are clipped to before they are discretized; the
-    tree keeps the true weights.
-    """
-    keyed = _clipped(graph, bounds)
-    # the weight-unit rate for the record, the key-unit rate r for the kernels (computed
-    # without lam, which overflows for a subnormal D_s); none without a selection (n = 1)
-    lam = privacy.fast_pamst_rate(rho, sensitivity, graph.n, s, noise) if graph.n >= 2 else None
-    sgn = _sign(maximum)
-    stats = np.zeros(N_STATS, dtype=np.int64)
-    edges = np.empty((graph.n - 1, 2), dtype=np.int64)
-    if graph.n >= 2:
-        r = privacy.fast_pamst_key_rate(rho, sensitivity, graph.n, s, noise)
-        q = gq_build(keyed, sgn, s, r, bucket_width, window)
-        visited = np.zeros(graph.n, dtype=np.bool_)
-        nxt = [start]  # the vertex that joins the tree at the next step
-
-        if graph.dense:
-            def advance(step0, k):
-                nxt[0] = prim_dense_private(q, keyed.W, visited, edges, step0, k, nxt[0], r,
-                                            theta, bucket_width, gen, stats)
-        else:
-            def advance(step0, k):
-                nxt[0] = prim_csr_private(q, keyed.indptr, keyed.indices, keyed.data, visited,
-                                          edges, step0, k, nxt[0], r, theta, bucket_width, gen, stats)
-        _run_steps(advance, graph.n - 1, bar_class, "fast_pamst",
-                   first=max(1, _FIRST_CHUNK_ENTRIES // graph.n))
-    info = {"rho": rho, "sensitivity": sensitivity, "noise": noise, "rate": lam,
-            "discretization": s, "maximum": bool(maximum)}
-    if bounds is not None:
-        info["bounds"] = tuple(bounds)
-    return _tree(graph, edges, "fast_pamst", info), stats
-
-
-def _gumbel_graph(graph, rho, sensitivity, start, key, maximum, bar_class=None, plain=False,
-                  threads=None, edges=None, bounds=None):
-    """The gumbel release on a validated ``Graph``: the exact MST of the noisy keys
-    (:mod:`fastpamst_nb.gumbel`); returns the tree and an empty counter array (the
-    shape of :func:`_fast_pamst_graph`'s answer).
-
-    ``key``: the release's 128-bit key (``philox.draw_key(gen)``, its only draw from the
-    user's generator). ``edges``: the tree already computed beside the validation, or
-    None. Tests call it directly (no re-validation) for their many tiny releases;
-    ``plain`` takes the two logarithms on every edge (the reference path), ``threads``
-    forces the thread count of the dense kernel. ``bounds``: as in
-    :func:`_fast_pamst_graph` (the noisy keys are of the clipped weights; the tree keeps
-    the true ones).
-    """
-    keyed = _clipped(graph, bounds)
-    # none without a selection (n = 1), as the exponential path records
-    lam = privacy.gumbel_rate(rho, sensitivity, graph.n) if graph.n >= 2 else None
-    if edges is None and graph.n < 2:
-        edges = np.empty((0, 2), dtype=np.int64)
-    elif edges is None:
-        def run(advance, n_steps, first):
-            _run_steps(advance, n_steps, bar_class, "fast_pamst", first=first)
-        if graph.dense:
-            edges = gumbel_dense(keyed.W, start, bool(maximum), lam, key, threads=threads,
-                                 plain=plain, run=run)
-        else:
-            edges = gumbel_csr(keyed.indptr, keyed.indices, keyed.data, start, bool(maximum),
-                               lam, key, plain=plain, run=run)
-    info = {"rho": rho, "sensitivity": sensitivity, "noise": "gumbel", "rate": lam,
-            "maximum": bool(maximum)}
-    if bounds is not None:
-        info["bounds"] = tuple(bounds)
-    return _tree(graph, edges, "fast_pamst", info), np.zeros(N_STATS, dtype=np.int64)

@@ -60,15 +60,16 @@ def pamst_state(n, start):
 
 
 @njit(cache=CACHE, nogil=True)
-def pamst_dense(W, sgn, kind, lam, rng, inside, outside, visited, best, edges, sizes, n_steps):
+def pamst_dense(W, sgn, kind, lam, rng, st, n_steps):
     """``n_steps`` steps of PAMST on the complete graph of W: each scans all
-    t * (n - t) cut edges with fresh noise (the fields of a ``PamstState``, updated).
+    t * (n - t) cut edges with fresh noise (``st``, a :class:`PamstState`, updated).
 
     Noise is added to ``sgn * w - ref`` with ref the step's best score (kept per
     unvisited vertex in ``best``, O(n) per step): scores near 1e12 would round the
     noise to ulp(w) and leave ties to scan order (docs/errata.rst, erratum 5), while the
     differences to ref are exact where it matters, next to the top.
     """
+    inside, outside, visited, best, edges, sizes = st
     n_in, n_out = sizes[0], sizes[1]
     for _ in range(n_steps):
         row = W[inside[n_in - 1]]  # the vertex that joined last
@@ -102,14 +103,14 @@ def pamst_dense(W, sgn, kind, lam, rng, inside, outside, visited, best, edges, s
 
 
 @njit(cache=CACHE, nogil=True)
-def pamst_csr(indptr, indices, data, sgn, kind, lam, rng, inside, visited, best, edges, sizes,
-              n_steps):
+def pamst_csr(indptr, indices, data, sgn, kind, lam, rng, st, n_steps):
     """``n_steps`` steps of PAMST on a symmetric CSR topology: each scans the tree's
-    rows (the fields of a ``PamstState``, updated; ``outside`` is not used).
+    rows (``st``, a :class:`PamstState`, updated; its ``outside`` is not used).
 
     As in :func:`pamst_dense`, noise is added to the score minus the step's best
     score, the maximum of ``best`` over the unvisited vertices.
     """
+    inside, _, visited, best, edges, sizes = st
     n = indptr.shape[0] - 1
     n_in = sizes[0]
     for _ in range(n_steps):

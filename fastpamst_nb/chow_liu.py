@@ -22,7 +22,7 @@ from numba import njit
 
 from .api import fast_pamst
 from .core import CACHE, check_positive, require_memory
-from .graph import _is_dataframe
+from .input_forms import _is_dataframe
 
 __all__ = ["chow_liu", "mi_sensitivity", "mutual_information"]
 

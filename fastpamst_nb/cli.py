@@ -33,7 +33,7 @@ import numpy as np
 from . import api, bench, graph, privacy, registry
 from .clustering import private_edge_weights
 from .core import CompileWatch, check_positive
-from .graph import _condensed_n
+from .input_forms import _condensed_n
 from .metrics import METRICS, check_metric
 
 PROG = "fastpamst"
@@ -481,29 +481,11 @@ def _check_writable(path, flag):
         raise UsageError(f"{flag} {path}: directory {parent} is not writable; choose another path")
 
 
-def _check_budget(args):
-    """--rho, or --epsilon with --delta: exactly one way, validated (cheap) before any work."""
-    given = [f"--{k}" for k in ("epsilon", "delta") if getattr(args, k) is not None]
-    if len(given) == 1:
-        other = "--delta D" if given[0] == "--epsilon" else "--epsilon E"
-        raise UsageError(f"{given[0]} needs {other}: an (epsilon, delta) budget is the pair; "
-                         f"add {other}, or give the zCDP budget --rho R instead")
-    if given and args.rho is not None:
-        raise UsageError("--rho and --epsilon/--delta both give the tree's budget; give one of them: "
-                         "--rho R (zCDP) or --epsilon E --delta D")
-    if args.rho is not None:
-        check_positive("--rho", args.rho)
-    elif given:
-        check_positive("--epsilon", args.epsilon)
-        if not 0.0 < args.delta < 1.0:
-            raise UsageError(f"--delta must lie strictly between 0 and 1, got {args.delta:g}")
-        privacy.approx_dp_to_zcdp(args.epsilon, args.delta)  # e.g. an epsilon too small for delta
-
-
 def _check_run_args(args):
     """Usage errors of ``fastpamst run`` that need no data: raised before any work."""
     algorithm = args.algorithm
-    _check_budget(args)
+    # --rho, or --epsilon with --delta: exactly one way, validated (cheap) before any work
+    privacy.check_budget(args.rho, args.epsilon, args.delta, required=False, flags=True)
     if algorithm != "exact":
         missing = []
         if args.rho is None and args.epsilon is None:
@@ -666,10 +648,7 @@ def cmd_plan(args):
     if (args.stand_in is None) == (args.n is None):
         raise UsageError("give either --n N (public parameters only) or a STAND_IN matrix file, not "
                          + ("both" if args.n is not None else "neither"))
-    if args.epsilon is not None and args.delta is None:
-        raise UsageError("--epsilon needs --delta D; or give --rho R")
-    if args.rho is not None and args.epsilon is not None:
-        raise UsageError("--rho and --epsilon/--delta both give the budget; give one of them")
+    privacy.check_budgets(args.rho, args.epsilon, args.delta, flags=True)  # before reading the stand-in
     what = args.n if args.stand_in is None else _load_weights(args.stand_in)
     result = plan(what, sensitivity=args.sensitivity, rho=args.rho, epsilon=args.epsilon, delta=args.delta,
                   noise=args.noise, target=args.target, rng=args.seed, n_releases=args.releases,

@@ -24,22 +24,28 @@ Error messages name indices, shapes and parameters, never a weight.
 Kernels never see Python objects per edge: a dense graph is the user's own array
 (a C-contiguous view of it when possible, so nothing is copied), a sparse graph a
 symmetric CSR triple ``(indptr, indices, data)`` with the diagonal removed.
+
+This module decides which path an input takes and words the errors; the work is
+in three modules beside it: :mod:`fastpamst_nb.input_forms` (the forms of input,
+their dtype and shape checks), :mod:`fastpamst_nb.dense_scan` (the tiled pass
+over a dense matrix) and :mod:`fastpamst_nb.csr_checks` (the checks of a sparse
+pattern).
 """
 
-import numbers
 from collections import namedtuple
-from math import isqrt
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
 
-from . import threads
-from .chunks import run_in_chunks
-from .core import CACHE, require_memory
-from .window import (
-    NO_WINDOW, WIN_COMPLETE, WIN_FINE_SHIFT, WIN_SEEN, window_add, window_fork, window_join, window_threshold,
+from .core import require_memory
+from .csr_checks import _pattern_checks, _stores_diagonal
+from .dense_scan import _dense_mirror, _scan_dense
+from .input_forms import (
+    _check_dtype, _check_shape, _dense_array, _is_networkx_graph, _networkx_topology, _refuse_masked,
+    _to_kernel_float,
 )
+from .window import NO_WINDOW
+
 
 Graph = namedtuple("Graph", ["n", "m", "dense", "W", "indptr", "indices", "data", "wmin", "wmax"])
 Graph.__doc__ = """A validated weighted graph.
@@ -57,272 +63,6 @@ _EMPTY_I = np.zeros(0, dtype=np.int64)
 _EMPTY_F = np.zeros(0, dtype=np.float64)
 _EMPTY_W = np.zeros((0, 0), dtype=np.float64)
 
-
-_TILE = 64  # rows and columns of a validation tile
-_SCAN_ROWS = 8  # rows of a tile compared per pass over its columns (divides _TILE)
-
-
-@njit(cache=CACHE, nogil=True)
-def _dense_scan(W, t0, t1, ring, state, scale):
-    """One tiled pass over the strict upper triangle of tile rows t0 .. t1 - 1 (rows
-    64 t0 .. 64 t1 - 1): finiteness, symmetry, range, and the top window.
-
-    Returns (status, i, j, wmin, wmax); status 0 ok, 1 non-finite at (i, j),
-    2 W[i, j] != W[j, i]; wmin/wmax are +-inf when the range holds no edge.
-    :func:`_scan_dense` runs it in chunks of tile rows so that Ctrl-C stops the
-    pass over a huge matrix.
-
-    The fast pass has no branch per entry: it folds every comparison into one
-    flag and the range into min/max (a NaN fails its own comparison, an inf
-    shows in the range). Off-diagonal tiles are read 8 rows at a time, so the
-    transposed reads W[j, i .. i + 7] are one 32- or 64-byte run instead of 8
-    strided loads (faster than an entry-by-entry scan: docs/design.rst, Measurements
-    behind the code). Only when the pass finds a defect does
-    :func:`_dense_locate` rescan the range to name the first one.
-
-    ``ring, state, scale``: a ``window.TopWindow`` (``window.NO_WINDOW`` for none).
-    Each entry of the upper triangle is also listed, without a branch, when its
-    score reaches the window's threshold; a tile's list goes to
-    ``window.window_add``, so fast_pamst's top buckets are sized by this pass.
-    """
-    n = W.shape[0]
-    tile = _TILE
-    bad = False
-    wmin = np.inf
-    wmax = -np.inf
-    sgn = scale[0]
-    thr = window_threshold(state, scale)
-    hitw = np.empty(tile * tile)
-    for i0 in range(t0 * tile, min(t1 * tile, n), tile):
-        i1 = min(i0 + tile, n)
-        for j0 in range(i0, n, tile):
-            j1 = min(j0 + tile, n)
-            k = 0
-            if j0 == i0 or i1 - i0 < tile:  # diagonal or ragged tile: entry by entry
-                for i in range(i0, i1):
-                    for j in range(max(j0, i + 1), j1):
-                        w = np.float64(W[i, j])
-                        bad |= w != np.float64(W[j, i])
-                        wmin = min(wmin, w)
-                        wmax = max(wmax, w)
-                        hitw[k] = w
-                        k += sgn * w >= thr
-            else:
-                for i in range(i0, i1, _SCAN_ROWS):
-                    for j in range(j0, j1):
-                        col = W[j]
-                        lo = np.inf
-                        hi = -np.inf
-                        differ = False
-                        for d in range(_SCAN_ROWS):
-                            w = np.float64(W[i + d, j])
-                            differ |= w != np.float64(col[i + d])
-                            lo = min(lo, w)
-                            hi = max(hi, w)
-                            hitw[k] = w
-                            k += sgn * w >= thr
-                        bad |= differ
-                        wmin = min(wmin, lo)
-                        wmax = max(wmax, hi)
-            if k > 0:
-                window_add(ring, state, scale, hitw, k)
-                thr = window_threshold(state, scale)
-    if bad or wmin == -np.inf or wmax == np.inf:
-        return _dense_locate(W, t0, t1)
-    return 0, 0, 0, wmin, wmax
-
-
-@njit(cache=CACHE, nogil=True)
-def _dense_locate(W, t0, t1):
-    """:func:`_dense_scan`'s result, entry by entry in the same tile order: the
-    first defect's position (only run once the fast pass has found one)."""
-    n = W.shape[0]
-    tile = _TILE
-    wmin = np.inf
-    wmax = -np.inf
-    for i0 in range(t0 * tile, min(t1 * tile, n), tile):
-        i1 = min(i0 + tile, n)
-        for j0 in range(i0, n, tile):
-            j1 = min(j0 + tile, n)
-            for i in range(i0, i1):
-                for j in range(max(j0, i + 1), j1):
-                    w = np.float64(W[i, j])
-                    if not np.isfinite(w):
-                        return 1, i, j, 0.0, 0.0
-                    if w != np.float64(W[j, i]):
-                        return 2, i, j, 0.0, 0.0
-                    if w < wmin:
-                        wmin = w
-                    if w > wmax:
-                        wmax = w
-    return 0, 0, 0, wmin, wmax
-
-
-# below this many entries a pass stays on one thread: a hand-off would cost more than it saves
-_THREADED_MIN_ENTRIES = 1 << 20
-# a sparse input's two checks run side by side from this many stored entries
-_THREADED_MIN_STORED = 1 << 17
-# the chunk after the first tile row reads about this many entries (a few ms), so that
-# the hand-offs are few; later chunks grow to ~0.1 s (run_in_chunks)
-_FIRST_SCAN_ENTRIES = 1 << 22
-
-
-def _scan_dense(W, window=NO_WINDOW, workers=None, alongside=None):
-    """:func:`_dense_scan` over all of W in chunks of about 0.1 s (interruptible), each
-    chunk split by work across ``workers`` threads (default ``threads.thread_count()``,
-    one thread for a matrix under 2**20 entries).
-
-    Returns (status, i, j, wmin, wmax), with wmin = wmax = 0.0 when n < 2; a defect is
-    the first in tile order, as on one thread. ``window``: a ``window.TopWindow`` to
-    fill, marked complete when W passed. Each thread fills a fork of it
-    (``window.window_fork``, made once the first tile row has decided its bins), joined
-    into it at the end: the same counts as one thread's.
-
-    ``alongside``: a callable ``f(W)`` (a nogil kernel's caller) run on a thread of its
-    own during the scan, which then has one thread less; it is called only when there
-    are two threads or more for a matrix of 2**20 entries or more, and the scan returns
-    after it has returned. It must be safe on any W: it runs before W is known valid.
-    """
-    n = W.shape[0]
-    if workers is None:
-        workers = threads.thread_count() if n * n >= _THREADED_MIN_ENTRIES else 1
-    if alongside is not None and workers >= 2:
-        scan, _ = threads.run_side_by_side([lambda: _scan_dense(W, window, workers - 1),
-                                            lambda: alongside(W)])
-        return scan
-    windows = [window]
-    found = [(0, 0, 0, np.inf, -np.inf)]
-
-    def part(t0, t1, w):
-        return lambda: _dense_scan(W, t0, t1, *w)
-
-    def advance(t0, k):
-        status, i, j, lo, hi = found[-1]
-        if status != 0:
-            return
-        if len(windows) < workers and (window.state[WIN_SEEN] or window.state[WIN_FINE_SHIFT] < 0):
-            windows.extend(window_fork(window) for _ in range(workers - len(windows)))
-        cuts = _split_tile_rows(n, t0, t0 + k, len(windows))
-        results = threads.run_side_by_side(
-            [part(a, b, w) for a, b, w in zip(cuts[:-1], cuts[1:], windows)])
-        for s, a, b, lo2, hi2 in results:  # in tile order: the first defect wins
-            if s != 0:
-                found.append((s, a, b, 0.0, 0.0))
-                return
-            lo, hi = min(lo, lo2), max(hi, hi2)
-        found.append((0, 0, 0, lo, hi))
-
-    advance(0, 1)  # on this thread: the first tile row decides the window's bins
-    rows = -(-n // _TILE) - 1
-    if rows > 0:
-        run_in_chunks(lambda t0, k: advance(1 + t0, k), rows,
-                      first=max(1, _FIRST_SCAN_ENTRIES // (_TILE * n)))
-    status, i, j, wmin, wmax = found[-1]
-    if status == 0 and window is not NO_WINDOW:
-        window_join(window, windows[1:])
-        window.state[WIN_COMPLETE] = 1
-    if n < 2:
-        return status, i, j, 0.0, 0.0
-    return status, i, j, wmin, wmax
-
-
-def _split_tile_rows(n, t0, t1, parts):
-    """Cut tile rows t0 .. t1 - 1 into at most ``parts`` consecutive runs of about equal
-    work (tile row t scans the n - 64 t columns from its diagonal on); returns the
-    boundaries, t0 first and t1 last, without empty runs."""
-    if parts <= 1 or t1 - t0 <= 1:
-        return [t0, t1]
-    work = np.cumsum(np.maximum(n - _TILE * np.arange(t0, t1), 1))
-    want = work[-1] * np.arange(1, parts) / parts
-    inner = t0 + 1 + np.searchsorted(work[:-1], want)
-    return sorted({t0, t1, *(int(t) for t in inner if t0 < t < t1)})
-
-
-@njit(cache=CACHE, nogil=True)
-def _dense_mirror(W, S, lower):
-    """Fill ``S`` with the symmetric matrix of one triangle of ``W``; check it, get its range.
-
-    Reads W[i, j] for i < j (``lower`` False) or W[j, i] for i < j (``lower``
-    True), writes it to S[i, j] and S[j, i], and zeroes the diagonal of S. ``S``
-    may be ``W`` itself (it then only overwrites the other triangle and the
-    diagonal). Returns (status, r, c, wmin, wmax); status 0 ok, 1 non-finite at
-    W[r, c] (r, c the entry read). Tiles keep the transposed writes in cache.
-    """
-    n = W.shape[0]
-    tile = 64
-    wmin = np.inf
-    wmax = -np.inf
-    for i0 in range(0, n, tile):
-        i1 = min(i0 + tile, n)
-        for j0 in range(i0, n, tile):
-            j1 = min(j0 + tile, n)
-            for i in range(i0, i1):
-                for j in range(max(j0, i + 1), j1):
-                    w = W[j, i] if lower else W[i, j]
-                    wf = np.float64(w)
-                    if not np.isfinite(wf):
-                        if lower:
-                            return 1, j, i, 0.0, 0.0
-                        return 1, i, j, 0.0, 0.0
-                    S[i, j] = w
-                    S[j, i] = w
-                    if wf < wmin:
-                        wmin = wf
-                    if wf > wmax:
-                        wmax = wf
-    for i in range(n):
-        S[i, i] = 0
-    if n < 2:
-        return 0, 0, 0, 0.0, 0.0
-    return 0, 0, 0, wmin, wmax
-
-
-def _check_dtype(dtype, name):
-    if dtype == np.bool_ or not (np.issubdtype(dtype, np.integer) or np.issubdtype(dtype, np.floating)):
-        raise TypeError(
-            f"{name} must hold real numbers (a float or integer dtype), got dtype {dtype}; "
-            "convert it with weights.astype(np.float64)"
-        )
-
-
-def _to_kernel_float(a, name):
-    """float32/float64 pass through untouched; other real dtypes become float64 only when exact.
-
-    The float64 result (8 bytes per entry) is checked against the available
-    memory before it is allocated; the exactness check runs in row blocks, so
-    it needs no second full-size array.
-    """
-    if a.dtype in (np.float32, np.float64):
-        return a
-    require_memory(8 * a.size, f"converting {name} of dtype {a.dtype} and shape {a.shape} to float64")
-    b = np.empty(a.shape, dtype=np.float64)
-    # a is 1-D (edge values) or 2-D (a dense matrix): blocks of whole rows
-    step = max(1, _BLOCK // max(1, a.size // max(1, a.shape[0])))
-    for i in range(0, a.shape[0], step):
-        src, dst = a[i:i + step], b[i:i + step]
-        dst[...] = src
-        with np.errstate(invalid="ignore", over="ignore"):
-            exact = np.array_equal(dst.astype(a.dtype), src)
-        if not exact:
-            raise ValueError(
-                f"{name} of dtype {a.dtype} cannot be represented exactly as float64 "
-                "(integers above 2**53 or extended precision); rescale or round it yourself first"
-            )
-    return b
-
-
-_BLOCK = 2**18  # entries per block of the dtype conversion's exactness check
-
-
-def _check_shape(shape, name):
-    if len(shape) != 2:
-        raise ValueError(f"{name} must be a 2-D (n, n) matrix, got {len(shape)} dimension(s)")
-    if shape[0] != shape[1]:
-        raise ValueError(f"{name} must be square (n, n), got shape {shape}")
-    if shape[0] == 0:
-        raise ValueError(f"{name} is empty (n = 0); a spanning tree needs at least one vertex")
-
-
 def as_graph(weights, name="weights", topology=None, symmetric=None, window=None, alongside=None):
     """Validate ``weights`` and return a :class:`Graph` the kernels can read.
 
@@ -337,7 +77,7 @@ def as_graph(weights, name="weights", topology=None, symmetric=None, window=None
         ``scipy.spatial.distance.squareform`` into the complete graph on n
         vertices (an (n, n) matrix is allocated, 8 n^2 bytes as float64).
         networkx.Graph: nodes 0..n-1 are the vertices, any other nodes are
-        numbered in the graph's node order (see :func:`vertex_labels`); its edges (all
+        numbered in the graph's node order (see :func:`fastpamst_nb.input_forms.vertex_labels`); its edges (all
         of them, weight 0 included) are the topology and every edge needs a
         real ``"weight"`` attribute; self-loops are ignored like the diagonal.
         A numpy masked array is refused (numpy would drop its mask): express
@@ -514,189 +254,6 @@ def kernel_view(W, widen=True):
     return view
 
 
-def vertex_count(weights, topology=None):
-    """The number of vertices read off shapes alone (no pass over the values), or None.
-
-    None when it cannot be told cheaply (nested lists, a malformed shape, ...):
-    :func:`as_graph` then decides, and its :class:`Graph` is authoritative.
-    Lets callers check vertex-indexed parameters before the O(n^2) validation.
-    """
-    shape = getattr(topology, "shape", None)
-    if isinstance(shape, tuple) and len(shape) == 2 and shape[0] == shape[1]:
-        return int(shape[0])
-    if topology is None and _is_networkx_graph(weights):
-        return weights.number_of_nodes()
-    shape = getattr(weights, "shape", None)
-    if isinstance(weights, (np.ndarray, np.generic)) or sp.issparse(weights):
-        if len(shape) == 2 and shape[0] == shape[1]:
-            return int(shape[0])
-        if len(shape) == 1 and not sp.issparse(weights):
-            return _condensed_n(shape[0])
-    return None
-
-
-def _refuse_masked(obj, name):
-    if not isinstance(obj, np.ma.MaskedArray):
-        return
-    if name == "topology":
-        raise TypeError(
-            "topology is a numpy masked array; its mask would be ignored, so it is refused. "
-            "Pass a plain boolean (n, n) array, e.g. topology.filled(False)"
-        )
-    raise TypeError(
-        f"{name} is a numpy masked array; its mask would be ignored (masked entries would "
-        "become edges), so it is refused. Express missing edges with a public mask of the "
-        f"edges instead: pass topology=~{name}.mask (True where there is an edge, fixed without "
-        f"looking at the weights) together with {name}.filled(0), or pass a scipy.sparse "
-        "matrix whose stored entries are the edges"
-    )
-
-
-def _condensed_n(length):
-    """n with n(n-1)/2 == length and n >= 2, or None."""
-    n = (1 + isqrt(1 + 8 * int(length))) // 2
-    return n if n >= 2 and n * (n - 1) // 2 == length else None
-
-
-def _condensed_to_square(v, name):
-    """The (n, n) matrix of a condensed distance vector (``pdist`` output)."""
-    n = _condensed_n(v.shape[0])
-    if n is None:
-        raise ValueError(
-            f"{name} is 1-D of length {v.shape[0]}: neither a 2-D (n, n) matrix nor a condensed "
-            "distance vector (the output of scipy.spatial.distance.pdist, of length n(n-1)/2 "
-            "for some n >= 2: 1, 3, 6, 10, ...). Pass the (n, n) matrix, e.g. "
-            "scipy.spatial.distance.squareform(v) of a condensed vector v"
-        )
-    from scipy.spatial.distance import squareform
-
-    v = _to_kernel_float(v, name)
-    require_memory(n * n * v.itemsize, f"the ({n}, {n}) matrix of the condensed distance vector "
-                   f"{name} (scipy.spatial.distance.squareform)")
-    return squareform(v, force="tomatrix", checks=False)
-
-
-def _dense_array(weights, name, convert=True, owned=False):
-    """``weights`` as an (n, n) ndarray: float32/float64 (no copy when it already is one)
-    when ``convert``, its own real dtype otherwise. A 1-D condensed vector is expanded.
-
-    With ``owned``, returns ``(W, owned)``: ``owned`` is True when ``W`` is a fresh
-    array made here (a dtype conversion or a condensed expansion) that no caller
-    can see, so it may be modified in place."""
-    if isinstance(weights, (str, bytes)) or weights is None:
-        raise TypeError(f"{name} must be an (n, n) array or scipy.sparse matrix, got {type(weights).__name__}")
-    try:
-        W = np.asarray(weights)
-    except Exception as exc:  # ragged lists and the like
-        raise TypeError(f"{name} could not be read as a numeric (n, n) array: {exc}") from None
-    _check_dtype(W.dtype, name)
-    W0 = W
-    if W.ndim == 1:
-        W = _condensed_to_square(W, name)
-    _check_shape(W.shape, name)
-    if convert:
-        W = _to_kernel_float(W, name)
-    return (W, W is not W0) if owned else W
-
-
-def _is_networkx_graph(obj):
-    """True for a networkx.Graph (or subclass); never imports networkx for other objects."""
-    if not any(c.__module__.partition(".")[0] == "networkx" for c in type(obj).__mro__):
-        return False
-    try:
-        import networkx as nx
-    except ImportError:  # pragma: no cover - a networkx object without networkx
-        return False
-    return isinstance(obj, nx.Graph)
-
-
-def _integer_nodes(G):
-    """Whether the nodes of the networkx graph G are exactly the integers 0..n-1."""
-    n = G.number_of_nodes()
-    return all(not isinstance(u, (bool, np.bool_)) and isinstance(u, numbers.Integral) and 0 <= u < n
-               for u in G)
-
-
-def _is_dataframe(obj):
-    """True for a pandas DataFrame; never imports pandas."""
-    return any(c.__module__.partition(".")[0] == "pandas" and c.__name__ == "DataFrame"
-               for c in type(obj).__mro__)
-
-
-def vertex_labels(weights, name="weights"):
-    """The public vertex names an input carries, or None: a pandas DataFrame's
-    columns, or a networkx graph's nodes when they are not the integers 0..n-1.
-
-    O(n), from the labels alone (no weight is read). Raises ValueError for a
-    DataFrame whose index names other vertices than its columns.
-    """
-    if _is_networkx_graph(weights):
-        return None if _integer_nodes(weights) else tuple(weights)
-    if not _is_dataframe(weights):
-        return None
-    cols, rows = list(weights.columns), list(weights.index)
-    default = type(weights.index).__name__ == "RangeIndex" and rows == list(range(len(rows)))
-    if rows != cols and not default:
-        raise ValueError(
-            f"{name} is a DataFrame whose index and columns differ, so it names each vertex "
-            "twice; put the rows in the order of the columns (df.loc[df.columns, df.columns]) "
-            "or drop the row names (df.reset_index(drop=True))")
-    return tuple(cols)
-
-
-def _networkx_topology(G, name):
-    """A networkx graph as (sparse weights, sparse topology) for :func:`_topology_graph`.
-
-    The edge list is read directly rather than through ``to_scipy_sparse_array``,
-    whose handling of weight-0 edges is networkx's choice: dropping them would
-    make the topology depend on the weights.
-    """
-    kind = type(G).__name__
-    if G.is_directed():
-        raise TypeError(
-            f"{name} is a directed networkx graph ({kind}); spanning trees here are undirected: "
-            "build a networkx.Graph with one 'weight' per undirected edge"
-        )
-    if G.is_multigraph():
-        raise TypeError(
-            f"{name} is a networkx multigraph ({kind}); merge each group of parallel edges into "
-            "one edge with one 'weight' (your choice, e.g. the smallest) in a networkx.Graph"
-        )
-    n = G.number_of_nodes()
-    _check_shape((n, n), name)
-    # nodes 0..n-1 are the vertices themselves; any other nodes are numbered in G's
-    # node order, and the tree carries them as its labels (vertex_labels)
-    index = None if _integer_nodes(G) else {u: k for k, u in enumerate(G)}
-    rows, cols, vals = [], [], []
-    for a, b, w in G.edges(data="weight"):
-        if a == b:
-            continue  # a self-loop is a diagonal entry: ignored
-        if w is None:
-            raise ValueError(
-                f"edge ({a}, {b}) of the networkx graph {name} has no 'weight' attribute; "
-                "give every edge one, e.g. G.add_edge(u, v, weight=w)"
-            )
-        rows.append(int(a) if index is None else index[a])
-        cols.append(int(b) if index is None else index[b])
-        vals.append(w)
-    try:
-        data = np.asarray(vals) if vals else np.zeros(0)
-    except Exception:
-        data = np.asarray(vals, dtype=object)
-    if data.ndim != 1 or data.dtype == np.bool_ or not (
-            np.issubdtype(data.dtype, np.integer) or np.issubdtype(data.dtype, np.floating)):
-        raise TypeError(
-            f"the 'weight' attributes of the networkx graph {name} must be real numbers "
-            f"(int or float), got dtype {data.dtype if data.ndim == 1 else 'of non-scalars'}"
-        )
-    data = _to_kernel_float(data, name)
-    r = np.asarray(rows + cols, dtype=np.int64)
-    c = np.asarray(cols + rows, dtype=np.int64)
-    weights = sp.coo_matrix((np.concatenate([data, data]), (r, c)), shape=(n, n))
-    topology = sp.coo_matrix((np.ones(r.size, dtype=np.int8), (r, c)), shape=(n, n))
-    return weights, topology
-
-
 def _raise_not_finite(name, i, j):
     raise ValueError(
         f"{name}[{i}, {j}] is not finite (NaN or inf); every edge weight must be a finite "
@@ -831,76 +388,6 @@ def _csr_graph(n, rows, cols, data, name, wr=None, wc=None):
     return _checked_csr(S, name)
 
 
-@njit(cache=CACHE, nogil=True)
-def _stores_diagonal(indptr, indices):
-    """Whether a CSR matrix stores an entry (i, i)."""
-    for i in range(indptr.shape[0] - 1):
-        for p in range(indptr[i], indptr[i + 1]):
-            if indices[p] == i:
-                return True
-    return False
-
-
-@njit(cache=CACHE, nogil=True)
-def _mirrors_match(indptr, indices, data):
-    """Whether a canonical CSR matrix (rows sorted, no duplicates) equals its
-    transpose: one pass, O(n + m) time and n cursors.
-
-    Rows are visited in increasing order. An entry (i, j) below the diagonal
-    must be the next unmatched entry (j, i) of row j's upper part, with an equal
-    value: row j is sorted, so the mirrors of its upper part arrive in its own
-    column order and a cursor per row finds each in O(1). At the end every upper
-    entry must have been matched. A diagonal entry is its own mirror. scipy's
-    transpose and sort took about half of the validation."""
-    n = indptr.shape[0] - 1
-    cursor = np.empty(n, dtype=np.int64)  # row j's next unmatched upper entry, set at row j
-    for i in range(n):
-        p = indptr[i]
-        end = indptr[i + 1]
-        while p < end and indices[p] < i:
-            j = indices[p]
-            c = cursor[j]
-            if c == indptr[j + 1] or indices[c] != i or data[c] != data[p]:
-                return False
-            cursor[j] = c + 1
-            p += 1
-        if p < end and indices[p] == i:
-            p += 1
-        cursor[i] = p
-    for j in range(n):
-        if cursor[j] != indptr[j + 1]:
-            return False
-    return True
-
-
-@njit(cache=CACHE, nogil=True)
-def _n_components(indptr, indices):
-    """Connected components of a symmetric CSR pattern: a depth-first search with an
-    explicit stack, O(n + m). scipy's connected_components(directed=False), which
-    symmetrizes first, took a third of the validation."""
-    n = indptr.shape[0] - 1
-    seen = np.zeros(n, dtype=np.bool_)
-    stack = np.empty(n, dtype=np.int64)  # each vertex is pushed once
-    comps = 0
-    for root in range(n):
-        if seen[root]:
-            continue
-        comps += 1
-        seen[root] = True
-        stack[0] = root
-        top = 1
-        while top > 0:
-            top -= 1
-            v = stack[top]
-            for p in range(indptr[v], indptr[v + 1]):
-                u = indices[p]
-                if not seen[u]:
-                    seen[u] = True
-                    stack[top] = u
-                    top += 1
-    return comps
-
-
 def _checked_csr(S, name):
     """The ``Graph`` of a canonical CSR matrix ``S`` of finite float64 off-diagonal
     entries, after checking that it is symmetric and connected."""
@@ -910,13 +397,7 @@ def _checked_csr(S, name):
     indices = S.indices.astype(np.int64, copy=False)
     # a copy: S.data may be the user's array, and the graph must not alias it
     d = S.data.astype(np.float64)
-    # two independent scans of the pattern (nogil kernels), side by side when there are
-    # two threads and enough entries for a hand-off to pay
-    checks = [lambda: _mirrors_match(indptr, indices, d), lambda: _n_components(indptr, indices)]
-    if threads.thread_count() < 2 or indices.shape[0] < _THREADED_MIN_STORED:
-        symmetric, n_comp = checks[0](), checks[1]()
-    else:
-        symmetric, n_comp = threads.run_side_by_side(checks)
+    symmetric, n_comp = _pattern_checks(indptr, indices, d)
     if not symmetric:
         # the slow path only names the asymmetry (scipy's transpose, sorted)
         T = S.T.tocsr()

@@ -16,9 +16,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import gammainc, gammaln
 
-from . import api, privacy
+from . import privacy
+from .api import _exact_edges
 from .core import as_generator, check_positive
+from .fast_release import _graph_release
 from .graph import as_graph
+from .pipeline import _edge_weights, _sign
 from .random_tree import random_spanning_tree
 
 __all__ = ["Plan", "excess_bound", "noise_scale", "plan"]
@@ -311,26 +314,6 @@ class Plan:
         return ax
 
 
-def _as_budgets(rho, epsilon, delta):
-    if rho is not None and (epsilon is not None or delta is not None):
-        raise ValueError("give either rho or (epsilon and delta), not both")
-    if epsilon is not None:
-        if delta is None:
-            raise ValueError("epsilon needs delta: give both, e.g. epsilon=1.0, delta=1e-6")
-        eps = np.atleast_1d(np.asarray(epsilon, dtype=float))
-        return np.array([privacy.approx_dp_to_zcdp(float(e), delta) for e in eps.ravel()])
-    if delta is not None:
-        raise ValueError("delta needs epsilon: give both, or rho")
-    if rho is None:
-        return None
-    r = np.atleast_1d(np.asarray(rho, dtype=float)).ravel()
-    if r.size == 0:
-        raise ValueError("rho is empty: give a number or a list of numbers > 0")
-    for x in r:
-        check_positive("rho", float(x))
-    return r
-
-
 def _edge_count(topology, n):
     """Edges of a public topology given beside an int n (its true / stored non-zero entries)."""
     import scipy.sparse as sp
@@ -424,7 +407,7 @@ def plan(n_or_weights, *, sensitivity, rho=None, epsilon=None, delta=None, noise
         raise ValueError(f"n_releases must be a positive integer, got {n_releases!r}")
     if target is not None:
         target = check_positive("target", target)
-    rhos = _as_budgets(rho, epsilon, delta)
+    rhos = privacy.check_budgets(rho, epsilon, delta)
     if isinstance(n_or_weights, numbers.Integral) and not isinstance(n_or_weights, (bool, np.bool_)):
         n = int(n_or_weights)
         if n < 1:
@@ -449,8 +432,8 @@ def plan(n_or_weights, *, sensitivity, rho=None, epsilon=None, delta=None, noise
         target_rho = float((c / rest) ** 2) if rest > 0 and c > 0 else (0.0 if c == 0 else math.inf)
     sim = rt_excess = best = None
     if graph is not None:
-        best_tree = api.exact_mst(n_or_weights, maximum=maximum, topology=topology)
-        best = float(best_tree.weight)
+        # the stand-in is validated once (above): the releases below run on its Graph
+        best = _weight(graph, _exact_edges(graph, 0, _sign(maximum)))
         seed = np.random.SeedSequence(gen.integers(2**63, size=4))
         sgn = -1.0 if maximum else 1.0
         trees = [random_spanning_tree(graph, gen) for _ in range(n_releases)]
@@ -459,8 +442,7 @@ def plan(n_or_weights, *, sensitivity, rho=None, epsilon=None, delta=None, noise
         def simulate(r):
             # common random numbers: every rho sees the same seeds, so the medians are comparable
             g = np.random.default_rng(seed)
-            out = [sgn * (api.fast_pamst(n_or_weights, rho=float(r), sensitivity=sensitivity, noise=noise,
-                                         rng=g, topology=topology, maximum=maximum).weight - best)
+            out = [sgn * (_graph_release(graph, float(r), sensitivity, g, noise, maximum).weight - best)
                    for _ in range(n_releases)]
             return float(np.median(out))
 
@@ -482,7 +464,7 @@ def plan(n_or_weights, *, sensitivity, rho=None, epsilon=None, delta=None, noise
 
 
 def _weight(graph, edges):
-    return float(api._edge_weights(graph, edges).sum())
+    return float(_edge_weights(graph, edges).sum())
 
 
 def _smallest_rho(simulate, target, rho_bound, steps=14):

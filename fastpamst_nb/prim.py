@@ -204,9 +204,11 @@ def prim_dense_private(q, W, visited, edges, step0, n_steps, v, key_rate, theta,
 
 
 @njit(cache=CACHE, nogil=True)
-def prim_csr_private(q, indptr, indices, data, visited, edges, step0, n_steps, v, key_rate,
-                     theta, bucket_width, rng, stats):
-    """As :func:`prim_dense_private` on a symmetric CSR topology."""
+def prim_csr_private(q, graph, visited, edges, step0, n_steps, v, key_rate, theta, bucket_width,
+                     rng, stats):
+    """As :func:`prim_dense_private` on a symmetric CSR topology: ``graph``, a sparse
+    :class:`fastpamst_nb.graph.Graph` (its ``indptr``, ``indices``, ``data`` are read)."""
+    indptr, indices, data = graph.indptr, graph.indices, graph.data
     no_dense = np.zeros((0, 0))
     for step in range(step0, step0 + n_steps):
         gq_join(q.layout, q.cut, v, visited)

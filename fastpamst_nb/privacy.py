@@ -684,12 +684,12 @@ def _conversion_args(name, value, delta, method):
     return check_positive(name, value), delta, -math.log(delta), _check_method(method)
 
 
-def _check_delta(delta):
+def _check_delta(delta, name="delta"):
     if isinstance(delta, (bool, np.bool_)) or not isinstance(delta, numbers.Real):
-        raise TypeError(f"delta must be a real number, got {type(delta).__name__}")
+        raise TypeError(f"{name} must be a real number, got {type(delta).__name__}")
     delta = float(delta)
     if not (0.0 < delta < 1.0):
-        raise ValueError(f"delta must lie strictly between 0 and 1, got {delta}")
+        raise ValueError(f"{name} must lie strictly between 0 and 1, got {delta}")
     return delta
 
 
@@ -718,10 +718,72 @@ def resolve_rho(rho=None, epsilon=None, delta=None, method="cks"):
        Extensions, and Lower Bounds", TCC 2016, arXiv:1605.02065, Prop. 1.3.
     """
     _check_method(method)
+    return check_budget(rho, epsilon, delta, method=method)
+
+
+def _budget_names(flags):
+    """How the errors call the budget's parameters: keywords, or the command line's options."""
+    if flags:
+        return ("--rho", "--epsilon", "--delta"), ("--rho R", "--epsilon E", "--delta D")
+    names = ("rho", "epsilon", "delta")
+    return names, names
+
+
+def _check_budget_form(rho, epsilon, delta, required, flags):
+    """Refuse a budget given both ways, as half of the (epsilon, delta) pair, or (``required``)
+    not at all: the one wording of these errors, shared by every function and the CLI."""
+    (_, e, d), (R, E, D) = _budget_names(flags)
+    if rho is not None and (epsilon is not None or delta is not None):
+        raise ValueError(f"{R} and {E} {D} both give the privacy budget: give either {R} or "
+                         f"({E} and {D}), not both")
+    if (epsilon is None) != (delta is None):
+        given, other = (e, D) if epsilon is not None else (d, E)
+        raise ValueError(f"{given} needs {other}: a privacy budget is required as {R} (zCDP) or as "
+                         f"the pair {E} and {D}; add {other}, or give {R} instead")
+    if required and rho is None and epsilon is None:
+        raise ValueError(f"a privacy budget is required: give {R} (zCDP) or both {E} and {D}")
+
+
+def check_budget(rho=None, epsilon=None, delta=None, *, required=True, flags=False, method="cks"):
+    """The zCDP budget from exactly one of ``rho`` or ``(epsilon, delta)``: the one check of a
+    budget, so that its errors read the same in every function (:func:`resolve_rho`), in
+    :func:`fastpamst_nb.plan` (:func:`check_budgets`) and on the command line (``flags``:
+    the errors name ``--rho R``, ...). Returns rho > 0, or None when no budget is given
+    and none is ``required``.
+
+    Raises ValueError for both forms, half of the pair, no budget when ``required``, a rho
+    or epsilon that is not finite and positive, a delta outside (0, 1), an epsilon too
+    small for its delta; TypeError for a value that is not a real number.
+    """
+    _check_budget_form(rho, epsilon, delta, required, flags)
+    (r, e, d), _ = _budget_names(flags)
     if rho is not None:
-        if epsilon is not None or delta is not None:
-            raise ValueError("give either rho or (epsilon and delta), not both")
-        return check_positive("rho", rho)
-    if epsilon is None or delta is None:
-        raise ValueError("a privacy budget is required: give rho (zCDP) or both epsilon and delta")
+        return check_positive(r, rho)
+    if epsilon is None:
+        return None
+    # checked under the caller's names first; the conversion checks them again
+    check_positive(e, epsilon)
+    _check_delta(delta, d)
     return approx_dp_to_zcdp(epsilon, delta, method)
+
+
+def check_budgets(rho=None, epsilon=None, delta=None, *, flags=False):
+    """:func:`check_budget` for a grid of budgets: ``rho`` or ``epsilon`` may be a sequence.
+
+    Returns
+    -------
+    ndarray of float or None
+        One rho per value given (epsilon values converted at ``delta``), or None
+        when no budget is given.
+    """
+    _check_budget_form(rho, epsilon, delta, False, flags)
+    if rho is None and epsilon is None:
+        return None
+    (r, e, _), _ = _budget_names(flags)
+    name, given = (r, rho) if rho is not None else (e, epsilon)
+    values = np.atleast_1d(np.asarray(given, dtype=float)).ravel()
+    if values.size == 0:
+        raise ValueError(f"{name} is empty: give a number or a list of numbers > 0")
+    if rho is not None:
+        return np.array([check_budget(float(x), flags=flags) for x in values])
+    return np.array([check_budget(None, float(x), delta, flags=flags) for x in values])

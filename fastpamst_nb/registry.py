@@ -141,7 +141,8 @@ def release(name, W, rho=None, sensitivity=None, rng=None, **options):
         The privacy budget (zCDP), the l_inf sensitivity and the seed; ignored by an
         algorithm that is not private (``"exact"``).
     **options :
-        Keywords over the series' own options.
+        Keywords over the series' own options (a ``sensitivity`` among them replaces
+        the argument).
 
     Returns
     -------
@@ -150,23 +151,22 @@ def release(name, W, rho=None, sensitivity=None, rng=None, **options):
     if name not in SERIES:
         raise ValueError(f"unknown algorithm {name!r}; choose from {', '.join(SERIES)}")
     series = SERIES[name]
-    fn = function(series.algorithm)
-    if not ALGORITHMS[series.algorithm].private:
-        return fn(W, **options)
-    kw = {**series.options, **options}
-    if "sensitivity" in kw:
-        sensitivity = kw.pop("sensitivity")
-    if series.algorithm == "post_processing_paper":
-        return fn(W, rho, sensitivity, rng)
-    return fn(W, rho=rho, sensitivity=sensitivity, rng=rng, **resolved_options(kw, sensitivity))
+    return _run(series.algorithm, {**series.options, **options}, W, rho, sensitivity, rng)
 
 
 def bench_release(case, W, rho, sensitivity, rng):
     """Run benchmark case ``case`` (a key of :data:`BENCH_CASES`) on ``W`` (already scaled)."""
     entry = BENCH_CASES[case]
-    kw = {**ALGORITHMS[entry.algorithm].options, **entry.options}
-    fn = function(entry.algorithm)
-    if not ALGORITHMS[entry.algorithm].private:
-        return fn(W, **kw)
+    return _run(entry.algorithm, {**ALGORITHMS[entry.algorithm].options, **entry.options}, W, rho,
+                sensitivity, rng)
+
+
+def _run(algorithm, options, W, rho, sensitivity, rng):
+    """Algorithm ``algorithm`` (a key of ALGORITHMS) on ``W`` with all of ``options``: a
+    ``sensitivity`` among them replaces the argument, symbolic steps become numbers."""
+    fn = function(algorithm)
+    if not ALGORITHMS[algorithm].private:
+        return fn(W, **options)
+    kw = dict(options)
     sensitivity = kw.pop("sensitivity", sensitivity)
     return fn(W, rho=rho, sensitivity=sensitivity, rng=rng, **resolved_options(kw, sensitivity))

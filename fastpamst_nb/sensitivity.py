@@ -62,10 +62,13 @@ def _two_largest_product(w):
 
 
 def covariance_sensitivity(N, lower, upper, *, ddof=1):
-    """l_inf sensitivity of the covariance matrix of N rows clipped to a public box.
+    """l_inf sensitivity of the off-diagonal entries of the covariance matrix of N clipped rows.
 
     Neighbouring data sets: the same N (public) rows but one, replaced by any
-    other row; every value of column j lies in [lower_j, upper_j].
+    other row; every value of column j lies in [lower_j, upper_j]. The bound
+    covers the entries j != k, the edges of a spanning tree (whose releases
+    ignore the diagonal); a variance can move by more when the widths differ
+    ((N - 1) / (N (N - ddof)) w_j^2).
 
     Parameters
     ----------
@@ -80,7 +83,8 @@ def covariance_sensitivity(N, lower, upper, *, ddof=1):
     -------
     float
         (N - 1) / (N (N - ddof)) * max_{j != k} w_j w_k, with w = upper - lower:
-        w_j w_k / N for ddof = 1. Attained (the bound is tight).
+        w_j w_k / N for ddof = 1, over the off-diagonal entries (a single column
+        is its own pair). Attained (the bound is tight).
 
     Notes
     -----
@@ -133,20 +137,33 @@ def correlation_sensitivity(N, lower, upper, min_std, *, ddof=1):
     """
     N = _check_rows(N, ddof)
     _, _, w = _widths(lower, upper)
-    s = np.asarray(min_std, dtype=float)
-    if s.ndim > 1 or not (np.all(np.isfinite(s)) and np.all(s > 0)):
-        raise ValueError("min_std must be a finite positive number or one per column")
-    d = max(w.size, np.atleast_1d(s).size)
-    w = np.broadcast_to(w, (d,)) if w.size == 1 else w
-    s = np.broadcast_to(np.atleast_1d(s), (d,)) if np.atleast_1d(s).size == 1 else np.atleast_1d(s)
-    if w.shape != s.shape:
-        raise ValueError(f"min_std has {s.size} entries, the box {w.size}: give one per column or one for all")
+    if w.size == 1:  # one interval for every column: as many columns as floors
+        s = _std_floors(min_std)
+        w = np.broadcast_to(w, s.shape)
+    else:
+        s = _std_floors(min_std, w.size)
+    d = w.size
     c = (N - 1) / (N * (N - ddof))
     e = c * w * w / (2 * s * s)
     t = c * np.outer(w, w) / np.outer(s, s) + e[:, None] + e[None, :] + np.outer(e, e)
     if d > 1:
         np.fill_diagonal(t, -np.inf)
     return float(min(2.0, t.max()))
+
+
+def _std_floors(min_std, d=None):
+    """``min_std`` checked (its one check): finite positive floors on the columns'
+    standard deviations, one for all columns or one per column; as ``d`` floors when
+    ``d`` (the number of columns) is given, else 1-d as given."""
+    s = np.asarray(min_std, dtype=float)
+    if s.ndim > 1 or not (np.all(np.isfinite(s)) and np.all(s > 0)):
+        raise ValueError("min_std must be a finite positive number or one per column")
+    s = np.atleast_1d(s)
+    if d is None or s.size == d:
+        return s
+    if s.size == 1:
+        return np.broadcast_to(s, (d,))
+    raise ValueError(f"min_std has {s.size} entries, the box {d}: give one per column or one for all")
 
 
 def _clip_rows(X, lower, upper):
@@ -202,12 +219,8 @@ def clipped_correlation(X, lower, upper, min_std, *, ddof=1):
         sensitivity is :func:`correlation_sensitivity` with the same arguments.
         Use ``1 - abs(R)`` as MST weights for a correlation network.
     """
-    Xc = _clip_rows(X, lower, upper)
-    _check_rows(Xc.shape[0], ddof)
-    C = np.atleast_2d(np.cov(Xc, rowvar=False, ddof=ddof))
-    s = np.broadcast_to(np.asarray(min_std, dtype=float), (C.shape[0],))
-    if not (np.all(np.isfinite(s)) and np.all(s > 0)):
-        raise ValueError("min_std must be a finite positive number or one per column")
+    C = clipped_covariance(X, lower, upper, ddof=ddof)
+    s = _std_floors(min_std, C.shape[0])
     u = np.maximum(np.sqrt(np.maximum(np.diag(C), 0.0)), s)
     return np.clip(C / np.outer(u, u), -1.0, 1.0)
 

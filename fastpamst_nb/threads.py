@@ -1,6 +1,6 @@
 """Worker threads for the validation of a large input, the one pass more cores speed up.
 
-The validation pass (``graph._scan_dense``) reads the whole (n, n) matrix once and
+The validation pass (``dense_scan._scan_dense``) reads the whole (n, n) matrix once and
 is bound by memory bandwidth, which one core does not exhaust: on the project's
 2-core machine a numba loop summing a 128 MB matrix streamed 9.7 GB/s on one core
 and 19.3 GB/s split over two (2026-11-24). The pass's kernel releases the GIL
@@ -62,7 +62,7 @@ def run_side_by_side(calls):
     if len(calls) == 1:
         return [calls[0]()]
     # a pool of every thread the process may use, so that a call running beside a scan
-    # (``graph._scan_dense(alongside=)``) leaves the scan's own parts a thread each
+    # (``dense_scan._scan_dense(alongside=)``) leaves the scan's own parts a thread each
     pool = _executor(max(len(calls) - 1, thread_count()))
     futures = [pool.submit(call) for call in calls[1:]]
     first = calls[0]()

@@ -187,8 +187,7 @@ def pamst_sampler(weights, rho, delta_w, start, noise, maximum, lam):
 
     def kernel(gen):
         st = pamst_state(g.n, start)
-        pamst_csr(g.indptr, g.indices, g.data, sgn, kind, lam, gen, st.inside, st.visited, st.best,
-                  st.edges, st.sizes, g.n - 1)
+        pamst_csr(g.indptr, g.indices, g.data, sgn, kind, lam, gen, st, g.n - 1)
         return st.edges
 
     for seed in range(50):

@@ -18,7 +18,8 @@ from numba.core.registry import CPUDispatcher
 import fastpamst_nb as fp
 from fastpamst_nb import bench as fp_bench
 from fastpamst_nb import cli as fp_cli
-from fastpamst_nb.graph import _dense_scan, kernel_view
+from fastpamst_nb.dense_scan import _dense_scan
+from fastpamst_nb.graph import kernel_view
 
 NAMES = ("exact_mst", "fast_pamst", "fast_pamst_exponential", "post_processing", "pamst")
 MODULE = [sys.executable, "-m", "fastpamst_nb.cli"]
@@ -480,7 +481,7 @@ def test_epsilon_delta_with_private_weights_adds_a_rho(matrix, capsys):
 @pytest.mark.parametrize("args, expected", [
     (["--epsilon", 2, "--sensitivity", 1e-3], "--epsilon needs --delta D"),
     (["--delta", 1e-6, "--sensitivity", 1e-3], "--delta needs --epsilon E"),
-    (["--rho", 0.1, "--epsilon", 2, "--delta", 1e-6, "--sensitivity", 1e-3], "give one of them"),
+    (["--rho", 0.1, "--epsilon", 2, "--delta", 1e-6, "--sensitivity", 1e-3], "not both"),
     (["--epsilon", 2, "--delta", 1.5, "--sensitivity", 1e-3], "--delta must lie strictly between 0 and 1"),
     (["--epsilon", -1, "--delta", 1e-6, "--sensitivity", 1e-3], "--epsilon must be a finite positive"),
     (["--rho", 0, "--sensitivity", 1e-3], "--rho must be a finite positive"),
@@ -713,7 +714,7 @@ def test_warm_up_compiles_what_the_run_calls(tmp_path, kind):
         for call in calls[algorithm]:
             assert len(call().edges) == n - 1
         assert _signatures() == before, (algorithm, _signatures() - before)
-    # --noise exponential: the queue's two builds (few buckets, and the radix sort)
+    # --noise exponential: the queue's two builds (direct buckets; wide ones dense, compressed sparse)
     fp_cli._warm_up(["fast_pamst"], like=M, noise="exponential", symmetric=symmetric)
     before = _signatures()
     for s in (None, 1e-10):
@@ -861,7 +862,7 @@ def test_plan_on_a_stand_in(matrix, capsys):
     (["--sensitivity", "1"], "give either --n N"),
     (["--n", "10", "STAND_IN", "--sensitivity", "1"], "not both"),
     (["--n", "10", "--sensitivity", "1", "--epsilon", "1"], "--epsilon needs --delta"),
-    (["--n", "10", "--sensitivity", "1", "--rho", "1", "--epsilon", "1", "--delta", "1e-6"], "give one of them"),
+    (["--n", "10", "--sensitivity", "1", "--rho", "1", "--epsilon", "1", "--delta", "1e-6"], "not both"),
     (["--n", "10", "--sensitivity", "0"], "sensitivity must be a finite positive number"),
     (["--n", "10"], "--sensitivity"),
 ])

@@ -367,10 +367,10 @@ def test_sparse_input_not_modified():
 def overlapped(monkeypatch):
     """Two threads and no size threshold: exact_mst runs its Prim beside the validation
     even on these small matrices. Records every W the Prim was handed."""
-    from fastpamst_nb import api, graph, threads
+    from fastpamst_nb import api, dense_scan, threads
 
     monkeypatch.setattr(threads, "thread_count", lambda: 2)
-    monkeypatch.setattr(graph, "_THREADED_MIN_ENTRIES", 0)
+    monkeypatch.setattr(dense_scan, "_THREADED_MIN_ENTRIES", 0)
     seen = []
     real = api.prim_dense_exact
 
@@ -414,10 +414,10 @@ def test_exact_prim_beside_a_failing_validation_raises_the_validation_error(defe
 
 
 def test_no_prim_beside_the_validation_on_one_thread(monkeypatch):
-    from fastpamst_nb import graph, threads
+    from fastpamst_nb import dense_scan, threads
 
     monkeypatch.setattr(threads, "thread_count", lambda: 1)
-    monkeypatch.setattr(graph, "_THREADED_MIN_ENTRIES", 0)
+    monkeypatch.setattr(dense_scan, "_THREADED_MIN_ENTRIES", 0)
     called = []
     as_graph(random_symmetric(np.random.default_rng(0), 80), alongside=called.append)
     assert called == []

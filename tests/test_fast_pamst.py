@@ -146,7 +146,7 @@ def test_exponential_noise_matches_exact_rnm(config, knobs):
         assert stats[ST_BLOCK_DRAWS] > 0
 
 
-@pytest.mark.parametrize("wide", [True, False], ids=["wide", "radix"])
+@pytest.mark.parametrize("wide", [True, False], ids=["wide", "compressed"])
 def test_far_groups_use_the_bottom_trick_and_it_wins(wide, monkeypatch):
     if not wide:
         monkeypatch.setattr(cutqueue_build, "_WIDE_MIN_FINE", 1 << 62)
@@ -159,7 +159,7 @@ def test_far_groups_use_the_bottom_trick_and_it_wins(wide, monkeypatch):
 
 
 def test_far_law_without_wide_buckets(monkeypatch):
-    # CONFIGS["far"] runs wide at bucket_width >= 0; its radix-sorted layout keeps a law test
+    # CONFIGS["far"] runs wide at bucket_width >= 0; its compressed layout keeps a law test
     monkeypatch.setattr(cutqueue_build, "_WIDE_MIN_FINE", 1 << 62)
     _check(*CONFIGS["far"])
 

@@ -527,9 +527,11 @@ def test_neighbouring_inputs_release_laws_within_their_privacy_bound():
 # ---------------------------------------------------------------------------
 
 def _counting_chunks(monkeypatch):
-    """Make api.run_in_chunks record how many steps each call to ``advance`` ran."""
+    """Make pipeline.run_in_chunks record how many steps each call to ``advance`` ran."""
+    from fastpamst_nb import pipeline
+
     done = []
-    real = api.run_in_chunks
+    real = pipeline.run_in_chunks
 
     def counting(advance, n_steps, first=1):
         def wrapped(start, k):
@@ -537,7 +539,7 @@ def _counting_chunks(monkeypatch):
             done.append(k)
         real(wrapped, n_steps, first=first)
 
-    monkeypatch.setattr(api, "run_in_chunks", counting)
+    monkeypatch.setattr(pipeline, "run_in_chunks", counting)
     return done
 
 
@@ -545,6 +547,8 @@ def _counting_chunks(monkeypatch):
                                        pytest.param("pamst", marks=pytest.mark.slow_python),
                                        pytest.param("pamst_sparse", marks=pytest.mark.slow_python)])
 def test_releases_run_in_chunks(monkeypatch, algorithm):
+    from fastpamst_nb import pipeline
+
     done = _counting_chunks(monkeypatch)
     n = 300
     W = np.random.default_rng(0).random((n, n))
@@ -557,10 +561,10 @@ def test_releases_run_in_chunks(monkeypatch, algorithm):
     a = fn(W, 1.0, 0.01, rng=3, **kw)
     # the first chunk is a single PAMST step (O(n^2) each), or the Fast-PAMST steps
     # that read about 2**16 entries, so that a slow step returns to Python at once
-    first = 1 if algorithm.startswith("pamst") else api._FIRST_CHUNK_ENTRIES // n
+    first = 1 if algorithm.startswith("pamst") else pipeline._FIRST_CHUNK_ENTRIES // n
     assert len(done) > 1 and done[0] == first and sum(done) == n - 1
     # chunking never changes the release: one chunk gives the same tree
-    monkeypatch.setattr(api, "run_in_chunks", lambda advance, n_steps, first=1: advance(0, n_steps))
+    monkeypatch.setattr(pipeline, "run_in_chunks", lambda advance, n_steps, first=1: advance(0, n_steps))
     b = fn(W, 1.0, 0.01, rng=3, **kw)
     assert np.array_equal(a.edges, b.edges)
 
@@ -633,10 +637,10 @@ def test_cli_run_on_a_metre_distance_matrix(tmp_path, layout, algorithm):
 def test_validation_runs_in_chunks(monkeypatch):
     # the O(n^2) validation pass is chunked like the releases, so Ctrl-C stops it on a
     # huge memmap; chunking must not change what it finds
-    from fastpamst_nb import graph
+    from fastpamst_nb import dense_scan
 
     calls = []
-    real = graph.run_in_chunks
+    real = dense_scan.run_in_chunks
 
     def counting(advance, n_steps, **kw):
         def wrapped(start, k):
@@ -644,8 +648,8 @@ def test_validation_runs_in_chunks(monkeypatch):
             advance(start, k)
         real(wrapped, n_steps, **kw)
 
-    monkeypatch.setattr(graph, "run_in_chunks", counting)
-    monkeypatch.setattr(graph, "_FIRST_SCAN_ENTRIES", 1)  # chunks from one tile row on
+    monkeypatch.setattr(dense_scan, "run_in_chunks", counting)
+    monkeypatch.setattr(dense_scan, "_FIRST_SCAN_ENTRIES", 1)  # chunks from one tile row on
     n = 1000
     W = np.random.default_rng(0).random((n, n))
     W = W + W.T

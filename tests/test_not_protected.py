@@ -35,7 +35,7 @@ def outcome(call):
 
 
 def _layout_pair(n, rho, delta):
-    """Two neighbouring matrices on either side of the queue's direct/radix threshold:
+    """Two neighbouring matrices on either side of the queue's direct/compressed threshold:
     Uniform(0, 1) weights (one of them 0) and one far edge, moved by ``delta``."""
     s = privacy.default_discretization(delta)
     r = privacy.fast_pamst_key_rate(rho, delta, n, s)
@@ -54,13 +54,14 @@ def _layout_pair(n, rho, delta):
 
 def test_memory_refusal_does_not_depend_on_the_weights(monkeypatch):
     # issue 25 item 3: on main, with 80 MB available, the neighbour whose key range
-    # needs a radix sort (~80 MB) was refused and the other released
+    # needed a sorted layout (then a radix sort, ~80 MB; now compressed buckets) was refused
+    # and the other released
     n, rho, delta = 1000, 1.0, 2.0 ** -4
     W, V = _layout_pair(n, rho, delta)
     monkeypatch.setattr(core, "available_memory_bytes", lambda: 80 * 2**20)
     out = [outcome(lambda A=A: fp.fast_pamst(A, rho, delta, rng=0)) for A in (W, V)]
     assert [o[0] for o in out] == ["released", "released"], out
-    # memory for the shape's figure but not for a radix sort: the far neighbour runs in
+    # memory for the shape's figure but not for compressed buckets: the far neighbour runs in
     # the wide layout (exact, slower) instead of being refused
     monkeypatch.setattr(core, "_SMALL", 0)
     monkeypatch.setattr(core, "available_memory_bytes", lambda: 12 * 2**20)
@@ -84,7 +85,7 @@ def test_queue_memory_is_a_function_of_the_shape_and_bounds_the_slot_store():
         m = n * (n - 1) // 2
         need = queue_memory_bytes(n, m, True)
         assert 8 * m < need < 8.2 * m + 2**21
-    # sparse: the radix layout bounds the direct one
+    # sparse: the figure covers the direct layout too (and the compressed one, the larger here)
     m = 10**6
     assert queue_memory_bytes(1000, m, False) >= 8 * m + 56 * (m // 4 + _DIRECT_SLACK)
 

@@ -326,14 +326,14 @@ def test_progress_bar_counts_the_steps_and_leaves_the_tree_alone(algo, sparse, f
 
 
 def test_progress_bar_is_closed_when_the_run_is_interrupted(fake_tqdm, monkeypatch):
-    from fastpamst_nb import api
+    from fastpamst_nb import pipeline
 
     def boom(advance, n_steps, callback=None, first=1):
         advance(0, 1)
         callback(1)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(api, "run_in_chunks", boom)
+    monkeypatch.setattr(pipeline, "run_in_chunks", boom)
     with pytest.raises(KeyboardInterrupt):
         fp.fast_pamst(mirrored(np.random.default_rng(0).random((6, 6))), **KW, progress=True)
     (bar,) = fake_tqdm
@@ -370,7 +370,7 @@ def _import_core(value):
     env = {k: v for k, v in os.environ.items() if k not in ("FASTPAMST_NB_CACHE", "NUMBA_DISABLE_JIT")}
     if value is not None:
         env["FASTPAMST_NB_CACHE"] = value
-    code = ("import fastpamst_nb.core as c, fastpamst_nb.graph as g; "
+    code = ("import fastpamst_nb.core as c, fastpamst_nb.dense_scan as g; "
             "print(c.CACHE, type(g._dense_scan._cache).__name__)")
     return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                           timeout=120)

@@ -216,3 +216,28 @@ def test_plot(tmp_path):
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert any("random" in t for t in labels) and any("bound" in t for t in labels)
     ax.figure.savefig(tmp_path / "plan.png")
+
+
+@pytest.mark.parametrize("noise", ["gumbel", "exponential"])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_dry_runs_are_the_public_releases(noise, sparse):
+    # plan validates its stand-in once and releases on the Graph (no second validation
+    # per release): the same trees as fast_pamst on the stand-in, with the seeds plan
+    # derives from rng (the random trees first, then one seed for the releases)
+    W = np.random.default_rng(5).random((30, 30))
+    W = W + W.T
+    if sparse:
+        W = sp.csr_matrix(np.where(np.random.default_rng(6).random((30, 30)) < 0.3, W, 0) + np.diag(np.ones(29), 1) * W)
+        W = sp.csr_matrix(W.maximum(W.T))
+    for maximum in (False, True):
+        p = fp.plan(W, sensitivity=0.01, rho=[0.5, 2.0], noise=noise, rng=9, n_releases=3, maximum=maximum)
+        gen = np.random.default_rng(9)
+        seed = np.random.SeedSequence(gen.integers(2**63, size=4))
+        best = fp.exact_mst(W, maximum=maximum).weight
+        assert p.mst_weight == best
+        sgn = -1.0 if maximum else 1.0
+        for r, sim in zip(p.rho, p.simulated_excess):
+            g = np.random.default_rng(seed)
+            out = [sgn * (fp.fast_pamst(W, rho=float(r), sensitivity=0.01, noise=noise, rng=g,
+                                        maximum=maximum).weight - best) for _ in range(3)]
+            assert sim == float(np.median(out))

@@ -98,6 +98,63 @@ def test_exactly_one_way_of_giving_the_budget():
         fp.fast_pamst(W, sensitivity=1.0)
 
 
+
+_BAD_BUDGETS = {  # (rho, epsilon, delta) given badly, and what the error must say
+    "both": ((1.0, 1.0, 1e-6), "not both"),
+    "rho and delta": ((1.0, None, 1e-6), "not both"),
+    "epsilon alone": ((None, 1.0, None), "epsilon needs delta"),
+    "delta alone": ((None, None, 1e-6), "delta needs epsilon"),
+    "none": ((None, None, None), "privacy budget is required"),
+}
+
+_FLAGGED = {"both": "give either --rho R or (--epsilon E and --delta D), not both",
+            "rho and delta": "not both", "epsilon alone": "--epsilon needs --delta D",
+            "delta alone": "--delta needs --epsilon E", "none": "give --rho R (zCDP) or both --epsilon E"}
+
+
+@pytest.mark.parametrize("case", list(_BAD_BUDGETS))
+def test_budget_errors_read_the_same_everywhere(case):
+    # one home (privacy.check_budget): the functions, plan's grid and the command line
+    # word each error the same, the CLI with its option names
+    (rho, epsilon, delta), says = _BAD_BUDGETS[case]
+    with pytest.raises(ValueError, match=says) as lib:
+        privacy.resolve_rho(rho, epsilon, delta)
+    assert "privacy budget" in str(lib.value)
+    if case != "none":  # a plan without a budget uses its default grid
+        with pytest.raises(ValueError) as grid:
+            privacy.check_budgets(rho, epsilon, delta)
+        assert str(grid.value) == str(lib.value)
+    with pytest.raises(ValueError) as cli:
+        privacy.check_budget(rho, epsilon, delta, flags=True)
+    assert _FLAGGED[case] in str(cli.value)
+    # the same sentence, each parameter named as its option
+    plain = str(cli.value)
+    for flag, name in (("--rho R", "rho"), ("--epsilon E", "epsilon"), ("--delta D", "delta"),
+                       ("--epsilon", "epsilon"), ("--delta", "delta")):
+        plain = plain.replace(flag, name)
+    assert plain == str(lib.value)
+
+
+def test_budget_values_are_checked_under_the_callers_names():
+    assert privacy.check_budget(None, None, None, required=False) is None
+    assert privacy.check_budgets() is None
+    assert privacy.check_budget(0.5) == 0.5
+    assert privacy.check_budget(None, 2.0, 1e-6) == privacy.approx_dp_to_zcdp(2.0, 1e-6)
+    assert privacy.check_budgets([0.1, 1.0]).tolist() == [0.1, 1.0]
+    assert privacy.check_budgets(None, [1.0, 2.0], 1e-6).tolist() == [
+        privacy.approx_dp_to_zcdp(e, 1e-6) for e in (1.0, 2.0)]
+    with pytest.raises(ValueError, match="--rho must be a finite positive number"):
+        privacy.check_budget(0.0, flags=True)
+    with pytest.raises(ValueError, match="--delta must lie strictly between 0 and 1"):
+        privacy.check_budget(None, 1.0, 1.5, flags=True)
+    with pytest.raises(ValueError, match="^epsilon must be a finite positive number"):
+        privacy.check_budgets(None, [1.0, -1.0], 1e-6)
+    with pytest.raises(ValueError, match="rho is empty"):
+        privacy.check_budgets([])
+    with pytest.raises(TypeError, match="rho must be a real number"):
+        privacy.check_budget("1")
+
+
 # --- CKS (Canonne, Kamath & Steinke 2020) vs Bun & Steinke (2016) conversions --------
 
 def _cks_grid_min(rho, delta, lo=1e-8, hi=1e8, num=200_001):

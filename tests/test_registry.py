@@ -34,6 +34,23 @@ def test_release_is_the_series_api_call(name):
         assert np.array_equal(got.edges, want.edges)
 
 
+
+def test_release_passes_every_option():
+    # release and bench_release are one function (registry._run): an option the
+    # algorithm does not take is refused, never dropped (post_processing_paper included)
+    W = bench.uniform_weights(7, seed=2)
+    for name in ("post_processing_paper", "post_processing", "fast_pamst"):
+        with pytest.raises(TypeError, match="no_such_option"):
+            registry.release(name, W, rho=RHO, sensitivity=DELTA, rng=0, no_such_option=1)
+    a = registry.release("post_processing_paper", W, rho=RHO, sensitivity=DELTA, rng=3)
+    b = post_processing_paper(W, RHO, DELTA, 3)
+    assert np.array_equal(a.edges, b.edges) and a.info["sigma"] == b.info["sigma"]
+    # a sensitivity among a case's options replaces the argument
+    gum = registry.bench_release("fast_pamst_gumbel D=0.1", W, RHO, DELTA, 4)
+    assert gum.info["sensitivity"] == 0.1
+    assert np.array_equal(gum.edges, fp.fast_pamst(W, RHO, 0.1, rng=4, noise="gumbel").edges)
+
+
 def test_every_reader_takes_its_names_from_the_registry():
     assert cli.ALGORITHMS == ("fast_pamst", "fast_pamst_gumbel", "pamst", "post_processing", "exact")
     assert experiments.ALGORITHMS == tuple(registry.SERIES)

@@ -338,7 +338,7 @@ def test_epsilon_delta_converts_to_rho(algo):
 
 
 # ---------------------------------------------------------------------------
-# the tiled scan (graph._scan_dense) against a plain reading of W
+# the tiled scan (dense_scan._scan_dense) against a plain reading of W
 # ---------------------------------------------------------------------------
 
 def _defects(W):
@@ -364,9 +364,9 @@ def test_tiled_scan_finds_a_planted_defect_and_the_range(seed, dtype, workers):
     # must still be the one named
     from functools import partial
 
-    from fastpamst_nb import graph
+    from fastpamst_nb import dense_scan
 
-    _scan_dense = partial(graph._scan_dense, workers=workers)
+    _scan_dense = partial(dense_scan._scan_dense, workers=workers)
     rng = np.random.default_rng(seed)
     n = int(rng.integers(2, 200)) if workers == 1 else int(rng.integers(130, 400))
     W = np.triu(rng.normal(size=(n, n)) * 1e3, 1)
@@ -395,7 +395,7 @@ def test_tiled_scan_finds_a_planted_defect_and_the_range(seed, dtype, workers):
 def test_blocked_scan_sees_a_defect_at_every_row_of_a_block(defect, dtype):
     # off-diagonal 64 x 64 tiles are compared 8 rows at a time with no branch per
     # entry: a defect at any of the 8 rows (and in either triangle) must surface
-    from fastpamst_nb.graph import _scan_dense
+    from fastpamst_nb.dense_scan import _scan_dense
 
     n = 200
     rng = np.random.default_rng(11)
@@ -466,7 +466,7 @@ def _perturbed_csr(rng, A, defect):
 @pytest.mark.parametrize("defect", ["none", "value", "missing mirror", "extra entry",
                                     "diagonal", "signed zero"])
 def test_mirror_scan_matches_the_naive_symmetry_check(defect):
-    from fastpamst_nb.graph import _mirrors_match
+    from fastpamst_nb.csr_checks import _mirrors_match
 
     rng = np.random.default_rng(sum(map(ord, defect)))
     verdicts = set()
@@ -495,12 +495,13 @@ def _graph_fields(g):
 def test_canonical_csr_fast_path_matches_the_general_path(seed, side_by_side, monkeypatch):
     # side_by_side: the symmetry and connectivity scans run on two threads (forced here;
     # by default only from 2**17 stored entries)
-    from fastpamst_nb import graph, threads
-    from fastpamst_nb.graph import _n_components, as_graph
+    from fastpamst_nb import csr_checks, threads
+    from fastpamst_nb.csr_checks import _n_components
+    from fastpamst_nb.graph import as_graph
     from scipy.sparse.csgraph import connected_components
 
     if side_by_side:
-        monkeypatch.setattr(graph, "_THREADED_MIN_STORED", 0)
+        monkeypatch.setattr(csr_checks, "_THREADED_MIN_STORED", 0)
         monkeypatch.setattr(threads, "thread_count", lambda: 2)
     rng = np.random.default_rng(seed)
     n = int(rng.integers(3, 60))

@@ -73,7 +73,7 @@ def main():
         edges = np.empty((n - 1, 2), np.int64)
         stats = np.zeros(sampler.N_STATS, np.int64)
         t0 = time.perf_counter()
-        prim.prim_csr_private(q, g.indptr, g.indices, g.data, visited, edges, 0, n - 1, 0,
+        prim.prim_csr_private(q, g, visited, edges, 0, n - 1, 0,
                               key_rate, api.DEFAULT_THETA, api.DEFAULT_BUCKET_WIDTH,
                               np.random.default_rng(seed), stats)
         return time.perf_counter() - t0

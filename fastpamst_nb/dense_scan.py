@@ -1,0 +1,241 @@
+"""The validation pass over a dense matrix: one tiled read of W, split across threads.
+
+:func:`_scan_dense` reads the strict upper triangle of an (n, n) matrix once, in
+64 x 64 tiles, and checks in that one pass that every edge weight is finite and
+that W equals its transpose, while it takes the weight range and fills the
+queue's top window (:mod:`fastpamst_nb.window`) for ``fast_pamst(noise=
+"exponential")``. The pass runs in chunks of tile rows (so that Ctrl-C stops it
+on a huge memmap), each chunk split by work across the validation threads;
+the result, and the defect it reports, do not depend on the number of threads.
+:func:`_dense_mirror` is the pass of ``symmetric="upper"``/``"lower"``: it reads
+one triangle and writes the symmetric copy.
+
+:func:`fastpamst_nb.graph.as_graph` calls both and turns a defect into the
+error message; nothing here raises.
+"""
+
+import numpy as np
+from numba import njit
+
+from . import threads
+from .chunks import run_in_chunks
+from .core import CACHE
+from .window import (
+    NO_WINDOW, WIN_COMPLETE, WIN_FINE_SHIFT, WIN_SEEN, window_add, window_fork, window_join, window_threshold,
+)
+
+_TILE = 64  # rows and columns of a validation tile
+_SCAN_ROWS = 8  # rows of a tile compared per pass over its columns (divides _TILE)
+
+
+@njit(cache=CACHE, nogil=True)
+def _dense_scan(W, t0, t1, ring, state, scale):
+    """One tiled pass over the strict upper triangle of tile rows t0 .. t1 - 1 (rows
+    64 t0 .. 64 t1 - 1): finiteness, symmetry, range, and the top window.
+
+    Returns (status, i, j, wmin, wmax); status 0 ok, 1 non-finite at (i, j),
+    2 W[i, j] != W[j, i]; wmin/wmax are +-inf when the range holds no edge.
+    :func:`_scan_dense` runs it in chunks of tile rows so that Ctrl-C stops the
+    pass over a huge matrix.
+
+    The fast pass has no branch per entry: it folds every comparison into one
+    flag and the range into min/max (a NaN fails its own comparison, an inf
+    shows in the range). Off-diagonal tiles are read 8 rows at a time, so the
+    transposed reads W[j, i .. i + 7] are one 32- or 64-byte run instead of 8
+    strided loads (faster than an entry-by-entry scan: docs/design.rst, Measurements
+    behind the code). Only when the pass finds a defect does
+    :func:`_dense_locate` rescan the range to name the first one.
+
+    ``ring, state, scale``: a ``window.TopWindow`` (``window.NO_WINDOW`` for none).
+    Each entry of the upper triangle is also listed, without a branch, when its
+    score reaches the window's threshold; a tile's list goes to
+    ``window.window_add``, so fast_pamst's top buckets are sized by this pass.
+    """
+    n = W.shape[0]
+    tile = _TILE
+    bad = False
+    wmin = np.inf
+    wmax = -np.inf
+    sgn = scale[0]
+    thr = window_threshold(state, scale)
+    hitw = np.empty(tile * tile)
+    for i0 in range(t0 * tile, min(t1 * tile, n), tile):
+        i1 = min(i0 + tile, n)
+        for j0 in range(i0, n, tile):
+            j1 = min(j0 + tile, n)
+            k = 0
+            if j0 == i0 or i1 - i0 < tile:  # diagonal or ragged tile: entry by entry
+                for i in range(i0, i1):
+                    for j in range(max(j0, i + 1), j1):
+                        w = np.float64(W[i, j])
+                        bad |= w != np.float64(W[j, i])
+                        wmin = min(wmin, w)
+                        wmax = max(wmax, w)
+                        hitw[k] = w
+                        k += sgn * w >= thr
+            else:
+                for i in range(i0, i1, _SCAN_ROWS):
+                    for j in range(j0, j1):
+                        col = W[j]
+                        lo = np.inf
+                        hi = -np.inf
+                        differ = False
+                        for d in range(_SCAN_ROWS):
+                            w = np.float64(W[i + d, j])
+                            differ |= w != np.float64(col[i + d])
+                            lo = min(lo, w)
+                            hi = max(hi, w)
+                            hitw[k] = w
+                            k += sgn * w >= thr
+                        bad |= differ
+                        wmin = min(wmin, lo)
+                        wmax = max(wmax, hi)
+            if k > 0:
+                window_add(ring, state, scale, hitw, k)
+                thr = window_threshold(state, scale)
+    if bad or wmin == -np.inf or wmax == np.inf:
+        return _dense_locate(W, t0, t1)
+    return 0, 0, 0, wmin, wmax
+
+
+@njit(cache=CACHE, nogil=True)
+def _dense_locate(W, t0, t1):
+    """:func:`_dense_scan`'s result, entry by entry in the same tile order: the
+    first defect's position (only run once the fast pass has found one)."""
+    n = W.shape[0]
+    tile = _TILE
+    wmin = np.inf
+    wmax = -np.inf
+    for i0 in range(t0 * tile, min(t1 * tile, n), tile):
+        i1 = min(i0 + tile, n)
+        for j0 in range(i0, n, tile):
+            j1 = min(j0 + tile, n)
+            for i in range(i0, i1):
+                for j in range(max(j0, i + 1), j1):
+                    w = np.float64(W[i, j])
+                    if not np.isfinite(w):
+                        return 1, i, j, 0.0, 0.0
+                    if w != np.float64(W[j, i]):
+                        return 2, i, j, 0.0, 0.0
+                    if w < wmin:
+                        wmin = w
+                    if w > wmax:
+                        wmax = w
+    return 0, 0, 0, wmin, wmax
+
+
+# below this many entries a pass stays on one thread: a hand-off would cost more than it saves
+_THREADED_MIN_ENTRIES = 1 << 20
+# the chunk after the first tile row reads about this many entries (a few ms), so that
+# the hand-offs are few; later chunks grow to ~0.1 s (run_in_chunks)
+_FIRST_SCAN_ENTRIES = 1 << 22
+
+
+def _scan_dense(W, window=NO_WINDOW, workers=None, alongside=None):
+    """:func:`_dense_scan` over all of W in chunks of about 0.1 s (interruptible), each
+    chunk split by work across ``workers`` threads (default ``threads.thread_count()``,
+    one thread for a matrix under 2**20 entries).
+
+    Returns (status, i, j, wmin, wmax), with wmin = wmax = 0.0 when n < 2; a defect is
+    the first in tile order, as on one thread. ``window``: a ``window.TopWindow`` to
+    fill, marked complete when W passed. Each thread fills a fork of it
+    (``window.window_fork``, made once the first tile row has decided its bins), joined
+    into it at the end: the same counts as one thread's.
+
+    ``alongside``: a callable ``f(W)`` (a nogil kernel's caller) run on a thread of its
+    own during the scan, which then has one thread less; it is called only when there
+    are two threads or more for a matrix of 2**20 entries or more, and the scan returns
+    after it has returned. It must be safe on any W: it runs before W is known valid.
+    """
+    n = W.shape[0]
+    if workers is None:
+        workers = threads.thread_count() if n * n >= _THREADED_MIN_ENTRIES else 1
+    if alongside is not None and workers >= 2:
+        scan, _ = threads.run_side_by_side([lambda: _scan_dense(W, window, workers - 1),
+                                            lambda: alongside(W)])
+        return scan
+    windows = [window]
+    found = [(0, 0, 0, np.inf, -np.inf)]
+
+    def part(t0, t1, w):
+        return lambda: _dense_scan(W, t0, t1, *w)
+
+    def advance(t0, k):
+        status, i, j, lo, hi = found[-1]
+        if status != 0:
+            return
+        if len(windows) < workers and (window.state[WIN_SEEN] or window.state[WIN_FINE_SHIFT] < 0):
+            windows.extend(window_fork(window) for _ in range(workers - len(windows)))
+        cuts = _split_tile_rows(n, t0, t0 + k, len(windows))
+        results = threads.run_side_by_side(
+            [part(a, b, w) for a, b, w in zip(cuts[:-1], cuts[1:], windows)])
+        for s, a, b, lo2, hi2 in results:  # in tile order: the first defect wins
+            if s != 0:
+                found.append((s, a, b, 0.0, 0.0))
+                return
+            lo, hi = min(lo, lo2), max(hi, hi2)
+        found.append((0, 0, 0, lo, hi))
+
+    advance(0, 1)  # on this thread: the first tile row decides the window's bins
+    rows = -(-n // _TILE) - 1
+    if rows > 0:
+        run_in_chunks(lambda t0, k: advance(1 + t0, k), rows,
+                      first=max(1, _FIRST_SCAN_ENTRIES // (_TILE * n)))
+    status, i, j, wmin, wmax = found[-1]
+    if status == 0 and window is not NO_WINDOW:
+        window_join(window, windows[1:])
+        window.state[WIN_COMPLETE] = 1
+    if n < 2:
+        return status, i, j, 0.0, 0.0
+    return status, i, j, wmin, wmax
+
+
+def _split_tile_rows(n, t0, t1, parts):
+    """Cut tile rows t0 .. t1 - 1 into at most ``parts`` consecutive runs of about equal
+    work (tile row t scans the n - 64 t columns from its diagonal on); returns the
+    boundaries, t0 first and t1 last, without empty runs."""
+    if parts <= 1 or t1 - t0 <= 1:
+        return [t0, t1]
+    work = np.cumsum(np.maximum(n - _TILE * np.arange(t0, t1), 1))
+    want = work[-1] * np.arange(1, parts) / parts
+    inner = t0 + 1 + np.searchsorted(work[:-1], want)
+    return sorted({t0, t1, *(int(t) for t in inner if t0 < t < t1)})
+
+
+@njit(cache=CACHE, nogil=True)
+def _dense_mirror(W, S, lower):
+    """Fill ``S`` with the symmetric matrix of one triangle of ``W``; check it, get its range.
+
+    Reads W[i, j] for i < j (``lower`` False) or W[j, i] for i < j (``lower``
+    True), writes it to S[i, j] and S[j, i], and zeroes the diagonal of S. ``S``
+    may be ``W`` itself (it then only overwrites the other triangle and the
+    diagonal). Returns (status, r, c, wmin, wmax); status 0 ok, 1 non-finite at
+    W[r, c] (r, c the entry read). Tiles keep the transposed writes in cache.
+    """
+    n = W.shape[0]
+    tile = 64
+    wmin = np.inf
+    wmax = -np.inf
+    for i0 in range(0, n, tile):
+        i1 = min(i0 + tile, n)
+        for j0 in range(i0, n, tile):
+            j1 = min(j0 + tile, n)
+            for i in range(i0, i1):
+                for j in range(max(j0, i + 1), j1):
+                    w = W[j, i] if lower else W[i, j]
+                    wf = np.float64(w)
+                    if not np.isfinite(wf):
+                        if lower:
+                            return 1, j, i, 0.0, 0.0
+                        return 1, i, j, 0.0, 0.0
+                    S[i, j] = w
+                    S[j, i] = w
+                    if wf < wmin:
+                        wmin = wf
+                    if wf > wmax:
+                        wmax = wf
+    for i in range(n):
+        S[i, i] = 0
+    if n < 2:
+        return 0, 0, 0, 0.0, 0.0
+    return 0, 0, 0, wmin, wmax
