@@ -51,9 +51,10 @@ from .cutqueue_materialize import _SIZE_MIN
 # (the moved rules keep their old names here, so the code below reads as before)
 from .keys import bucket_shift_for as _bucket_shift, discretize, exact_inverse
 from .privacy import key_limit
+from . import window as _window
 from .window import (
-    WIDE_BUCKETS as _WIDE_BUCKETS, WIDE_MIN_FINE as _WIDE_MIN_FINE, wide_shift as _wide_shift,
-    window_capacities as _window_capacities, window_extra_max as _extra_max,
+    WIDE_BUCKETS as _WIDE_BUCKETS, wide_shift as _wide_shift, window_capacities as _window_capacities,
+    window_extra_max as _extra_max,
 )
 
 # Direct addressing pays ~40 bytes per bucket of the key range; allow it while that
@@ -63,7 +64,8 @@ _DIRECT_SLACK = 1 << 18
 # layer, lazy counts, no per-edge state); beyond it wide buckets, or compressed ones
 # where the range crowds
 _DIRECT_DENSE_MAX = 1 << 14
-# wide buckets (window.WIDE_MIN_FINE, window.WIDE_BUCKETS): a slot then stores its
+# wide buckets (above window.WIDE_MIN_FINE noise-wide buckets, read at each build from
+# its one home, where top_window reads it too; at most window.WIDE_BUCKETS): a slot then stores its
 # sub-bucket in the wide bucket (< 2**_FINE_BITS, the bits above the code) instead of
 # the group offset
 _FINE_BITS = 23
@@ -252,6 +254,8 @@ def _direct_ranges(W, sgn, s, inv, kmin, bshift, m):
     if dense.shape[0] == 0:
         return NO_RANGES
     dense = np.sort(ids[dense[np.argsort(-est[dense], kind="stable")][:budget]])
+    if dense.shape[0] == 0:
+        return NO_RANGES
     gaps = dense[1:] - dense[:-1] - 1
     # join across the smallest gaps while the blocks they add fit the budget
     order = np.argsort(gaps, kind="stable")
@@ -353,12 +357,13 @@ def _hset_merge(table, counts, bits, used, ranges):
     return used
 
 
-def _occupied(graph, sgn, s, inv, kmin, bshift):
+def _occupied(graph, sgn, s, inv, kmin, bshift, ranges=None):
     """Hash set of the aligned bucket ids (key - kmin) >> bshift of the edges (dense:
     the upper triangle; sparse: the stored entries); returns (table, counts, bits),
     -1 marking a free slot, the table at most half full, counts[h] the edges (dense)
     or entries (sparse) of slot h's bucket. O(m) expected. A dense graph's dense
-    islands are counted in direct counters first (``_direct_ranges``)."""
+    islands are counted in direct counters first (``_direct_ranges``, or ``ranges``,
+    whose counters it fills)."""
     bits = 4
     table = np.full(1 << bits, -1, dtype=np.int64)
     counts = np.zeros(1 << bits, dtype=np.int64)
@@ -367,7 +372,8 @@ def _occupied(graph, sgn, s, inv, kmin, bshift):
     if graph.dense:
         W, data, n = graph.W, np.zeros(0), graph.n
         room = n
-        ranges = _direct_ranges(W, sgn, s, inv, kmin, bshift, graph.m)
+        if ranges is None:
+            ranges = _direct_ranges(W, sgn, s, inv, kmin, bshift, graph.m)
     else:
         W, data, n = np.zeros((0, 0)), graph.data, graph.data.shape[0]
         room = min(1 << 16, n)
@@ -498,9 +504,9 @@ def queue_memory_bytes(n, m, dense, stored=None):
     """
     n, m = int(n), int(m)
     if dense:
-        # buckets: at most _WIDE_MIN_FINE direct ones (more are wide ones, or a layout
+        # buckets: at most WIDE_MIN_FINE direct ones (more are wide ones, or a layout
         # used only when it fits), at most _WIDE_BUCKETS wide ones
-        B = max(min(_WIDE_MIN_FINE, m // 4 + _DIRECT_SLACK), _WIDE_BUCKETS)
+        B = max(min(_window.WIDE_MIN_FINE, m // 4 + _DIRECT_SLACK), _WIDE_BUCKETS)
         return 8 * (m + _extra_max(m) + B) + 48 * B + 64 * n
     stored = 2 * m if stored is None else int(stored)
     return max(_compressed_bytes(m, m, stored), 8 * m + 56 * (m // 4 + _DIRECT_SLACK)) + 64 * n
@@ -578,7 +584,7 @@ def gq_build(graph, sgn, s, r, bucket_width, window=None):
     min_sized = _SIZE_MIN
     bucket_hist = None
     rank_t = np.int32 if m < 2**31 else np.int64
-    if graph.dense and bucket_width >= 0 and B > _WIDE_MIN_FINE:
+    if graph.dense and bucket_width >= 0 and B > _window.WIDE_MIN_FINE:
         # many noise-wide buckets: try at most _WIDE_BUCKETS wide ones instead, whose
         # counters stay in cache; the sampler splits the few it reaches (docs/design.rst)
         wshift = int(_wide_shift(np.int64(K - 1), np.int64(bshift)))
@@ -607,7 +613,7 @@ def gq_build(graph, sgn, s, r, bucket_width, window=None):
         # against m, else compressed buckets of one key each (the distinct keys)
         direct = B <= m // 4 + _DIRECT_SLACK
     elif graph.dense:
-        # more than _WIDE_MIN_FINE noise-wide buckets that crowd (or wide ones that do
+        # more than WIDE_MIN_FINE noise-wide buckets that crowd (or wide ones that do
         # not fit): compressed, whose cost follows the occupied buckets, not the span
         direct = wide or B <= _DIRECT_DENSE_MAX
     else:
