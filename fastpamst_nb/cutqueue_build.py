@@ -522,6 +522,11 @@ def _compressed_bytes(m, distinct, ranked):
     return ranked * rank_bytes + 8 * m + 128 * distinct + 2**23
 
 
+def _ranges_bytes(m):
+    """The most ``_direct_ranges`` and its sample allocate for a dense graph of m edges."""
+    return 8 * (m // _COARSE_BUDGET + _COARSE_SLACK) + (16 << _SAMPLE_BITS)
+
+
 def _compress(graph, sgn, s, inv, kmin, bshift, rank_t, ranked):
     """The compressed layout: the occupied aligned buckets ((key - kmin) >> bshift) in a
     hash set (never a comparison sort of m keys), their ids (increasing) and edge
@@ -598,7 +603,7 @@ def gq_build(graph, sgn, s, r, bucket_width, window=None):
         fullest = sample.max() * m / sample.sum()  # its estimated number of edges
         # compressed: the hash set of up to m occupied buckets (a dense queue stores no
         # rank per entry); speed only: wide buckets where it does not fit
-        other = _compressed_bytes(m, m, 0)
+        other = _compressed_bytes(m, m, 0) + _ranges_bytes(m)
         if fullest <= max(_WIDE_FILL_MIN, _WIDE_FILL_FACTOR * m // B_wide) or not memory_fits(other):
             # sub-buckets of bucket_width noise units, or wider when a slot cannot number them
             # all (keys spanning over 2**(37 + bshift)): exact still, a few more draws
