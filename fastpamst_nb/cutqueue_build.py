@@ -24,8 +24,9 @@ weights; the per-step kernels that then update and read the queue are in
    ``_hist_dense_rows``): then, and for a sparse range of more buckets, the
    buckets are *compressed*: only the occupied aligned buckets
    ((key - kmin) >> bucket_shift) exist, found by a hash set of their ids
-   (``_occupied``; never a comparison sort of m keys) and ranked in key order
-   (``_compress``). Every bucket then spans at most its noise width, and a
+   (``_occupied``; never a comparison sort of m keys; a dense graph's islands,
+   found in the sample, are counted in direct ranges and join the set after the
+   pass, ``_direct_ranges``) and ranked in key order (``_compress``). Every bucket then spans at most its noise width, and a
    far outlier costs one bucket (docs/design.rst, Compressed buckets).
 4. **Sizing**: each bucket's region of the slot pool, from the histogram the
    layout built anyway (sparse, compressed), from the validation's window
