@@ -487,6 +487,16 @@ def _compressed_floor(lay, keys, first):
     return _score_floor(keys.key[first], np.int64(0), lay.bucket_shift, lay.s)
 
 
+@jit_only(inline="always")
+def _filter_floor(lay, keys, first):
+    """The score below which the filtered loops (``gq_update``'s, the materialization
+    pass's) skip an entry before computing its key: every edge of buckets >= first
+    scores at least it, direct keys or compressed (one rule for both loops)."""
+    if lay.direct:
+        return _score_floor(lay.kmin, first, lay.bucket_shift, lay.s)
+    return _compressed_floor(lay, keys, first)
+
+
 @jit_only
 def _update_layered(row, v, visited, slots, start, fill, bucket, block, sc):
     """As ``_update_plain`` with the block layer (more than 16384 buckets: a fine
@@ -560,12 +570,8 @@ def gq_update(q, row, v, visited, rank_base):
     """
     lay, cnt, st = q.layout, q.counts, q.store
     mat = st.materialized[0]
-    if not lay.lazy_counts:
-        ythr = 0.0  # the counting loops read every entry
-    elif lay.direct:
-        ythr = _score_floor(lay.kmin, mat, lay.bucket_shift, lay.s)
-    else:
-        ythr = _compressed_floor(lay, q.keys, mat)
+    # the counting loops read every entry
+    ythr = _filter_floor(lay, q.keys, mat) if lay.lazy_counts else 0.0
     sc = UpdateScalars(lay.sgn, lay.s, lay.inv, lay.kmin, lay.bucket_shift, mat, lay.block_shift,
                        lay.sub_shift if lay.wide else np.int64(0), lay.hash_bits, ythr,
                        lay.direct, lay.group_counts, lay.layered, np.int64(rank_base))

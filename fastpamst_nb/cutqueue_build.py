@@ -24,8 +24,9 @@ weights; the per-step kernels that then update and read the queue are in
    ``_hist_dense_rows``): then, and for a sparse range of more buckets, the
    buckets are *compressed*: only the occupied aligned buckets
    ((key - kmin) >> bucket_shift) exist, found by a hash set of their ids
-   (``_occupied``; never a comparison sort of m keys) and ranked in key order
-   (``_compress``). Every bucket then spans at most its noise width, and a
+   (``_occupied``; never a comparison sort of m keys; a dense graph's islands,
+   found in the sample, are counted in direct ranges and join the set after the
+   pass, ``_direct_ranges``) and ranked in key order (``_compress``). Every bucket then spans at most its noise width, and a
    far outlier costs one bucket (docs/design.rst, Compressed buckets).
 4. **Sizing**: each bucket's region of the slot pool, from the histogram the
    layout built anyway (sparse, compressed), from the validation's window
@@ -37,11 +38,12 @@ weights; the per-step kernels that then update and read the queue are in
 """
 
 import math
+from collections import namedtuple
 
 import numpy as np
 from numba import njit
 
-from .core import CACHE, memory_fits, require_memory
+from .core import CACHE, jit_only, memory_fits, require_memory
 from .cutqueue import (
     _END_BITS, _HSET_BITS, CutSides, GroupKeys, GroupQueue, QueueCounts, QueueLayout, SlotStore,
     _hset_home,
@@ -50,9 +52,10 @@ from .cutqueue_materialize import _SIZE_MIN
 # (the moved rules keep their old names here, so the code below reads as before)
 from .keys import bucket_shift_for as _bucket_shift, discretize, exact_inverse
 from .privacy import key_limit
+from . import window as _window
 from .window import (
-    WIDE_BUCKETS as _WIDE_BUCKETS, WIDE_MIN_FINE as _WIDE_MIN_FINE, wide_shift as _wide_shift,
-    window_capacities as _window_capacities, window_extra_max as _extra_max,
+    WIDE_BUCKETS as _WIDE_BUCKETS, wide_shift as _wide_shift, window_capacities as _window_capacities,
+    window_extra_max as _extra_max,
 )
 
 # Direct addressing pays ~40 bytes per bucket of the key range; allow it while that
@@ -62,7 +65,8 @@ _DIRECT_SLACK = 1 << 18
 # layer, lazy counts, no per-edge state); beyond it wide buckets, or compressed ones
 # where the range crowds
 _DIRECT_DENSE_MAX = 1 << 14
-# wide buckets (window.WIDE_MIN_FINE, window.WIDE_BUCKETS): a slot then stores its
+# wide buckets (above window.WIDE_MIN_FINE noise-wide buckets, read at each build from
+# its one home, where top_window reads it too; at most window.WIDE_BUCKETS): a slot then stores its
 # sub-bucket in the wide bucket (< 2**_FINE_BITS, the bits above the code) instead of
 # the group offset
 _FINE_BITS = 23
@@ -148,61 +152,249 @@ def _hset_grow(table, counts, bits):
     return new, new_counts
 
 
+# The two-level index of a crowded dense range (issue 31). A sample of rows counts
+# its entries per coarse block of 2**_COARSE_SHIFT noise-wide buckets; the blocks
+# with at least an edge per bucket, estimated, are dense, and nearby dense blocks
+# are joined into a few *direct ranges* of buckets (the smallest gaps first, within
+# a budget of counters), each with a counter per bucket. The pass over W counts an
+# entry of a direct range with a subtraction and an add (the last range hit is
+# tried first: an island's entries rarely leave it, so they never reach the set);
+# only entries outside every range probe the hash set of buckets. The set then
+# receives the ranges' occupied buckets, so the queue is the one the set alone
+# would have built: the same buckets, ranks and trees.
+_COARSE_SHIFT = 6
+# the direct counters (int64) of one release: at most m / _COARSE_BUDGET plus this many
+_COARSE_SLACK = 1 << 16
+_COARSE_BUDGET = 16
+
+DirectRanges = namedtuple("DirectRanges", ["lo", "hi", "off", "counts"])
+DirectRanges.__doc__ = """The direct ranges of ``_occupied``'s pass over a dense graph.
+
+lo, hi : int64 (R,)
+    Range r holds the aligned buckets lo[r] <= a < hi[r] ((key - kmin) >> bucket_shift);
+    increasing and disjoint.
+off : int64 (R,)
+    Where range r's counters start in ``counts``.
+counts : int64 (sum of hi - lo,)
+    One counter per bucket of the ranges.
+"""
+
+NO_RANGES = DirectRanges(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
+                         np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+
+
+@jit_only(inline="always")
+def _hset_slot(table, mask, bits, a):
+    """The slot of id a in the hash set, or the free slot where it goes."""
+    h = _hset_home(a, bits)
+    while table[h] >= 0 and table[h] != a:
+        h = (h + 1) & mask
+    return h
+
+
+# the sample's set of coarse ids: 2**_SAMPLE_BITS slots (in cache), at most a quarter
+# full; a sample of more distinct blocks stops there (its blocks are thin anyway)
+_SAMPLE_BITS = 16
+
+
 @njit(cache=CACHE, nogil=True)
-def _hset_add(table, counts, bits, used, W, i0, data, p0, room, sgn, s, inv, kmin, bshift):
+def _coarse_sample(W, sgn, s, inv, kmin, shift, stride):
+    """Entries per coarse id ((key - kmin) >> shift) in rows 0, stride, 2 stride, ...
+    of W (diagonal excluded), until a 2**(_SAMPLE_BITS - 2) + 1-th distinct id:
+    returns (ids, counts)."""
+    bits = _SAMPLE_BITS
+    table = np.full(np.int64(1) << bits, -1, dtype=np.int64)
+    counts = np.zeros(np.int64(1) << bits, dtype=np.int64)
+    mask = (np.int64(1) << bits) - 1
+    n = W.shape[0]
+    last = -1
+    h = 0
+    used = 0
+    full = False
+    for i in range(0, n, stride):
+        row = W[i]
+        for j in range(n):
+            if j == i:
+                continue
+            c = (discretize(np.float64(row[j]), sgn, s, inv) - kmin) >> shift
+            if c != last:
+                last = c
+                h = _hset_slot(table, mask, bits, c)
+                if table[h] < 0:
+                    if 4 * used >= mask + 1:
+                        full = True
+                        break
+                    table[h] = c
+                    used += 1
+            counts[h] += 1
+        if full:
+            break
+    ids = np.empty(used, dtype=np.int64)
+    out = np.empty(used, dtype=np.int64)
+    k = 0
+    for h in range(table.shape[0]):
+        if table[h] >= 0:
+            ids[k] = table[h]
+            out[k] = counts[h]
+            k += 1
+    return ids, out
+
+
+def _direct_ranges(W, sgn, s, inv, kmin, bshift, m):
+    """The ``DirectRanges`` of a crowded dense range, from a sample of rows (the crowding
+    test's rows): the dense coarse blocks, the densest first within m / _COARSE_BUDGET
+    + _COARSE_SLACK counters, joined across their smallest gaps while the budget
+    lasts. Speed only: whatever it picks, ``_occupied`` returns the same set."""
+    n = W.shape[0]
+    stride = max(1, n // max(_CROWD_ROWS, _CROWD_SAMPLE // n))
+    ids, counts = _coarse_sample(W, sgn, s, inv, kmin, bshift + _COARSE_SHIFT, stride)
+    est = counts * (m / max(1, counts.sum()))  # edges per block, estimated
+    width = 1 << _COARSE_SHIFT
+    budget = (m // _COARSE_BUDGET + _COARSE_SLACK) // width  # in blocks
+    dense = np.flatnonzero(est >= width)
+    if dense.shape[0] == 0:
+        return NO_RANGES
+    dense = np.sort(ids[dense[np.argsort(-est[dense], kind="stable")][:budget]])
+    if dense.shape[0] == 0:
+        return NO_RANGES
+    gaps = dense[1:] - dense[:-1] - 1
+    # join across the smallest gaps while the blocks they add fit the budget
+    order = np.argsort(gaps, kind="stable")
+    fits = np.cumsum(gaps[order]) <= budget - dense.shape[0]
+    joined = np.zeros(gaps.shape[0], dtype=np.bool_)
+    joined[order[fits]] = True
+    first = np.concatenate(([0], np.flatnonzero(~joined) + 1))
+    last = np.concatenate((np.flatnonzero(~joined), [dense.shape[0] - 1]))
+    lo = dense[first] << _COARSE_SHIFT
+    hi = (dense[last] + 1) << _COARSE_SHIFT
+    off = np.zeros(lo.shape[0], dtype=np.int64)
+    np.cumsum((hi - lo)[:-1], out=off[1:])
+    return DirectRanges(lo, hi, off, np.zeros(int((hi - lo).sum()), dtype=np.int64))
+
+
+@njit(cache=CACHE, nogil=True)
+def _hset_add(table, counts, bits, used, W, i0, data, p0, room, scale, ranges):
     """Add to the hash set the aligned bucket ids of the upper triangle of W from row
     i0 on (dense: W nonempty), or of data[p0:] (sparse), counting the entries of each,
     while the table keeps room for ``room`` more ids (a row, or a chunk of entries)
     at most half full. Returns (next row or entry, ids in the set). The caller grows
     the table and calls again: growing it inside the per-edge loop (a reassigned
-    array) made the loop several times slower."""
+    array) made the loop several times slower. ``scale``: (sgn, s, inv, kmin, bshift)
+    of the keys. Entries of the ``DirectRanges`` ``ranges`` (dense only) are counted in
+    its counters instead, and do not enter the set."""
+    sgn, s, inv, kmin, bshift = scale
     mask = (np.int64(1) << bits) - 1
-    dense = W.shape[0] > 0
-    n = W.shape[0] if dense else data.shape[0]
-    i = i0 if dense else p0
+    if W.shape[0] == 0:
+        i = p0
+        n = data.shape[0]
+        last = -1
+        h = 0
+        while i < n and 2 * (used + room) <= mask + 1:
+            j1 = min(i + room, n)
+            for j in range(i, j1):
+                a = (discretize(np.float64(data[j]), sgn, s, inv) - kmin) >> bshift
+                if a != last:  # runs of one bucket skip the probe
+                    last = a
+                    h = _hset_slot(table, mask, bits, a)
+                    if table[h] < 0:
+                        table[h] = a
+                        used += 1
+                counts[h] += 1
+            i = j1
+        return i, used
+    rlo, rhi, roff, rcounts = ranges
+    n_ranges = rlo.shape[0]
+    n = W.shape[0]
+    i = i0
+    # the last range hit: [clo, clo + clen) counted from cbase
+    clo = np.int64(0)
+    clen = np.int64(0)
+    cbase = np.int64(0)
     last = -1
     h = 0
     while i < n and 2 * (used + room) <= mask + 1:
-        j0, j1 = (i + 1, n) if dense else (i, min(i + room, n))
-        for j in range(j0, j1):
-            w = np.float64(W[i, j]) if dense else np.float64(data[j])
-            a = (discretize(w, sgn, s, inv) - kmin) >> bshift
+        row = W[i]
+        for j in range(i + 1, n):
+            a = (discretize(np.float64(row[j]), sgn, s, inv) - kmin) >> bshift
+            d = a - clo
+            if np.uint64(d) < np.uint64(clen):  # 0 <= d < clen: an island's entries rarely leave it
+                rcounts[cbase + d] += 1
+                continue
+            if n_ranges > 0:
+                r = np.searchsorted(rlo, a, side="right") - 1
+                if r >= 0 and a < rhi[r]:
+                    clo, clen, cbase = rlo[r], rhi[r] - rlo[r], roff[r]
+                    rcounts[cbase + a - clo] += 1
+                    continue
             if a != last:  # runs of one bucket (a crowded range) skip the probe
                 last = a
-                h = _hset_home(a, bits)
-                while table[h] >= 0 and table[h] != a:
-                    h = (h + 1) & mask
+                h = _hset_slot(table, mask, bits, a)
                 if table[h] < 0:
                     table[h] = a
                     used += 1
             counts[h] += 1
-        i = i + 1 if dense else j1
+        i += 1
     return i, used
 
 
-def _occupied(graph, sgn, s, inv, kmin, bshift):
+@njit(cache=CACHE, nogil=True)
+def _hset_merge(table, counts, bits, used, ranges):
+    """Add the occupied buckets of the direct ``ranges``, with their counts, to the
+    hash set (room for them checked by the caller); returns the ids in the set."""
+    rlo, rhi, roff, rcounts = ranges
+    mask = (np.int64(1) << bits) - 1
+    for r in range(rlo.shape[0]):
+        for d in range(rhi[r] - rlo[r]):
+            k = rcounts[roff[r] + d]
+            if k == 0:
+                continue
+            a = rlo[r] + d
+            h = _hset_home(a, bits)
+            while table[h] >= 0:  # never present: a range's entries skipped the set
+                h = (h + 1) & mask
+            table[h] = a
+            counts[h] = k
+            used += 1
+    return used
+
+
+def _occupied(graph, sgn, s, inv, kmin, bshift, ranges=None):
     """Hash set of the aligned bucket ids (key - kmin) >> bshift of the edges (dense:
     the upper triangle; sparse: the stored entries); returns (table, counts, bits),
     -1 marking a free slot, the table at most half full, counts[h] the edges (dense)
-    or entries (sparse) of slot h's bucket. O(m) expected."""
+    or entries (sparse) of slot h's bucket. O(m) expected. A dense graph's dense
+    islands are counted in direct counters first (``_direct_ranges``, or ``ranges``,
+    whose counters it fills)."""
     bits = 4
     table = np.full(1 << bits, -1, dtype=np.int64)
     counts = np.zeros(1 << bits, dtype=np.int64)
     used = 0
+    scale = (np.float64(sgn), np.float64(s), np.float64(inv), np.int64(kmin), np.int64(bshift))
     if graph.dense:
         W, data, n = graph.W, np.zeros(0), graph.n
         room = n
+        if ranges is None:
+            ranges = _direct_ranges(W, sgn, s, inv, kmin, bshift, graph.m)
     else:
         W, data, n = np.zeros((0, 0)), graph.data, graph.data.shape[0]
         room = min(1 << 16, n)
-    i = 0
-    while i < n:
-        while 2 * (used + room) > table.shape[0]:
+        ranges = NO_RANGES
+
+    def grow(need):
+        nonlocal bits, table, counts
+        while 2 * (used + need) > table.shape[0]:
             bits += 1
             if bits > _HSET_BITS:  # 2**30 occupied buckets: beyond what the memory check admits
                 raise AssertionError("_occupied: the hash set outgrew its 31-bit hash")
             table, counts = _hset_grow(table, counts, bits)
-        i, used = _hset_add(table, counts, bits, used, W, i, data, i, room, sgn, s, inv, kmin, bshift)
+
+    i = 0
+    while i < n:
+        grow(room)
+        i, used = _hset_add(table, counts, bits, used, W, i, data, i, room, scale, ranges)
+    if ranges.lo.shape[0] > 0:
+        grow(int(np.count_nonzero(ranges.counts)))
+        used = _hset_merge(table, counts, bits, used, ranges)
     return table, counts, bits
 
 
@@ -313,9 +505,9 @@ def queue_memory_bytes(n, m, dense, stored=None):
     """
     n, m = int(n), int(m)
     if dense:
-        # buckets: at most _WIDE_MIN_FINE direct ones (more are wide ones, or a layout
+        # buckets: at most WIDE_MIN_FINE direct ones (more are wide ones, or a layout
         # used only when it fits), at most _WIDE_BUCKETS wide ones
-        B = max(min(_WIDE_MIN_FINE, m // 4 + _DIRECT_SLACK), _WIDE_BUCKETS)
+        B = max(min(_window.WIDE_MIN_FINE, m // 4 + _DIRECT_SLACK), _WIDE_BUCKETS)
         return 8 * (m + _extra_max(m) + B) + 48 * B + 64 * n
     stored = 2 * m if stored is None else int(stored)
     return max(_compressed_bytes(m, m, stored), 8 * m + 56 * (m // 4 + _DIRECT_SLACK)) + 64 * n
@@ -331,6 +523,11 @@ def _compressed_bytes(m, distinct, ranked):
     return ranked * rank_bytes + 8 * m + 128 * distinct + 2**23
 
 
+def _ranges_bytes(m):
+    """The most ``_direct_ranges`` and its sample allocate for a dense graph of m edges."""
+    return 8 * (m // _COARSE_BUDGET + _COARSE_SLACK) + (16 << _SAMPLE_BITS)
+
+
 def _compress(graph, sgn, s, inv, kmin, bshift, rank_t, ranked):
     """The compressed layout: the occupied aligned buckets ((key - kmin) >> bshift) in a
     hash set (never a comparison sort of m keys), their ids (increasing) and edge
@@ -339,9 +536,13 @@ def _compress(graph, sgn, s, inv, kmin, bshift, rank_t, ranked):
     O(m) expected time."""
     n = graph.n
     table, counts, bits = _occupied(graph, sgn, s, inv, kmin, bshift)
-    valid = table >= 0
-    occupied = np.sort(table[valid])
-    slot_rank = np.searchsorted(occupied, table)  # free slots: never read
+    valid = np.flatnonzero(table >= 0)
+    # one argsort of the B ids gives both their order and each slot's rank (a
+    # searchsorted of the whole table cost 4x more with Pareto weights' 196,181 buckets)
+    order = np.argsort(table[valid])
+    occupied = table[valid[order]]
+    slot_rank = np.zeros(table.shape[0], dtype=np.int64)  # free slots: never read
+    slot_rank[valid[order]] = np.arange(order.shape[0], dtype=np.int64)
     B = occupied.shape[0]
     if not ranked:  # dense: the counts are over the upper triangle, each edge once
         hist = np.zeros(B, dtype=np.int64)
@@ -389,7 +590,7 @@ def gq_build(graph, sgn, s, r, bucket_width, window=None):
     min_sized = _SIZE_MIN
     bucket_hist = None
     rank_t = np.int32 if m < 2**31 else np.int64
-    if graph.dense and bucket_width >= 0 and B > _WIDE_MIN_FINE:
+    if graph.dense and bucket_width >= 0 and B > _window.WIDE_MIN_FINE:
         # many noise-wide buckets: try at most _WIDE_BUCKETS wide ones instead, whose
         # counters stay in cache; the sampler splits the few it reaches (docs/design.rst)
         wshift = int(_wide_shift(np.int64(K - 1), np.int64(bshift)))
@@ -403,7 +604,7 @@ def gq_build(graph, sgn, s, r, bucket_width, window=None):
         fullest = sample.max() * m / sample.sum()  # its estimated number of edges
         # compressed: the hash set of up to m occupied buckets (a dense queue stores no
         # rank per entry); speed only: wide buckets where it does not fit
-        other = _compressed_bytes(m, m, 0)
+        other = _compressed_bytes(m, m, 0) + _ranges_bytes(m)
         if fullest <= max(_WIDE_FILL_MIN, _WIDE_FILL_FACTOR * m // B_wide) or not memory_fits(other):
             # sub-buckets of bucket_width noise units, or wider when a slot cannot number them
             # all (keys spanning over 2**(37 + bshift)): exact still, a few more draws
@@ -418,7 +619,7 @@ def gq_build(graph, sgn, s, r, bucket_width, window=None):
         # against m, else compressed buckets of one key each (the distinct keys)
         direct = B <= m // 4 + _DIRECT_SLACK
     elif graph.dense:
-        # more than _WIDE_MIN_FINE noise-wide buckets that crowd (or wide ones that do
+        # more than WIDE_MIN_FINE noise-wide buckets that crowd (or wide ones that do
         # not fit): compressed, whose cost follows the occupied buckets, not the span
         direct = wide or B <= _DIRECT_DENSE_MAX
     else:

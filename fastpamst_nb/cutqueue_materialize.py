@@ -14,7 +14,7 @@ import numpy as np
 
 from .core import jit_only
 from .cutqueue import (
-    _CHUNK, _compressed_floor, _hash_group, _rank_group, _row_hits, _unvisited, code_pack, slot_pack,
+    _CHUNK, _filter_floor, _hash_group, _rank_group, _row_hits, _unvisited, code_pack, slot_pack,
 )
 # (the moved rule keeps its old name here, so the code below reads as before)
 from .keys import discretize, score_floor as _score_floor
@@ -125,12 +125,7 @@ def _materialize_pass(lay, keys, counts, st, cut, W, new, mat):
     # from the base key of bucket `new`, and gather the ranks of the hits only
     filt = direct or lazy
     from_rest = filt and n_rest < n_in  # rows of the unvisited side
-    if direct:
-        ythr = _score_floor(kmin, new, bshift, s)
-    elif lazy:
-        ythr = _compressed_floor(lay, keys, new)
-    else:
-        ythr = -np.inf
+    ythr = _filter_floor(lay, keys, new) if filt else -np.inf
     hit = np.empty(min(n, _CHUNK) if filt else 0, dtype=np.int64)
     span = n if filt else n_rest  # entries of a row read: all of them, or the unvisited
     for i in range(n_rest if from_rest else n_in):

@@ -15,7 +15,7 @@ import pytest
 import scipy.sparse as sp
 
 import fastpamst_nb as fp
-from fastpamst_nb import cutqueue_build, window as topwin
+from fastpamst_nb import window as topwin
 from fastpamst_nb.api import DEFAULT_BUCKET_WIDTH, DEFAULT_THETA, _fast_pamst_graph
 from fastpamst_nb.graph import as_graph
 from fastpamst_nb.cutqueue_build import gq_build
@@ -149,7 +149,7 @@ def test_exponential_noise_matches_exact_rnm(config, knobs):
 @pytest.mark.parametrize("wide", [True, False], ids=["wide", "compressed"])
 def test_far_groups_use_the_bottom_trick_and_it_wins(wide, monkeypatch):
     if not wide:
-        monkeypatch.setattr(cutqueue_build, "_WIDE_MIN_FINE", 1 << 62)
+        monkeypatch.setattr(topwin, "WIDE_MIN_FINE", 1 << 62)
     weights, rho, sensitivity, disc = CONFIGS["far"]
     q = gq_build(as_graph(weights), -1.0, 1.0, 1.0, 1.0)
     # the key range (1e6 keys) makes wide buckets, or without them compressed group ranks
@@ -160,7 +160,7 @@ def test_far_groups_use_the_bottom_trick_and_it_wins(wide, monkeypatch):
 
 def test_far_law_without_wide_buckets(monkeypatch):
     # CONFIGS["far"] runs wide at bucket_width >= 0; its compressed layout keeps a law test
-    monkeypatch.setattr(cutqueue_build, "_WIDE_MIN_FINE", 1 << 62)
+    monkeypatch.setattr(topwin, "WIDE_MIN_FINE", 1 << 62)
     _check(*CONFIGS["far"])
 
 

@@ -25,7 +25,7 @@ import scipy.stats
 from numba import njit
 
 import fastpamst_nb as fp
-from fastpamst_nb import api, cutqueue_build, window as topwin
+from fastpamst_nb import api, window as topwin
 from fastpamst_nb.api import DEFAULT_BUCKET_WIDTH, DEFAULT_THETA
 from fastpamst_nb.graph import as_graph
 from fastpamst_nb.privacy import discretized_sensitivity
@@ -368,7 +368,7 @@ KNOBS = {"default": (DEFAULT_THETA, DEFAULT_BUCKET_WIDTH), "groups-only": (0.0, 
 SLOW = {("layered-default", "groups-only"), ("layered-default", "bottom-asap"),
         ("integer-fine-sensitivity", "groups-only")}
 # "no-wide": the default knobs with wide buckets off, for the inputs whose default layout
-# is wide (so that the layered and radix-sorted layouts keep their released-law tests)
+# is wide (so that the layered and compressed layouts keep their released-law tests)
 WIDE_BY_DEFAULT = ("layered-default", "compressed-gap-700000")
 CASES = [(name, knobs) for name in HARD for knobs in KNOBS
          if (name, knobs) not in SLOW and (knobs != "no-wide" or name in WIDE_BY_DEFAULT)]
@@ -381,14 +381,14 @@ def _layout(q):
 
 @pytest.fixture
 def no_wide(monkeypatch):
-    monkeypatch.setattr(cutqueue_build, "_WIDE_MIN_FINE", 1 << 62)
+    monkeypatch.setattr(topwin, "WIDE_MIN_FINE", 1 << 62)
 
 
 @pytest.mark.parametrize("name, knobs", CASES, ids=[f"{a}-{b}" for a, b in CASES])
 @pytest.mark.slow_python
 def test_exponential_law_across_large_gaps(name, knobs, monkeypatch):
     if knobs == "no-wide":
-        monkeypatch.setattr(cutqueue_build, "_WIDE_MIN_FINE", 1 << 62)
+        monkeypatch.setattr(topwin, "WIDE_MIN_FINE", 1 << 62)
     theta, bucket_width = KNOBS[knobs]
     stats = _hard_check(name, "exponential", theta, bucket_width)
     if theta == math.inf:

@@ -44,7 +44,7 @@ def _sparse(n):
 LAYOUTS = {
     "direct-wide-buckets": (lambda rng: _sym(rng, 30), 1e-3, 0.01, 1.0),
     "direct-single-groups": (lambda rng: _sym(rng, 30, 20, True), 1.0, 1.0, -1.0),
-    # wide buckets off (below): 500,000 noise-wide buckets for 435 edges, radix-sorted keys
+    # wide buckets off (below): 500,000 noise-wide buckets for 435 edges, compressed buckets
     "compressed-groups": (lambda rng: _sym(rng, 30, 1e7), 1.0, 0.05, 1.0),
     # the same weights with wide buckets: 16,384 of them, a slot keeps its sub-bucket only
     "wide": (lambda rng: _sym(rng, 30, 1e7), 1.0, 0.05, 1.0),
@@ -173,7 +173,7 @@ def _many_cut_takes(q, W, pmax, rng, reps):
 
 
 # layouts sized lazily, whose top buckets the validation pass can size (a TopWindow);
-# and a radix-sorted one, which the window does not size but whose first tile alone
+# and a compressed one, which the window does not size but whose first tile alone
 # spans enough noise-wide buckets to make the window's default rule go wide
 WINDOWED = ("direct-wide-buckets", "direct-fine-step", "layered", "wide", "compressed-groups")
 
@@ -181,13 +181,10 @@ WINDOWED = ("direct-wide-buckets", "direct-fine-step", "layered", "wide", "compr
 @pytest.mark.parametrize("layout,window", [(k, False) for k in LAYOUTS] + [(k, True) for k in WINDOWED])
 def test_queue_matches_a_naive_cut(layout, window, monkeypatch):
     build, s, r, bucket_width = LAYOUTS[layout]
-    wide_min_fine = None  # the queue's rule
     if layout in NO_WIDE:
-        # wide buckets off: gq_build (a Python function) reads the module global at
-        # each call, so the patch acts there; the window's compiled rule would have
-        # frozen the global, so it is given the value (top_window's argument)
-        wide_min_fine = 1 << 62
-        monkeypatch.setattr(cutqueue_build, "_WIDE_MIN_FINE", wide_min_fine)
+        # wide buckets off: gq_build and top_window (Python functions) read the rule's
+        # one home at each call; the window's kernels take it from its state
+        monkeypatch.setattr(topwin, "WIDE_MIN_FINE", 1 << 62)
     if layout == "layered":
         # its ~1,700 occupied buckets get the block layer (read by gq_build at each call)
         monkeypatch.setattr(cutqueue_build, "_LAYER2_MIN_BUCKETS", 256)
@@ -195,7 +192,7 @@ def test_queue_matches_a_naive_cut(layout, window, monkeypatch):
     W = build(rng)
     if window:
         W = W + 0.37  # keys off the fine bins' alignment: shared end bins
-    win = topwin.top_window(-1.0, s, r, bucket_width, wide_min_fine) if window else None
+    win = topwin.top_window(-1.0, s, r, bucket_width) if window else None
     graph = as_graph(W, window=win)
     q = gq_build(graph, -1.0, s, r, bucket_width, win)
     if window:  # the top buckets are sized at build, from the pass that validated W

@@ -23,7 +23,8 @@ from fastpamst_nb import bench, cutqueue, cutqueue_build, privacy
 from fastpamst_nb.api import DEFAULT_BUCKET_WIDTH, DEFAULT_THETA, _fast_pamst_graph
 from fastpamst_nb.graph import as_graph
 from fastpamst_nb.cutqueue_build import gq_build
-from fastpamst_nb.sampler import ST_NODES, ST_STEPS
+from fastpamst_nb.keys import bucket_shift_for, exact_inverse
+from fastpamst_nb.sampler import ST_GROUP_DRAWS, ST_NODES, ST_STEPS
 from test_fast_pamst import expected_sequences, released_counts
 from test_hard_inputs import _rho_for_rate
 
@@ -99,9 +100,8 @@ def _layout(weights):
 def no_wide(monkeypatch):
     # dense graphs this small always pass the wide layout's crowding test: make every
     # wide bucket count as crowded, so that their key ranges take the compressed layout.
-    # (Read by gq_build, a Python function, at each call. Patching _WIDE_MIN_FINE
-    # instead would reach the validation's window kernels too, which freeze it at
-    # compile time, and poison numba's cache when they compile under the patch.)
+    # (Read by gq_build, a Python function, at each call. Raising window.WIDE_MIN_FINE
+    # instead would leave the key ranges below it direct, not compressed.)
     monkeypatch.setattr(cutqueue_build, "_WIDE_FILL_MIN", 0)
     monkeypatch.setattr(cutqueue_build, "_WIDE_FILL_FACTOR", 0)
 
@@ -230,6 +230,48 @@ def test_compressed_ranks_match_a_sort(sparse, layered, no_wide, monkeypatch):
             _lookup(far, lay, qk)
 
 
+@pytest.mark.parametrize("shape", ["outlier", "clusters", "integers", "pareto"])
+@pytest.mark.parametrize("budget", ["default", "tight"])
+def test_direct_ranges_count_what_the_set_alone_counts(shape, budget, monkeypatch):
+    # a crowded dense range counts its islands in direct ranges and only the rest in
+    # the hash set, which then receives the ranges' buckets: the set must hold every
+    # occupied aligned bucket once with its edge count, as a count of the keys does.
+    # "tight": a budget of a few blocks, so that ranges stay apart and many entries
+    # (between and beyond them) go through the set
+    if budget == "tight":
+        monkeypatch.setattr(cutqueue_build, "_COARSE_SLACK", 0)
+        monkeypatch.setattr(cutqueue_build, "_COARSE_BUDGET", 200)  # 3 blocks at n = 300
+    n = 300
+    W = bench.shape_weights(shape, n, seed=2)
+    graph = as_graph(W)
+    s = privacy.default_discretization(1e-5)
+    r = privacy.fast_pamst_key_rate(0.1, 1e-5, n, s, "exponential")
+    inv = exact_inverse(s)
+    assert inv != 0.0  # a power-of-two step: the keys below are exact products
+    kmin, kmax = cutqueue_build._key_range(graph, -1.0, s)
+    bshift = bucket_shift_for(kmax - kmin + 1, r, DEFAULT_BUCKET_WIDTH)
+    ranges = cutqueue_build._direct_ranges(W, -1.0, s, inv, kmin, bshift, graph.m)
+    table, counts, bits = cutqueue_build._occupied(graph, -1.0, s, inv, kmin, bshift, ranges)
+    aligned = (np.floor(-W[np.triu_indices(n, 1)] * inv).astype(np.int64) - kmin) >> bshift
+    ids, want = np.unique(aligned, return_counts=True)
+    held = table >= 0
+    order = np.argsort(table[held])
+    assert np.array_equal(table[held][order], ids)
+    assert np.array_equal(counts[held][order], want)
+    assert 2 * held.sum() <= table.shape[0] == 1 << bits
+    # both paths were taken: entries inside the ranges, and (tight budget, or the
+    # outlier's far edge and Pareto's tail) outside
+    inside = np.zeros(aligned.shape[0], dtype=bool)
+    for lo, hi in zip(ranges.lo, ranges.hi):
+        inside |= (aligned >= lo) & (aligned < hi)
+    assert ranges.counts.sum() == inside.sum() > 0
+    assert np.all(ranges.lo[1:] > ranges.hi[:-1])  # increasing and disjoint
+    if budget == "tight" or shape in ("outlier", "pareto"):
+        assert not inside.all()
+    if budget == "tight":
+        assert ranges.lo.shape[0] > 1 or shape in ("outlier", "pareto")  # theirs are contiguous
+
+
 @njit
 def _lookup(w, lay, keys):
     return cutqueue.gq_group(w, 0, lay, keys)
@@ -258,6 +300,19 @@ def _nodes_per_step(A):
                                  DEFAULT_THETA, DEFAULT_BUCKET_WIDTH)
     assert stats[ST_STEPS] == n - 1
     return stats[ST_NODES] / stats[ST_STEPS]
+
+
+def test_groups_drawn_alone_only_where_buckets_are_single_groups():
+    # ST_GROUP_DRAWS counts groups resolved by a draw of their own: a bucket of the
+    # default width spans at most its noise width (direct or compressed: never split
+    # into groups), single-group buckets (bucket_width < 0, a test setting) always are
+    W = bench.shape_weights("outlier", 120, seed=1)
+    graph = as_graph(W)
+    s = privacy.default_discretization(1e-5)
+    for width, alone in ((DEFAULT_BUCKET_WIDTH, False), (-1.0, True)):
+        _, stats = _fast_pamst_graph(graph, 0.1, 1e-5, s, 0, np.random.default_rng(0), "exponential",
+                                     False, DEFAULT_THETA, width)
+        assert (stats[ST_GROUP_DRAWS] > 0) == alone, width
 
 
 @pytest.mark.parametrize("shape", list(bench.SHAPES))
