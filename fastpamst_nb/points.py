@@ -48,8 +48,8 @@ import numpy as np
 from numba import njit, prange
 
 from .core import CACHE
-from .metrics import EUCLIDEAN, metric_row
-from .gumbel import T_SKIP, _dd_less, dd_key, gumbel_upper
+from .metrics import CHEBYSHEV, CITYBLOCK, EUCLIDEAN, SQEUCLIDEAN, metric_row
+from .gumbel import T_SKIP, _dd_less, dd_key, gumbel_upper, split
 # the edge's Philox block and its 53-bit uniform, as philox.edge_uniform computes them
 # (inlined, so that a loop over a block's edges is vectorized: see _pt_block)
 from .philox import _MASK, _S32, bits_of_words, unit_of_bits
@@ -57,6 +57,10 @@ from .philox import _block as philox_block
 from .philox import _unit as philox_unit
 
 EXACT, GUMBEL, GAUSS = 0, 1, 2
+# the metrics whose distance is a sum (or max) of per-coordinate terms: their kernels read a
+# coordinate-major copy of X (_pt_soa_row), so the distance loop runs over contiguous
+# slots and vectorizes (a row of X per slot, d = 8, does not)
+SOA_METRICS = (EUCLIDEAN, SQEUCLIDEAN, CITYBLOCK, CHEBYSHEV)
 # topk[blk] of a block whose top must be found by a full scan (its top slot died, or
 # the slots moved); -1: a block with no live slot
 RESCAN = -2
@@ -75,7 +79,7 @@ MARGIN = 1e-9
 _PT_SURE = 2.0 ** -50
 
 # the kernels' state: flat arrays, one row per candidate slot (prefix ``pt_``)
-PtState = namedtuple("PtState", ["slot", "sb", "gb", "parent", "tops", "topk", "rows", "need",
+PtState = namedtuple("PtState", ["slot", "sb", "gb", "parent", "xt", "tops", "topk", "rows", "need",
                                  "meta", "edges"])
 _N_SLOTS, _N_DEAD, _NEXT = 0, 1, 2
 
@@ -125,74 +129,101 @@ def _pt_normal(u1, u2):
     return math.sqrt(-2.0 * math.log(u1)) * math.cos(2.0 * math.pi * u2)
 
 
-def pt_state(n, start):
-    """The state of a Prim on n points from ``start``: O(n) memory."""
+def pt_state(X, code, start):
+    """The state of a Prim on the n points X (n, d) from ``start``: O(n) memory, and
+    for the metrics of ``SOA_METRICS`` a coordinate-major copy of X (d, n - 1) in X's
+    dtype, column k the point of slot k (for the others an empty (0, 0) array)."""
+    n = X.shape[0]
     slot = np.delete(np.arange(n, dtype=np.int64), start)
     nb = max(1, (n + BLOCK - 1) // BLOCK)
     meta = np.array([n - 1, 0, start], dtype=np.int64)
+    xt = np.ascontiguousarray(X[slot].T) if code in SOA_METRICS else np.empty((0, 0), dtype=X.dtype)
     return PtState(slot, np.full(max(n - 1, 0), -np.inf), np.zeros(max(n - 1, 0)),
-                   np.full(max(n - 1, 0), start, dtype=np.int64), np.ones((nb, 3)),
+                   np.full(max(n - 1, 0), start, dtype=np.int64), xt, np.ones((nb, 3)),
                    np.full(nb, RESCAN, dtype=np.int64), np.empty((nb, 3, BLOCK)),
                    np.empty((nb, BLOCK), dtype=np.int64), meta, np.empty((max(n - 1, 0), 2), dtype=np.int64))
 
 
+@njit(cache=CACHE, inline="always")
+def _pt_soa_row(xt, X, v, lo, hi, code, out):
+    """out[k - lo] = distance(v, slot k) for k in lo..hi-1 from the coordinate-major copy
+    ``xt`` (d, slots) (dead slots too: their values are never read). Coordinate after
+    coordinate, so the inner loop runs over contiguous slots and vectorizes; each
+    distance sums its terms in the order of :func:`fastpamst_nb.metrics.metric_distance`
+    (coordinate 0 first, from 0.0), so it is bit for bit the distance reported."""
+    m_k = hi - lo
+    for k in range(m_k):
+        out[k] = 0.0
+    for j in range(xt.shape[0]):
+        xj = xt[j, lo:hi]
+        c = np.float64(X[v, j])
+        if code == CHEBYSHEV:
+            for k in range(m_k):
+                t = abs(np.float64(xj[k]) - c)
+                out[k] = t if t > out[k] else out[k]
+        elif code == CITYBLOCK:
+            for k in range(m_k):
+                out[k] += abs(np.float64(xj[k]) - c)
+        else:
+            for k in range(m_k):
+                x = np.float64(xj[k]) - c
+                out[k] += x * x
+    if code == EUCLIDEAN:
+        for k in range(m_k):
+            out[k] = math.sqrt(out[k])
+
+
 @njit(cache=CACHE, nogil=True)
-def _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, lo, hi, v, X, code, p, aux, sgn,
-              rule, k0, k1, lam, b):
+def _pt_block(slot, sb, gb, parent, xt, tops, topk, rows, need, blk, lo, hi, v, X, code, p, aux, sgn,
+              rule, k0, k1, lam, b, b_hi, b_lo):
     """Relax slots lo..hi-1 with the new vertex v (rule EXACT/GUMBEL/GAUSS); write the
     block's best (s, g) to tops[blk] and its slot to topk[blk] (-1: no live slot).
     GUMBEL updates the block's top from the slots that relax (keys only grow), unless
     ``topk[blk]`` is ``RESCAN``: then a full scan finds it.
 
     ``rows[blk]``: the block's scratch rows (distances, then the edges' uniforms or
-    bounds), ``need[blk]``: the slots of the edges that may relax. A noisy rule draws
+    bounds), ``need[blk]``: the slots of the edges that may relax. The distances come
+    from ``xt`` (:func:`_pt_soa_row`) for the coordinate-wise metrics (``SOA_METRICS``),
+    else from X (``metrics.metric_row``). A noisy rule draws
     the whole block's noise in a loop of its own when most edges may relax (the
     Philox rounds of many edges vectorize there), else draws the noise of the edges
     that may relax one by one; ``tops[blk, 2]``, the share of the last pass, chooses.
     The choice changes the speed only: every edge's noise is a function of (key, edge).
     GUMBEL: the bound ``gumbel.gumbel_upper`` of each edge's Gumbel decides most edges
     without a logarithm (t at or above it + ``MARGIN``: the exact test would not
-    relax); the euclidean distance is computed in the same pass (no row).
+    relax). ``b_hi + b_lo``: Dekker's split of b (``gumbel.split``) for the exact order.
     """
     ts = -np.inf
     tg = 0.0
     tk = -1
-    if rule == EXACT and code == EUCLIDEAN:
-        # the common case in one pass: the distance, the relaxation and the block's top.
-        # kept flat: one loop for both exact cases (this one and the row's below) measured slower
-        d = X.shape[1]
-        for k in range(lo, hi):
-            u = slot[k]
-            if u < 0:
+    row = rows[blk, 0]
+    if xt.shape[0] > 0:
+        _pt_soa_row(xt, X, v, lo, hi, code, row)
+    else:
+        metric_row(X, v, slot, lo, hi, code, p, aux, row)
+    if rule == EXACT:
+        sl = slot[lo:hi]
+        sbl = sb[lo:hi]
+        pal = parent[lo:hi]
+        for k in range(hi - lo):
+            if sl[k] < 0:
                 continue
-            acc = 0.0
-            for j in range(d):
-                x = np.float64(X[u, j]) - np.float64(X[v, j])
-                acc += x * x
-            s = sgn * math.sqrt(acc)
-            if s > sb[k]:
-                sb[k] = s
-                parent[k] = v
-            if sb[k] > ts:
-                ts = sb[k]
+            s = sgn * row[k]
+            if s > sbl[k]:
+                sbl[k] = s
+                pal[k] = v
+            if sbl[k] > ts:
+                ts = sbl[k]
                 tk = k
         tops[blk, 0] = ts
         tops[blk, 1] = tg
-        topk[blk] = tk
+        topk[blk] = tk + lo if tk >= 0 else -1
         return
-    row = rows[blk, 0]
     if rule == GUMBEL:
-        # Dekker's split of b for the exact comparisons (gumbel.split, inlined)
-        bc = 134217729.0 * b
-        b_hi = bc - (bc - b)
-        b_lo = b - b_hi
         ka = k0 & _MASK
         kb = k0 >> _S32
         c2 = k1 & _MASK
         c3 = k1 >> _S32
-        euclid = code == EUCLIDEAN
-        if not euclid:
-            metric_row(X, v, slot, lo, hi, code, p, aux, row)
         # the block's views, indexed from 0: a loop index known to be >= 0 needs no
         # negative-index fix-up per access, which kept the hashing loop from vectorizing
         sl = slot[lo:hi]
@@ -215,20 +246,12 @@ def _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, lo, hi, v, X, c
             ts = tops[blk, 0]
             tg = tops[blk, 1]
             tk = topk[blk] - lo
-        d = X.shape[1]
         c = 0
         for k in range(m_k):
             u = sl[k]
             if u < 0:
                 continue
-            if euclid:
-                acc = 0.0
-                for j in range(d):
-                    x = np.float64(X[u, j]) - np.float64(X[v, j])
-                    acc += x * x
-                s = sgn * math.sqrt(acc)
-            else:
-                s = sgn * row[k]
+            s = sgn * row[k]
             t = gbl[k] - (s - sbl[k]) * lam  # the Gumbel above which the edge relaxes
             if t < T_SKIP:
                 c += 1
@@ -260,89 +283,73 @@ def _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, lo, hi, v, X, c
         tops[blk, 2] = c / max(m_k, 1)
         topk[blk] = tk + lo if tk >= 0 else -1
         return
-    metric_row(X, v, slot, lo, hi, code, p, aux, row)
-    if rule == EXACT:
+    # GAUSS
+    us = rows[blk, 1]
+    us2 = rows[blk, 2]
+    if tops[blk, 2] > HASH_ALL_SHARE:
+        # most edges were needed last time: draw every slot's uniforms in one contiguous
+        # loop without branches (it vectorizes, where a loop that draws one listed edge
+        # at a time does not), then decide every edge and keep the top in one pass
         for k in range(lo, hi):
-            u = slot[k]
-            if u < 0:
+            x0, x1, x2, x3 = philox_block(k0, k1, v, slot[k])
+            us[k - lo] = philox_unit(x0, x1)
+            us2[k - lo] = philox_unit(x2, x3)
+        c = 0
+        for k in range(lo, hi):
+            if slot[k] < 0:
                 continue
             s = sgn * row[k - lo]
-            if s > sb[k]:
-                sb[k] = s
-                parent[k] = v
-            if sb[k] > ts:
-                ts = sb[k]
-                tk = k
-    else:
-        us = rows[blk, 1]
-        us2 = rows[blk, 2]
-        if tops[blk, 2] > HASH_ALL_SHARE:
-            # most edges were needed last time: draw every slot's uniforms in one contiguous
-            # loop without branches (it vectorizes, where a loop that draws one listed edge
-            # at a time does not), then decide every edge and keep the top in one pass
-            for k in range(lo, hi):
-                x0, x1, x2, x3 = philox_block(k0, k1, v, slot[k])
-                us[k - lo] = philox_unit(x0, x1)
-                us2[k - lo] = philox_unit(x2, x3)
-            c = 0
-            for k in range(lo, hi):
-                if slot[k] < 0:
-                    continue
-                s = sgn * row[k - lo]
-                if _pt_beats(s, Z_MAX, sb[k], gb[k], b):
-                    c += 1
-                    g = sgn * _pt_normal(us[k - lo], us2[k - lo])
-                    if _pt_beats(s, g, sb[k], gb[k], b):
-                        sb[k] = s
-                        gb[k] = g
-                        parent[k] = v
-                # kept flat: a helper returning the new top (s, g, slot) measured slower here
-                if _pt_beats(sb[k], gb[k], ts, tg, b):
-                    ts = sb[k]
-                    tg = gb[k]
-                    tk = k
-        else:
-            # few edges may relax: list them, draw their uniforms one by one, decide them
-            nd = need[blk]
-            c = 0
-            for k in range(lo, hi):
-                if slot[k] >= 0:
-                    s = sgn * row[k - lo]
-                    if _pt_beats(s, Z_MAX, sb[k], gb[k], b):
-                        nd[c] = k
-                        c += 1
-            for q in range(c):
-                k = nd[q]
-                x0, x1, x2, x3 = philox_block(k0, k1, v, slot[k])
-                x = philox_unit(x0, x1)
-                s = sgn * row[k - lo]
-                g = sgn * _pt_normal(x, philox_unit(x2, x3))  # Box-Muller
+            if _pt_beats(s, Z_MAX, sb[k], gb[k], b):
+                c += 1
+                g = sgn * _pt_normal(us[k - lo], us2[k - lo])
                 if _pt_beats(s, g, sb[k], gb[k], b):
                     sb[k] = s
                     gb[k] = g
                     parent[k] = v
-            for k in range(lo, hi):
-                if slot[k] >= 0 and _pt_beats(sb[k], gb[k], ts, tg, b):
-                    ts = sb[k]
-                    tg = gb[k]
-                    tk = k
-        # which way the next pass over this block goes: a speed choice, never the tree's
-        tops[blk, 2] = c / max(hi - lo, 1)
+            # kept flat: a helper returning the new top (s, g, slot) measured slower here
+            if _pt_beats(sb[k], gb[k], ts, tg, b):
+                ts = sb[k]
+                tg = gb[k]
+                tk = k
+    else:
+        # few edges may relax: list them, draw their uniforms one by one, decide them
+        nd = need[blk]
+        c = 0
+        for k in range(lo, hi):
+            if slot[k] >= 0:
+                s = sgn * row[k - lo]
+                if _pt_beats(s, Z_MAX, sb[k], gb[k], b):
+                    nd[c] = k
+                    c += 1
+        for q in range(c):
+            k = nd[q]
+            x0, x1, x2, x3 = philox_block(k0, k1, v, slot[k])
+            x = philox_unit(x0, x1)
+            s = sgn * row[k - lo]
+            g = sgn * _pt_normal(x, philox_unit(x2, x3))  # Box-Muller
+            if _pt_beats(s, g, sb[k], gb[k], b):
+                sb[k] = s
+                gb[k] = g
+                parent[k] = v
+        for k in range(lo, hi):
+            if slot[k] >= 0 and _pt_beats(sb[k], gb[k], ts, tg, b):
+                ts = sb[k]
+                tg = gb[k]
+                tk = k
+    # which way the next pass over this block goes: a speed choice, never the tree's
+    tops[blk, 2] = c / max(hi - lo, 1)
     tops[blk, 0] = ts
     tops[blk, 1] = tg
     topk[blk] = tk
 
 
 @njit(cache=CACHE, nogil=True)
-def _pt_reduce(tops, topk, nb, b, rule):
+def _pt_reduce(tops, topk, nb, b, b_hi, b_lo, rule):
     """The best block's slot: blocks in order, strict comparisons (ties: first); GUMBEL
     compares the exact keys (``_pt_key_beats``)."""
     ts = -np.inf
     tg = 0.0
     tk = -1
-    bc = 134217729.0 * b  # Dekker's split of b (gumbel.split)
-    b_hi = bc - (bc - b)
-    b_lo = b - b_hi
     for i in range(nb):
         k = topk[i]
         if k < 0:
@@ -359,9 +366,17 @@ def _pt_reduce(tops, topk, nb, b, rule):
 
 
 @njit(cache=CACHE, nogil=True)
-def _pt_compact(slot, sb, gb, parent, meta):
-    """Drop the dead slots, keeping the order (so the blocks are a function of the counts)."""
+def _pt_compact(slot, sb, gb, parent, xt, meta):
+    """Drop the dead slots, keeping the order (so the blocks are a function of the counts);
+    the coordinate-major copy ``xt`` moves with its slots (O(slots d))."""
     m = meta[_N_SLOTS]
+    for c in range(xt.shape[0]):  # coordinate by coordinate: contiguous reads and writes
+        xc = xt[c]
+        j = 0
+        for k in range(m):
+            if slot[k] >= 0:
+                xc[j] = xc[k]
+                j += 1
     j = 0
     for k in range(m):
         if slot[k] >= 0:
@@ -375,12 +390,12 @@ def _pt_compact(slot, sb, gb, parent, meta):
 
 
 @njit(cache=CACHE, nogil=True)
-def _pt_select(st, step, b, rule):
+def _pt_select(st, step, b, b_hi, b_lo, rule):
     """Step ``step``: the best live slot joins; its edge is recorded; returns the
     vertex that joined. Compacts the slots when the dead exceed a sixteenth of them."""
     m = st.meta[_N_SLOTS]
     nb = (m + BLOCK - 1) // BLOCK
-    k = _pt_reduce(st.tops, st.topk, nb, b, rule)
+    k = _pt_reduce(st.tops, st.topk, nb, b, b_hi, b_lo, rule)
     v = st.slot[k]
     st.edges[step, 0] = st.parent[k]
     st.edges[step, 1] = v
@@ -388,41 +403,42 @@ def _pt_select(st, step, b, rule):
     st.topk[k // BLOCK] = RESCAN  # its top died
     st.meta[_N_DEAD] += 1
     if 16 * st.meta[_N_DEAD] > m:  # a dead slot is still hashed and skipped until then
-        _pt_compact(st.slot, st.sb, st.gb, st.parent, st.meta)
+        _pt_compact(st.slot, st.sb, st.gb, st.parent, st.xt, st.meta)
         st.topk[:] = RESCAN  # the slots moved
     st.meta[_NEXT] = v
     return v
 
 
 @njit(cache=CACHE, nogil=True)
-def pt_steps_serial(st, step0, n_steps, X, code, p, aux, sgn, rule, k0, k1, lam, b):
+def pt_steps_serial(st, step0, n_steps, X, code, p, aux, sgn, rule, k0, k1, lam, b, b_hi, b_lo):
     """Run Prim steps step0 .. step0 + n_steps - 1 (step -1: the start's relaxation) on one thread."""
     for step in range(step0, step0 + n_steps):
-        v = st.meta[_NEXT] if step < 0 else _pt_select(st, step, b, rule)
+        v = st.meta[_NEXT] if step < 0 else _pt_select(st, step, b, b_hi, b_lo, rule)
         m = st.meta[_N_SLOTS]
         if step == st.edges.shape[0] - 1:
             break
         nb = (m + BLOCK - 1) // BLOCK
         for blk in range(nb):
-            _pt_block(st.slot, st.sb, st.gb, st.parent, st.tops, st.topk, st.rows, st.need, blk, blk * BLOCK,
-                      min(m, (blk + 1) * BLOCK), v, X, code, p, aux, sgn, rule, k0, k1, lam, b)
+            _pt_block(st.slot, st.sb, st.gb, st.parent, st.xt, st.tops, st.topk, st.rows, st.need, blk,
+                      blk * BLOCK, min(m, (blk + 1) * BLOCK), v, X, code, p, aux, sgn, rule, k0, k1, lam, b,
+                      b_hi, b_lo)
 
 
 @njit(cache=CACHE, nogil=True, parallel=True)
-def pt_steps_parallel(st, step0, n_steps, X, code, p, aux, sgn, rule, k0, k1, lam, b):
+def pt_steps_parallel(st, step0, n_steps, X, code, p, aux, sgn, rule, k0, k1, lam, b, b_hi, b_lo):
     """:func:`pt_steps_serial` with each step's blocks split over the threads by prange
     (the same blocks, reduced in the same order: the same tree)."""
     for step in range(step0, step0 + n_steps):
-        v = st.meta[_NEXT] if step < 0 else _pt_select(st, step, b, rule)
+        v = st.meta[_NEXT] if step < 0 else _pt_select(st, step, b, b_hi, b_lo, rule)
         m = st.meta[_N_SLOTS]
         if step == st.edges.shape[0] - 1:
             break
         nb = (m + BLOCK - 1) // BLOCK
         slot, sb, gb, parent, tops, topk = st.slot, st.sb, st.gb, st.parent, st.tops, st.topk
-        rows, need = st.rows, st.need
+        rows, need, xt = st.rows, st.need, st.xt
         for blk in prange(nb):
-            _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, blk * BLOCK, min(m, (blk + 1) * BLOCK),
-                      v, X, code, p, aux, sgn, rule, k0, k1, lam, b)
+            _pt_block(slot, sb, gb, parent, xt, tops, topk, rows, need, blk, blk * BLOCK,
+                      min(m, (blk + 1) * BLOCK), v, X, code, p, aux, sgn, rule, k0, k1, lam, b, b_hi, b_lo)
 
 
 # from this many points a step's blocks are split over the threads (with 2 or more): a
@@ -451,13 +467,14 @@ def pt_prim(P, start, sgn, rule=EXACT, key=(0, 0), lam=1.0, b=0.0, advance=None,
     """
     X, code, p, aux = P
     n = X.shape[0]
-    st = pt_state(n, start)
+    st = pt_state(X, code, start)
     if n < 2:
         return st.edges
     par = use_parallel(n) if parallel is None else parallel
     kernel = pt_steps_parallel if par else pt_steps_serial
     k0, k1 = np.uint64(key[0]), np.uint64(key[1])
-    args = (X, code, float(p), aux, float(sgn), rule, k0, k1, float(lam), float(b))
+    b_hi, b_lo = split(float(b))
+    args = (X, code, float(p), aux, float(sgn), rule, k0, k1, float(lam), float(b), b_hi, b_lo)
     kernel(st, -1, 1, *args)
     if advance is None:
         kernel(st, 0, n - 1, *args)
