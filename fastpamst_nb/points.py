@@ -45,7 +45,10 @@ from collections import namedtuple
 
 import numba
 import numpy as np
-from numba import njit, prange
+from llvmlite import ir
+from numba import njit, prange, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from .core import CACHE
 from .metrics import CHEBYSHEV, CITYBLOCK, EUCLIDEAN, SQEUCLIDEAN, metric_row
@@ -424,35 +427,166 @@ def pt_steps_serial(st, step0, n_steps, X, code, p, aux, sgn, rule, k0, k1, lam,
                       b_hi, b_lo)
 
 
+# The shared kernel's synchronisation: int64 words of ``sync``, each on a cache line of its
+# own. _CLAIM holds (phase << 32) | the next block to claim, one word so that a thread that
+# read an old phase cannot claim a block of the next (its compare-and-swap fails); phase p
+# relaxes step step0 + p; _DONE counts the phase's finished blocks; _V, _M, _NB: the
+# phase's vertex, slot count and block count, written before the phase is published.
+_CLAIM, _DONE, _V, _M, _NB = 0, 8, 16, 24, 32
+_SYNC_WORDS = 40
+_FINISHED = 0x7FFFFFFF  # the phase that sends the workers home
+_LOW32 = 0xFFFFFFFF
+# atomic loads a waiting thread makes before it yields its core (a phase's last block
+# takes microseconds; a preempted holder takes a time slice: then the core is better given)
+_SPINS = 2000
+
+
+def _sync_ptr(context, builder, aryty, ary, idx):
+    arr = context.make_array(aryty)(context, builder, ary)
+    return cgutils.get_item_pointer(context, builder, aryty, arr, [idx])
+
+
+@intrinsic
+def _atomic_load(typingctx, ary, idx):
+    """ary[idx] (int64) with acquire ordering."""
+    def codegen(context, builder, sig, args):
+        return builder.load_atomic(_sync_ptr(context, builder, sig.args[0], args[0], args[1]), "acquire", 8)
+    return types.int64(ary, idx), codegen
+
+
+@intrinsic
+def _atomic_store(typingctx, ary, idx, val):
+    """ary[idx] = val (int64) with release ordering."""
+    def codegen(context, builder, sig, args):
+        builder.store_atomic(args[2], _sync_ptr(context, builder, sig.args[0], args[0], args[1]), "release", 8)
+        return context.get_dummy_value()
+    return types.void(ary, idx, val), codegen
+
+
+@intrinsic
+def _atomic_add(typingctx, ary, idx, val):
+    """ary[idx] += val (int64), atomically; returns the old value."""
+    def codegen(context, builder, sig, args):
+        return builder.atomic_rmw("add", _sync_ptr(context, builder, sig.args[0], args[0], args[1]), args[2],
+                                  "seq_cst")
+    return types.int64(ary, idx, val), codegen
+
+
+@intrinsic
+def _atomic_cas(typingctx, ary, idx, old, new):
+    """ary[idx] = new if it holds old (int64), atomically; whether it did."""
+    def codegen(context, builder, sig, args):
+        ptr = _sync_ptr(context, builder, sig.args[0], args[0], args[1])
+        res = builder.cmpxchg(ptr, args[2], args[3], "seq_cst", "seq_cst")
+        return builder.extract_value(res, 1)
+    return types.boolean(ary, idx, old, new), codegen
+
+
+@intrinsic
+def _yield_core(typingctx):
+    """sched_yield(2): give the core to another runnable thread (resolved from libc)."""
+    def codegen(context, builder, sig, args):
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(32), []), "sched_yield")
+        builder.call(fn, [])
+        return context.get_dummy_value()
+    return types.void(), codegen
+
+
+@njit(cache=CACHE, nogil=True)
+def _pt_worker(slot, sb, gb, parent, xt, tops, topk, rows, need, meta, edges, sync, step0, n_steps, X, code,
+               p, aux, sgn, rule, k0, k1, lam, b, b_hi, b_lo):
+    """One thread of :func:`pt_steps_shared`: claim the published phase's blocks one at a
+    time and relax them; the thread that finishes a phase's last block selects the next
+    step's vertex (:func:`_pt_select`, the serial kernel's) and publishes the next phase.
+
+    No thread ever waits for a thread that holds no work: a thread that has not started, or
+    was descheduled between blocks, is simply not waited for (the others claim its share);
+    only a block already claimed, or the selection, can hold the others up. So the workers
+    may run one after the other (one thread) and still finish, and a busy core costs at
+    most what its thread holds when it is preempted, not a fork/join a step.
+    """
+    st = PtState(slot, sb, gb, parent, xt, tops, topk, rows, need, meta, edges)
+    last = edges.shape[0] - 1
+    seen = -1
+    spins = 0
+    while True:
+        w = _atomic_load(sync, _CLAIM)
+        ph = w >> 32
+        if ph == _FINISHED:
+            return
+        blk = w & _LOW32
+        nb = sync[_NB]
+        if ph == seen or blk >= nb:
+            seen = ph  # nothing left to claim: wait for the next phase
+            spins += 1
+            if spins >= _SPINS:
+                _yield_core()
+                spins = 0
+            continue
+        if not _atomic_cas(sync, _CLAIM, w, w + 1):
+            continue
+        spins = 0
+        m = sync[_M]
+        _pt_block(slot, sb, gb, parent, xt, tops, topk, rows, need, blk, blk * BLOCK, min(m, (blk + 1) * BLOCK),
+                  sync[_V], X, code, p, aux, sgn, rule, k0, k1, lam, b, b_hi, b_lo)
+        if _atomic_add(sync, _DONE, 1) + 1 == nb:
+            # every block of the phase is done (each thread counts after its block's
+            # writes): this thread alone selects, the others wait for the next phase
+            step = step0 + ph + 1
+            if step == step0 + n_steps:
+                _atomic_store(sync, _CLAIM, _FINISHED << 32)
+                return
+            v = _pt_select(st, step, b, b_hi, b_lo, rule)
+            if step == last:
+                _atomic_store(sync, _CLAIM, _FINISHED << 32)
+                return
+            m = meta[_N_SLOTS]
+            sync[_V] = v
+            sync[_M] = m
+            sync[_NB] = (m + BLOCK - 1) // BLOCK
+            _atomic_store(sync, _DONE, 0)
+            _atomic_store(sync, _CLAIM, (ph + 1) << 32)
+
+
 @njit(cache=CACHE, nogil=True, parallel=True)
-def pt_steps_parallel(st, step0, n_steps, X, code, p, aux, sgn, rule, k0, k1, lam, b, b_hi, b_lo):
-    """:func:`pt_steps_serial` with each step's blocks split over the threads by prange
-    (the same blocks, reduced in the same order: the same tree)."""
-    for step in range(step0, step0 + n_steps):
-        v = st.meta[_NEXT] if step < 0 else _pt_select(st, step, b, b_hi, b_lo, rule)
-        m = st.meta[_N_SLOTS]
-        if step == st.edges.shape[0] - 1:
-            break
-        nb = (m + BLOCK - 1) // BLOCK
-        slot, sb, gb, parent, tops, topk = st.slot, st.sb, st.gb, st.parent, st.tops, st.topk
-        rows, need, xt = st.rows, st.need, st.xt
-        for blk in prange(nb):
-            _pt_block(slot, sb, gb, parent, xt, tops, topk, rows, need, blk, blk * BLOCK,
-                      min(m, (blk + 1) * BLOCK), v, X, code, p, aux, sgn, rule, k0, k1, lam, b, b_hi, b_lo)
+def pt_steps_shared(st, step0, n_steps, n_threads, X, code, p, aux, sgn, rule, k0, k1, lam, b, b_hi, b_lo):
+    """:func:`pt_steps_serial` on ``n_threads`` threads that share each step's blocks
+    (:func:`_pt_worker`): one fork/join a call, not a step. The same blocks, reduced in
+    the same order by the serial kernel's selection: the same tree."""
+    step = step0
+    v = st.meta[_NEXT] if step < 0 else _pt_select(st, step, b, b_hi, b_lo, rule)
+    if step == st.edges.shape[0] - 1:
+        return
+    m = st.meta[_N_SLOTS]
+    sync = np.zeros(_SYNC_WORDS, dtype=np.int64)
+    sync[_V] = v
+    sync[_M] = m
+    sync[_NB] = (m + BLOCK - 1) // BLOCK
+    slot, sb, gb, parent, xt, tops, topk = st.slot, st.sb, st.gb, st.parent, st.xt, st.tops, st.topk
+    rows, need, meta, edges = st.rows, st.need, st.meta, st.edges
+    for _ in prange(n_threads):
+        _pt_worker(slot, sb, gb, parent, xt, tops, topk, rows, need, meta, edges, sync, step0, n_steps, X, code,
+                   p, aux, sgn, rule, k0, k1, lam, b, b_hi, b_lo)
 
 
-# from this many points a step's blocks are split over the threads (with 2 or more): a
-# parallel step is one fork/join, which lost to one thread at n = 20,000 on 2 shared
-# cores (docs/design.rst, Points: measured); the dense gumbel engine's threshold too
-PARALLEL_MIN_N = 32 * BLOCK
+# from this many points the steps' blocks are shared by the threads (with 2 or more):
+# below it a step has too few blocks (n / BLOCK at the first step, half that on average)
+# for the claims and the hand-off of the selection to pay (docs/design.rst, Points:
+# measured). A rule of its own: the dense gumbel engine forks and joins a step.
+PARALLEL_MIN_N = 16 * BLOCK
+
+
+def n_threads():
+    """numba's current thread count, capped by the CPUs the process may use."""
+    from .threads import thread_count
+    return min(numba.get_num_threads(), thread_count())
 
 
 def use_parallel(n, threads=None):
-    """Whether the prange kernel runs: n >= PARALLEL_MIN_N and two threads or more
-    (numba's current thread count, capped by the CPUs the process may use)."""
+    """Whether the shared kernel runs: n >= PARALLEL_MIN_N and two threads or more
+    (default: :func:`n_threads`)."""
     if threads is None:
-        from .threads import thread_count
-        threads = min(numba.get_num_threads(), thread_count())
+        threads = n_threads()
     return threads >= 2 and n >= PARALLEL_MIN_N
 
 
@@ -463,18 +597,27 @@ def pt_prim(P, start, sgn, rule=EXACT, key=(0, 0), lam=1.0, b=0.0, advance=None,
     ``rule``/``key``/``lam``/``b``: the key rule, the counter-based key (k0, k1),
     the rate and the noise scale (1 / lam for GUMBEL, sigma for GAUSS, 0 for
     EXACT). ``advance``: a ``run_in_chunks``-style runner ``(advance, n_steps)``
-    or None (one call). ``parallel``: force a kernel (tests), None chooses.
+    or None (one call). ``parallel``: force a kernel (tests: True runs the shared
+    kernel with at least two workers, even on one thread, where they run one after
+    the other), None chooses.
     """
     X, code, p, aux = P
     n = X.shape[0]
     st = pt_state(X, code, start)
     if n < 2:
         return st.edges
-    par = use_parallel(n) if parallel is None else parallel
-    kernel = pt_steps_parallel if par else pt_steps_serial
+    threads = n_threads()
+    par = use_parallel(n, threads) if parallel is None else parallel
     k0, k1 = np.uint64(key[0]), np.uint64(key[1])
     b_hi, b_lo = split(float(b))
     args = (X, code, float(p), aux, float(sgn), rule, k0, k1, float(lam), float(b), b_hi, b_lo)
+    if par:
+        workers = max(2, threads)
+
+        def kernel(st, s0, k, *args):
+            pt_steps_shared(st, s0, k, workers, *args)
+    else:
+        kernel = pt_steps_serial
     kernel(st, -1, 1, *args)
     if advance is None:
         kernel(st, 0, n - 1, *args)
