@@ -41,6 +41,7 @@ the slots shrink by a sixteenth or more each time), so that few dead slots are h
 """
 
 import math
+import time
 from collections import namedtuple
 
 import numba
@@ -438,7 +439,7 @@ _FINISHED = 0x7FFFFFFF  # the phase that sends the workers home
 _LOW32 = 0xFFFFFFFF
 # atomic loads a waiting thread makes before it yields its core (a phase's last block
 # takes microseconds; a preempted holder takes a time slice: then the core is better given)
-_SPINS = 2000
+_SPINS = 256
 
 
 def _sync_ptr(context, builder, aryty, ary, idx):
@@ -590,6 +591,62 @@ def use_parallel(n, threads=None):
     return threads >= 2 and n >= PARALLEL_MIN_N
 
 
+class _Chooser:
+    """The steps' kernel, chosen call by call: the shared kernel on ``workers`` threads or
+    the serial one, whichever did its last call faster per slot relaxed (``adaptive``;
+    else always the shared one). On a shared machine a thread that is preempted while it
+    holds a block holds the others up until it runs again; when that happens often the
+    shared kernel loses to one thread, and the chunks (``chunks.run_in_chunks``) go serial.
+    The losing kernel is tried again after 2, 4, 8, ... calls (at most ``_PROBE_MAX``), so
+    that the choice follows the machine's load while costing little. Both kernels make
+    the same state transitions: the choice changes the speed only, never the tree."""
+
+    def __init__(self, workers, adaptive=True):
+        self.workers = workers
+        self.adaptive = adaptive
+        self.rate = {True: None, False: None}  # seconds per slot relaxed, the last call of each
+        self.wait = 2
+        self.since = 0
+
+    def _pick(self):
+        if not self.adaptive or self.rate[True] is None:
+            return True
+        if self.rate[False] is None:
+            return False
+        best = self.rate[True] <= self.rate[False]
+        self.since += 1
+        if self.since >= self.wait:  # try the other kernel again
+            self.since = 0
+            self.wait = min(2 * self.wait, _PROBE_MAX)
+            return not best
+        return best
+
+    def __call__(self, st, s0, k, *args):
+        shared = self._pick()
+        m0 = int(st.meta[_N_SLOTS])
+        t0 = time.perf_counter()
+        if shared:
+            pt_steps_shared(st, s0, k, self.workers, *args)
+        else:
+            pt_steps_serial(st, s0, k, *args)
+        took = time.perf_counter() - t0
+        # slots relaxed: about k times the mean of the slot counts before and after
+        work = max(1.0, k * 0.5 * (m0 + int(st.meta[_N_SLOTS])))
+        before = self._winner()
+        self.rate[shared] = took / work
+        if before is not None and self._winner() != before:
+            self.wait = 2  # the winner changed: try the other often again
+
+    def _winner(self):
+        if self.rate[True] is None or self.rate[False] is None:
+            return None
+        return self.rate[True] <= self.rate[False]
+
+
+# the most calls between two tries of the losing kernel (a call is about 0.1 s)
+_PROBE_MAX = 16
+
+
 def pt_prim(P, start, sgn, rule=EXACT, key=(0, 0), lam=1.0, b=0.0, advance=None, parallel=None):
     """The tree of prepared points ``P = (X, code, p, aux)`` (see
     :func:`fastpamst_nb.metrics.prepare_points`) from ``start``: edges (n - 1, 2).
@@ -611,13 +668,7 @@ def pt_prim(P, start, sgn, rule=EXACT, key=(0, 0), lam=1.0, b=0.0, advance=None,
     k0, k1 = np.uint64(key[0]), np.uint64(key[1])
     b_hi, b_lo = split(float(b))
     args = (X, code, float(p), aux, float(sgn), rule, k0, k1, float(lam), float(b), b_hi, b_lo)
-    if par:
-        workers = max(2, threads)
-
-        def kernel(st, s0, k, *args):
-            pt_steps_shared(st, s0, k, workers, *args)
-    else:
-        kernel = pt_steps_serial
+    kernel = _Chooser(max(2, threads), adaptive=parallel is None) if par else pt_steps_serial
     kernel(st, -1, 1, *args)
     if advance is None:
         kernel(st, 0, n - 1, *args)

@@ -175,9 +175,10 @@ def test_coordinate_major_rows_are_the_metric_distances_bit_for_bit(metric, dtyp
 @pytest.mark.parametrize("metric,dtype", [("euclidean", np.float64), ("euclidean", np.float32),
                                           ("cityblock", np.float64), ("minkowski", np.float64)])
 @pytest.mark.slow_python
-def test_shared_kernel_in_chunks_is_the_serial_kernel(metric, dtype):
+def test_shared_kernel_in_chunks_is_the_serial_kernel(metric, dtype, monkeypatch):
     # the shared kernel (threads claim blocks, the last one selects) run in chunks of
-    # awkward sizes, across blocks and compactions: the serial kernel's edges, in its order
+    # awkward sizes, across blocks and compactions: the serial kernel's edges, in its order;
+    # and the chooser switching kernels from chunk to chunk changes nothing either
     n = 3 * points.BLOCK + 77
     X = _points(metric, n, d=3, seed=6).astype(dtype)
     P = metrics.prepare_points(X, metric, _p(metric))
@@ -192,6 +193,12 @@ def test_shared_kernel_in_chunks_is_the_serial_kernel(metric, dtype):
             s0, i = s0 + k, i + 1
 
     for rule, lam, b in ((points.EXACT, 1.0, 0.0), (points.GUMBEL, 40.0, 1 / 40.0), (points.GAUSS, 1.0, 0.01)):
+        ref = points.pt_prim(P, 2, -1.0, rule, key, lam, b, parallel=False)
+        got = points.pt_prim(P, 2, -1.0, rule, key, lam, b, advance=chunked, parallel=True)
+        assert np.array_equal(got, ref), rule
+    flips = iter(range(10 ** 6))
+    monkeypatch.setattr(points._Chooser, "_pick", lambda self: next(flips) % 3 != 1)
+    for rule, lam, b in ((points.EXACT, 1.0, 0.0), (points.GUMBEL, 40.0, 1 / 40.0)):
         ref = points.pt_prim(P, 2, -1.0, rule, key, lam, b, parallel=False)
         got = points.pt_prim(P, 2, -1.0, rule, key, lam, b, advance=chunked, parallel=True)
         assert np.array_equal(got, ref), rule
