@@ -33,11 +33,22 @@ bounded by ``Z_MAX`` likewise.
 
 The candidates sit in ``slot`` in increasing vertex order, cut into blocks of
 ``BLOCK`` slots; a step relaxes every live slot with the new vertex and keeps
-each block's best, then reduces the blocks in order. The serial and the
-``prange`` kernels share the block pass and the blocks, so they return the same
-tree whatever the number of threads. A slot whose vertex joined dies (-1); the
-slots are compacted when the dead exceed a sixteenth of the slots (O(n) in all:
-the slots shrink by a sixteenth or more each time), so that few dead slots are hashed.
+each block's best, then reduces the blocks in order. For the coordinate-wise
+metrics (``SOA_METRICS``) the state holds a coordinate-major copy of X (d, slots),
+column k the point of slot k, so that a block's distances are computed coordinate
+after coordinate over contiguous slots (the loop vectorizes), each summed in the
+order of ``metrics.metric_distance``: the same doubles as the reported weights.
+A slot whose vertex joined dies (-1); the slots (and the copy) are compacted when
+the dead exceed a sixteenth of the slots (O(n) in all: the slots shrink by a
+sixteenth or more each time), so that few dead slots are hashed.
+
+Threads: the serial kernel loops over a step's blocks; the shared kernel
+(:func:`pt_steps_shared`) starts its threads once a call and lets them claim the
+blocks one at a time, the thread that finishes a step's last block selecting the
+next vertex, so no thread waits for one that holds no block (a fork/join a step
+waited for a descheduled thread every step on a busy machine). The same blocks,
+reduced in the same order by the same selection: the same tree for any number of
+threads. :class:`_Chooser` runs whichever of the two was faster on its last call.
 """
 
 import math
