@@ -52,6 +52,7 @@ threads. :class:`_Chooser` runs whichever of the two was faster on its last call
 """
 
 import math
+import sys
 import time
 from collections import namedtuple
 
@@ -656,6 +657,9 @@ class _Chooser:
 
 # the most calls between two tries of the losing kernel (a call is about 0.1 s)
 _PROBE_MAX = 16
+# the shared kernel's waiting threads yield through POSIX sched_yield, which Windows lacks:
+# there the serial kernel runs (the same tree)
+_SHARED_OK = sys.platform != "win32"
 
 
 def pt_prim(P, start, sgn, rule=EXACT, key=(0, 0), lam=1.0, b=0.0, advance=None, parallel=None):
@@ -675,7 +679,7 @@ def pt_prim(P, start, sgn, rule=EXACT, key=(0, 0), lam=1.0, b=0.0, advance=None,
     if n < 2:
         return st.edges
     threads = n_threads()
-    par = use_parallel(n, threads) if parallel is None else parallel
+    par = (use_parallel(n, threads) if parallel is None else parallel) and _SHARED_OK
     k0, k1 = np.uint64(key[0]), np.uint64(key[1])
     b_hi, b_lo = split(float(b))
     args = (X, code, float(p), aux, float(sgn), rule, k0, k1, float(lam), float(b), b_hi, b_lo)
