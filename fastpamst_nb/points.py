@@ -33,23 +33,39 @@ bounded by ``Z_MAX`` likewise.
 
 The candidates sit in ``slot`` in increasing vertex order, cut into blocks of
 ``BLOCK`` slots; a step relaxes every live slot with the new vertex and keeps
-each block's best, then reduces the blocks in order. The serial and the
-``prange`` kernels share the block pass and the blocks, so they return the same
-tree whatever the number of threads. A slot whose vertex joined dies (-1); the
-slots are compacted when the dead exceed a sixteenth of the slots (O(n) in all:
-the slots shrink by a sixteenth or more each time), so that few dead slots are hashed.
+each block's best, then reduces the blocks in order. For the coordinate-wise
+metrics (``SOA_METRICS``) the state holds a coordinate-major copy of X (d, slots),
+column k the point of slot k, so that a block's distances are computed coordinate
+after coordinate over contiguous slots (the loop vectorizes), each summed in the
+order of ``metrics.metric_distance``: the same doubles as the reported weights.
+A slot whose vertex joined dies (-1); the slots (and the copy) are compacted when
+the dead exceed a sixteenth of the slots (O(n) in all: the slots shrink by a
+sixteenth or more each time), so that few dead slots are hashed.
+
+Threads: the serial kernel loops over a step's blocks; the shared kernel
+(:func:`pt_steps_shared`) starts its threads once a call and lets them claim the
+blocks one at a time, the thread that finishes a step's last block selecting the
+next vertex, so no thread waits for one that holds no block (a fork/join a step
+waited for a descheduled thread every step on a busy machine). The same blocks,
+reduced in the same order by the same selection: the same tree for any number of
+threads. :class:`_Chooser` runs whichever of the two was faster on its last call.
 """
 
 import math
+import sys
+import time
 from collections import namedtuple
 
 import numba
 import numpy as np
-from numba import njit, prange
+from llvmlite import ir
+from numba import njit, prange, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from .core import CACHE
-from .metrics import EUCLIDEAN, metric_row
-from .gumbel import T_SKIP, _dd_less, dd_key, gumbel_upper
+from .metrics import CHEBYSHEV, CITYBLOCK, EUCLIDEAN, SQEUCLIDEAN, metric_row
+from .gumbel import T_SKIP, _dd_less, dd_key, gumbel_upper, split
 # the edge's Philox block and its 53-bit uniform, as philox.edge_uniform computes them
 # (inlined, so that a loop over a block's edges is vectorized: see _pt_block)
 from .philox import _MASK, _S32, bits_of_words, unit_of_bits
@@ -57,6 +73,10 @@ from .philox import _block as philox_block
 from .philox import _unit as philox_unit
 
 EXACT, GUMBEL, GAUSS = 0, 1, 2
+# the metrics whose distance is a sum (or max) of per-coordinate terms: their kernels read a
+# coordinate-major copy of X (_pt_soa_row), so the distance loop runs over contiguous
+# slots and vectorizes (a row of X per slot, d = 8, does not)
+SOA_METRICS = (EUCLIDEAN, SQEUCLIDEAN, CITYBLOCK, CHEBYSHEV)
 # topk[blk] of a block whose top must be found by a full scan (its top slot died, or
 # the slots moved); -1: a block with no live slot
 RESCAN = -2
@@ -75,7 +95,7 @@ MARGIN = 1e-9
 _PT_SURE = 2.0 ** -50
 
 # the kernels' state: flat arrays, one row per candidate slot (prefix ``pt_``)
-PtState = namedtuple("PtState", ["slot", "sb", "gb", "parent", "tops", "topk", "rows", "need",
+PtState = namedtuple("PtState", ["slot", "sb", "gb", "parent", "xt", "tops", "topk", "rows", "need",
                                  "meta", "edges"])
 _N_SLOTS, _N_DEAD, _NEXT = 0, 1, 2
 
@@ -125,74 +145,101 @@ def _pt_normal(u1, u2):
     return math.sqrt(-2.0 * math.log(u1)) * math.cos(2.0 * math.pi * u2)
 
 
-def pt_state(n, start):
-    """The state of a Prim on n points from ``start``: O(n) memory."""
+def pt_state(X, code, start):
+    """The state of a Prim on the n points X (n, d) from ``start``: O(n) memory, and
+    for the metrics of ``SOA_METRICS`` a coordinate-major copy of X (d, n - 1) in X's
+    dtype, column k the point of slot k (for the others an empty (0, 0) array)."""
+    n = X.shape[0]
     slot = np.delete(np.arange(n, dtype=np.int64), start)
     nb = max(1, (n + BLOCK - 1) // BLOCK)
     meta = np.array([n - 1, 0, start], dtype=np.int64)
+    xt = np.ascontiguousarray(X[slot].T) if code in SOA_METRICS else np.empty((0, 0), dtype=X.dtype)
     return PtState(slot, np.full(max(n - 1, 0), -np.inf), np.zeros(max(n - 1, 0)),
-                   np.full(max(n - 1, 0), start, dtype=np.int64), np.ones((nb, 3)),
+                   np.full(max(n - 1, 0), start, dtype=np.int64), xt, np.ones((nb, 3)),
                    np.full(nb, RESCAN, dtype=np.int64), np.empty((nb, 3, BLOCK)),
                    np.empty((nb, BLOCK), dtype=np.int64), meta, np.empty((max(n - 1, 0), 2), dtype=np.int64))
 
 
+@njit(cache=CACHE, inline="always")
+def _pt_soa_row(xt, X, v, lo, hi, code, out):
+    """out[k - lo] = distance(v, slot k) for k in lo..hi-1 from the coordinate-major copy
+    ``xt`` (d, slots) (dead slots too: their values are never read). Coordinate after
+    coordinate, so the inner loop runs over contiguous slots and vectorizes; each
+    distance sums its terms in the order of :func:`fastpamst_nb.metrics.metric_distance`
+    (coordinate 0 first, from 0.0), so it is bit for bit the distance reported."""
+    m_k = hi - lo
+    for k in range(m_k):
+        out[k] = 0.0
+    for j in range(xt.shape[0]):
+        xj = xt[j, lo:hi]
+        c = np.float64(X[v, j])
+        if code == CHEBYSHEV:
+            for k in range(m_k):
+                t = abs(np.float64(xj[k]) - c)
+                out[k] = t if t > out[k] else out[k]
+        elif code == CITYBLOCK:
+            for k in range(m_k):
+                out[k] += abs(np.float64(xj[k]) - c)
+        else:
+            for k in range(m_k):
+                x = np.float64(xj[k]) - c
+                out[k] += x * x
+    if code == EUCLIDEAN:
+        for k in range(m_k):
+            out[k] = math.sqrt(out[k])
+
+
 @njit(cache=CACHE, nogil=True)
-def _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, lo, hi, v, X, code, p, aux, sgn,
-              rule, k0, k1, lam, b):
+def _pt_block(slot, sb, gb, parent, xt, tops, topk, rows, need, blk, lo, hi, v, X, code, p, aux, sgn,
+              rule, k0, k1, lam, b, b_hi, b_lo):
     """Relax slots lo..hi-1 with the new vertex v (rule EXACT/GUMBEL/GAUSS); write the
     block's best (s, g) to tops[blk] and its slot to topk[blk] (-1: no live slot).
     GUMBEL updates the block's top from the slots that relax (keys only grow), unless
     ``topk[blk]`` is ``RESCAN``: then a full scan finds it.
 
     ``rows[blk]``: the block's scratch rows (distances, then the edges' uniforms or
-    bounds), ``need[blk]``: the slots of the edges that may relax. A noisy rule draws
+    bounds), ``need[blk]``: the slots of the edges that may relax. The distances come
+    from ``xt`` (:func:`_pt_soa_row`) for the coordinate-wise metrics (``SOA_METRICS``),
+    else from X (``metrics.metric_row``). A noisy rule draws
     the whole block's noise in a loop of its own when most edges may relax (the
     Philox rounds of many edges vectorize there), else draws the noise of the edges
     that may relax one by one; ``tops[blk, 2]``, the share of the last pass, chooses.
     The choice changes the speed only: every edge's noise is a function of (key, edge).
     GUMBEL: the bound ``gumbel.gumbel_upper`` of each edge's Gumbel decides most edges
     without a logarithm (t at or above it + ``MARGIN``: the exact test would not
-    relax); the euclidean distance is computed in the same pass (no row).
+    relax). ``b_hi + b_lo``: Dekker's split of b (``gumbel.split``) for the exact order.
     """
     ts = -np.inf
     tg = 0.0
     tk = -1
-    if rule == EXACT and code == EUCLIDEAN:
-        # the common case in one pass: the distance, the relaxation and the block's top.
-        # kept flat: one loop for both exact cases (this one and the row's below) measured slower
-        d = X.shape[1]
-        for k in range(lo, hi):
-            u = slot[k]
-            if u < 0:
+    row = rows[blk, 0]
+    if xt.shape[0] > 0:
+        _pt_soa_row(xt, X, v, lo, hi, code, row)
+    else:
+        metric_row(X, v, slot, lo, hi, code, p, aux, row)
+    if rule == EXACT:
+        sl = slot[lo:hi]
+        sbl = sb[lo:hi]
+        pal = parent[lo:hi]
+        for k in range(hi - lo):
+            if sl[k] < 0:
                 continue
-            acc = 0.0
-            for j in range(d):
-                x = np.float64(X[u, j]) - np.float64(X[v, j])
-                acc += x * x
-            s = sgn * math.sqrt(acc)
-            if s > sb[k]:
-                sb[k] = s
-                parent[k] = v
-            if sb[k] > ts:
-                ts = sb[k]
+            s = sgn * row[k]
+            if s > sbl[k]:
+                sbl[k] = s
+                pal[k] = v
+            if sbl[k] > ts:
+                ts = sbl[k]
                 tk = k
         tops[blk, 0] = ts
         tops[blk, 1] = tg
-        topk[blk] = tk
+        topk[blk] = tk + lo if tk >= 0 else -1
         return
-    row = rows[blk, 0]
     if rule == GUMBEL:
-        # Dekker's split of b for the exact comparisons (gumbel.split, inlined)
-        bc = 134217729.0 * b
-        b_hi = bc - (bc - b)
-        b_lo = b - b_hi
         ka = k0 & _MASK
         kb = k0 >> _S32
         c2 = k1 & _MASK
         c3 = k1 >> _S32
-        euclid = code == EUCLIDEAN
-        if not euclid:
-            metric_row(X, v, slot, lo, hi, code, p, aux, row)
         # the block's views, indexed from 0: a loop index known to be >= 0 needs no
         # negative-index fix-up per access, which kept the hashing loop from vectorizing
         sl = slot[lo:hi]
@@ -215,20 +262,12 @@ def _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, lo, hi, v, X, c
             ts = tops[blk, 0]
             tg = tops[blk, 1]
             tk = topk[blk] - lo
-        d = X.shape[1]
         c = 0
         for k in range(m_k):
             u = sl[k]
             if u < 0:
                 continue
-            if euclid:
-                acc = 0.0
-                for j in range(d):
-                    x = np.float64(X[u, j]) - np.float64(X[v, j])
-                    acc += x * x
-                s = sgn * math.sqrt(acc)
-            else:
-                s = sgn * row[k]
+            s = sgn * row[k]
             t = gbl[k] - (s - sbl[k]) * lam  # the Gumbel above which the edge relaxes
             if t < T_SKIP:
                 c += 1
@@ -260,89 +299,73 @@ def _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, lo, hi, v, X, c
         tops[blk, 2] = c / max(m_k, 1)
         topk[blk] = tk + lo if tk >= 0 else -1
         return
-    metric_row(X, v, slot, lo, hi, code, p, aux, row)
-    if rule == EXACT:
+    # GAUSS
+    us = rows[blk, 1]
+    us2 = rows[blk, 2]
+    if tops[blk, 2] > HASH_ALL_SHARE:
+        # most edges were needed last time: draw every slot's uniforms in one contiguous
+        # loop without branches (it vectorizes, where a loop that draws one listed edge
+        # at a time does not), then decide every edge and keep the top in one pass
         for k in range(lo, hi):
-            u = slot[k]
-            if u < 0:
+            x0, x1, x2, x3 = philox_block(k0, k1, v, slot[k])
+            us[k - lo] = philox_unit(x0, x1)
+            us2[k - lo] = philox_unit(x2, x3)
+        c = 0
+        for k in range(lo, hi):
+            if slot[k] < 0:
                 continue
             s = sgn * row[k - lo]
-            if s > sb[k]:
-                sb[k] = s
-                parent[k] = v
-            if sb[k] > ts:
-                ts = sb[k]
-                tk = k
-    else:
-        us = rows[blk, 1]
-        us2 = rows[blk, 2]
-        if tops[blk, 2] > HASH_ALL_SHARE:
-            # most edges were needed last time: draw every slot's uniforms in one contiguous
-            # loop without branches (it vectorizes, where a loop that draws one listed edge
-            # at a time does not), then decide every edge and keep the top in one pass
-            for k in range(lo, hi):
-                x0, x1, x2, x3 = philox_block(k0, k1, v, slot[k])
-                us[k - lo] = philox_unit(x0, x1)
-                us2[k - lo] = philox_unit(x2, x3)
-            c = 0
-            for k in range(lo, hi):
-                if slot[k] < 0:
-                    continue
-                s = sgn * row[k - lo]
-                if _pt_beats(s, Z_MAX, sb[k], gb[k], b):
-                    c += 1
-                    g = sgn * _pt_normal(us[k - lo], us2[k - lo])
-                    if _pt_beats(s, g, sb[k], gb[k], b):
-                        sb[k] = s
-                        gb[k] = g
-                        parent[k] = v
-                # kept flat: a helper returning the new top (s, g, slot) measured slower here
-                if _pt_beats(sb[k], gb[k], ts, tg, b):
-                    ts = sb[k]
-                    tg = gb[k]
-                    tk = k
-        else:
-            # few edges may relax: list them, draw their uniforms one by one, decide them
-            nd = need[blk]
-            c = 0
-            for k in range(lo, hi):
-                if slot[k] >= 0:
-                    s = sgn * row[k - lo]
-                    if _pt_beats(s, Z_MAX, sb[k], gb[k], b):
-                        nd[c] = k
-                        c += 1
-            for q in range(c):
-                k = nd[q]
-                x0, x1, x2, x3 = philox_block(k0, k1, v, slot[k])
-                x = philox_unit(x0, x1)
-                s = sgn * row[k - lo]
-                g = sgn * _pt_normal(x, philox_unit(x2, x3))  # Box-Muller
+            if _pt_beats(s, Z_MAX, sb[k], gb[k], b):
+                c += 1
+                g = sgn * _pt_normal(us[k - lo], us2[k - lo])
                 if _pt_beats(s, g, sb[k], gb[k], b):
                     sb[k] = s
                     gb[k] = g
                     parent[k] = v
-            for k in range(lo, hi):
-                if slot[k] >= 0 and _pt_beats(sb[k], gb[k], ts, tg, b):
-                    ts = sb[k]
-                    tg = gb[k]
-                    tk = k
-        # which way the next pass over this block goes: a speed choice, never the tree's
-        tops[blk, 2] = c / max(hi - lo, 1)
+            # kept flat: a helper returning the new top (s, g, slot) measured slower here
+            if _pt_beats(sb[k], gb[k], ts, tg, b):
+                ts = sb[k]
+                tg = gb[k]
+                tk = k
+    else:
+        # few edges may relax: list them, draw their uniforms one by one, decide them
+        nd = need[blk]
+        c = 0
+        for k in range(lo, hi):
+            if slot[k] >= 0:
+                s = sgn * row[k - lo]
+                if _pt_beats(s, Z_MAX, sb[k], gb[k], b):
+                    nd[c] = k
+                    c += 1
+        for q in range(c):
+            k = nd[q]
+            x0, x1, x2, x3 = philox_block(k0, k1, v, slot[k])
+            x = philox_unit(x0, x1)
+            s = sgn * row[k - lo]
+            g = sgn * _pt_normal(x, philox_unit(x2, x3))  # Box-Muller
+            if _pt_beats(s, g, sb[k], gb[k], b):
+                sb[k] = s
+                gb[k] = g
+                parent[k] = v
+        for k in range(lo, hi):
+            if slot[k] >= 0 and _pt_beats(sb[k], gb[k], ts, tg, b):
+                ts = sb[k]
+                tg = gb[k]
+                tk = k
+    # which way the next pass over this block goes: a speed choice, never the tree's
+    tops[blk, 2] = c / max(hi - lo, 1)
     tops[blk, 0] = ts
     tops[blk, 1] = tg
     topk[blk] = tk
 
 
 @njit(cache=CACHE, nogil=True)
-def _pt_reduce(tops, topk, nb, b, rule):
+def _pt_reduce(tops, topk, nb, b, b_hi, b_lo, rule):
     """The best block's slot: blocks in order, strict comparisons (ties: first); GUMBEL
     compares the exact keys (``_pt_key_beats``)."""
     ts = -np.inf
     tg = 0.0
     tk = -1
-    bc = 134217729.0 * b  # Dekker's split of b (gumbel.split)
-    b_hi = bc - (bc - b)
-    b_lo = b - b_hi
     for i in range(nb):
         k = topk[i]
         if k < 0:
@@ -359,9 +382,17 @@ def _pt_reduce(tops, topk, nb, b, rule):
 
 
 @njit(cache=CACHE, nogil=True)
-def _pt_compact(slot, sb, gb, parent, meta):
-    """Drop the dead slots, keeping the order (so the blocks are a function of the counts)."""
+def _pt_compact(slot, sb, gb, parent, xt, meta):
+    """Drop the dead slots, keeping the order (so the blocks are a function of the counts);
+    the coordinate-major copy ``xt`` moves with its slots (O(slots d))."""
     m = meta[_N_SLOTS]
+    for c in range(xt.shape[0]):  # coordinate by coordinate: contiguous reads and writes
+        xc = xt[c]
+        j = 0
+        for k in range(m):
+            if slot[k] >= 0:
+                xc[j] = xc[k]
+                j += 1
     j = 0
     for k in range(m):
         if slot[k] >= 0:
@@ -375,12 +406,12 @@ def _pt_compact(slot, sb, gb, parent, meta):
 
 
 @njit(cache=CACHE, nogil=True)
-def _pt_select(st, step, b, rule):
+def _pt_select(st, step, b, b_hi, b_lo, rule):
     """Step ``step``: the best live slot joins; its edge is recorded; returns the
     vertex that joined. Compacts the slots when the dead exceed a sixteenth of them."""
     m = st.meta[_N_SLOTS]
     nb = (m + BLOCK - 1) // BLOCK
-    k = _pt_reduce(st.tops, st.topk, nb, b, rule)
+    k = _pt_reduce(st.tops, st.topk, nb, b, b_hi, b_lo, rule)
     v = st.slot[k]
     st.edges[step, 0] = st.parent[k]
     st.edges[step, 1] = v
@@ -388,56 +419,247 @@ def _pt_select(st, step, b, rule):
     st.topk[k // BLOCK] = RESCAN  # its top died
     st.meta[_N_DEAD] += 1
     if 16 * st.meta[_N_DEAD] > m:  # a dead slot is still hashed and skipped until then
-        _pt_compact(st.slot, st.sb, st.gb, st.parent, st.meta)
+        _pt_compact(st.slot, st.sb, st.gb, st.parent, st.xt, st.meta)
         st.topk[:] = RESCAN  # the slots moved
     st.meta[_NEXT] = v
     return v
 
 
 @njit(cache=CACHE, nogil=True)
-def pt_steps_serial(st, step0, n_steps, X, code, p, aux, sgn, rule, k0, k1, lam, b):
+def pt_steps_serial(st, step0, n_steps, X, code, p, aux, sgn, rule, k0, k1, lam, b, b_hi, b_lo):
     """Run Prim steps step0 .. step0 + n_steps - 1 (step -1: the start's relaxation) on one thread."""
     for step in range(step0, step0 + n_steps):
-        v = st.meta[_NEXT] if step < 0 else _pt_select(st, step, b, rule)
+        v = st.meta[_NEXT] if step < 0 else _pt_select(st, step, b, b_hi, b_lo, rule)
         m = st.meta[_N_SLOTS]
         if step == st.edges.shape[0] - 1:
             break
         nb = (m + BLOCK - 1) // BLOCK
         for blk in range(nb):
-            _pt_block(st.slot, st.sb, st.gb, st.parent, st.tops, st.topk, st.rows, st.need, blk, blk * BLOCK,
-                      min(m, (blk + 1) * BLOCK), v, X, code, p, aux, sgn, rule, k0, k1, lam, b)
+            _pt_block(st.slot, st.sb, st.gb, st.parent, st.xt, st.tops, st.topk, st.rows, st.need, blk,
+                      blk * BLOCK, min(m, (blk + 1) * BLOCK), v, X, code, p, aux, sgn, rule, k0, k1, lam, b,
+                      b_hi, b_lo)
+
+
+# The shared kernel's synchronisation: int64 words of ``sync``, each on a cache line of its
+# own. _CLAIM holds (phase << 32) | the next block to claim, one word so that a thread that
+# read an old phase cannot claim a block of the next (its compare-and-swap fails); phase p
+# relaxes step step0 + p; _DONE counts the phase's finished blocks; _V, _M, _NB: the
+# phase's vertex, slot count and block count, written before the phase is published.
+_CLAIM, _DONE, _V, _M, _NB = 0, 8, 16, 24, 32
+_SYNC_WORDS = 40
+_FINISHED = 0x7FFFFFFF  # the phase that sends the workers home
+_LOW32 = 0xFFFFFFFF
+# atomic loads a waiting thread makes before it yields its core (a phase's last block
+# takes microseconds; a preempted holder takes a time slice: then the core is better given)
+_SPINS = 256
+
+
+def _sync_ptr(context, builder, aryty, ary, idx):
+    arr = context.make_array(aryty)(context, builder, ary)
+    return cgutils.get_item_pointer(context, builder, aryty, arr, [idx])
+
+
+@intrinsic
+def _atomic_load(typingctx, ary, idx):
+    """ary[idx] (int64) with acquire ordering."""
+    def codegen(context, builder, sig, args):
+        return builder.load_atomic(_sync_ptr(context, builder, sig.args[0], args[0], args[1]), "acquire", 8)
+    return types.int64(ary, idx), codegen
+
+
+@intrinsic
+def _atomic_store(typingctx, ary, idx, val):
+    """ary[idx] = val (int64) with release ordering."""
+    def codegen(context, builder, sig, args):
+        builder.store_atomic(args[2], _sync_ptr(context, builder, sig.args[0], args[0], args[1]), "release", 8)
+        return context.get_dummy_value()
+    return types.void(ary, idx, val), codegen
+
+
+@intrinsic
+def _atomic_add(typingctx, ary, idx, val):
+    """ary[idx] += val (int64), atomically; returns the old value."""
+    def codegen(context, builder, sig, args):
+        return builder.atomic_rmw("add", _sync_ptr(context, builder, sig.args[0], args[0], args[1]), args[2],
+                                  "seq_cst")
+    return types.int64(ary, idx, val), codegen
+
+
+@intrinsic
+def _atomic_cas(typingctx, ary, idx, old, new):
+    """ary[idx] = new if it holds old (int64), atomically; whether it did."""
+    def codegen(context, builder, sig, args):
+        ptr = _sync_ptr(context, builder, sig.args[0], args[0], args[1])
+        res = builder.cmpxchg(ptr, args[2], args[3], "seq_cst", "seq_cst")
+        return builder.extract_value(res, 1)
+    return types.boolean(ary, idx, old, new), codegen
+
+
+@intrinsic
+def _yield_core(typingctx):
+    """sched_yield(2): give the core to another runnable thread (resolved from libc)."""
+    def codegen(context, builder, sig, args):
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(32), []), "sched_yield")
+        builder.call(fn, [])
+        return context.get_dummy_value()
+    return types.void(), codegen
+
+
+@njit(cache=CACHE, nogil=True)
+def _pt_worker(slot, sb, gb, parent, xt, tops, topk, rows, need, meta, edges, sync, step0, n_steps, X, code,
+               p, aux, sgn, rule, k0, k1, lam, b, b_hi, b_lo):
+    """One thread of :func:`pt_steps_shared`: claim the published phase's blocks one at a
+    time and relax them; the thread that finishes a phase's last block selects the next
+    step's vertex (:func:`_pt_select`, the serial kernel's) and publishes the next phase.
+
+    No thread ever waits for a thread that holds no work: a thread that has not started, or
+    was descheduled between blocks, is simply not waited for (the others claim its share);
+    only a block already claimed, or the selection, can hold the others up. So the workers
+    may run one after the other (one thread) and still finish, and a busy core costs at
+    most what its thread holds when it is preempted, not a fork/join a step.
+    """
+    st = PtState(slot, sb, gb, parent, xt, tops, topk, rows, need, meta, edges)
+    last = edges.shape[0] - 1
+    seen = -1
+    spins = 0
+    while True:
+        w = _atomic_load(sync, _CLAIM)
+        ph = w >> 32
+        if ph == _FINISHED:
+            return
+        blk = w & _LOW32
+        nb = sync[_NB]
+        if ph == seen or blk >= nb:
+            seen = ph  # nothing left to claim: wait for the next phase
+            spins += 1
+            if spins >= _SPINS:
+                _yield_core()
+                spins = 0
+            continue
+        if not _atomic_cas(sync, _CLAIM, w, w + 1):
+            continue
+        spins = 0
+        m = sync[_M]
+        _pt_block(slot, sb, gb, parent, xt, tops, topk, rows, need, blk, blk * BLOCK, min(m, (blk + 1) * BLOCK),
+                  sync[_V], X, code, p, aux, sgn, rule, k0, k1, lam, b, b_hi, b_lo)
+        if _atomic_add(sync, _DONE, 1) + 1 == nb:
+            # every block of the phase is done (each thread counts after its block's
+            # writes): this thread alone selects, the others wait for the next phase
+            step = step0 + ph + 1
+            if step == step0 + n_steps:
+                _atomic_store(sync, _CLAIM, _FINISHED << 32)
+                return
+            v = _pt_select(st, step, b, b_hi, b_lo, rule)
+            if step == last:
+                _atomic_store(sync, _CLAIM, _FINISHED << 32)
+                return
+            m = meta[_N_SLOTS]
+            sync[_V] = v
+            sync[_M] = m
+            sync[_NB] = (m + BLOCK - 1) // BLOCK
+            _atomic_store(sync, _DONE, 0)
+            _atomic_store(sync, _CLAIM, (ph + 1) << 32)
 
 
 @njit(cache=CACHE, nogil=True, parallel=True)
-def pt_steps_parallel(st, step0, n_steps, X, code, p, aux, sgn, rule, k0, k1, lam, b):
-    """:func:`pt_steps_serial` with each step's blocks split over the threads by prange
-    (the same blocks, reduced in the same order: the same tree)."""
-    for step in range(step0, step0 + n_steps):
-        v = st.meta[_NEXT] if step < 0 else _pt_select(st, step, b, rule)
-        m = st.meta[_N_SLOTS]
-        if step == st.edges.shape[0] - 1:
-            break
-        nb = (m + BLOCK - 1) // BLOCK
-        slot, sb, gb, parent, tops, topk = st.slot, st.sb, st.gb, st.parent, st.tops, st.topk
-        rows, need = st.rows, st.need
-        for blk in prange(nb):
-            _pt_block(slot, sb, gb, parent, tops, topk, rows, need, blk, blk * BLOCK, min(m, (blk + 1) * BLOCK),
-                      v, X, code, p, aux, sgn, rule, k0, k1, lam, b)
+def pt_steps_shared(st, step0, n_steps, n_threads, X, code, p, aux, sgn, rule, k0, k1, lam, b, b_hi, b_lo):
+    """:func:`pt_steps_serial` on ``n_threads`` threads that share each step's blocks
+    (:func:`_pt_worker`): one fork/join a call, not a step. The same blocks, reduced in
+    the same order by the serial kernel's selection: the same tree."""
+    step = step0
+    v = st.meta[_NEXT] if step < 0 else _pt_select(st, step, b, b_hi, b_lo, rule)
+    if step == st.edges.shape[0] - 1:
+        return
+    m = st.meta[_N_SLOTS]
+    sync = np.zeros(_SYNC_WORDS, dtype=np.int64)
+    sync[_V] = v
+    sync[_M] = m
+    sync[_NB] = (m + BLOCK - 1) // BLOCK
+    slot, sb, gb, parent, xt, tops, topk = st.slot, st.sb, st.gb, st.parent, st.xt, st.tops, st.topk
+    rows, need, meta, edges = st.rows, st.need, st.meta, st.edges
+    for _ in prange(n_threads):
+        _pt_worker(slot, sb, gb, parent, xt, tops, topk, rows, need, meta, edges, sync, step0, n_steps, X, code,
+                   p, aux, sgn, rule, k0, k1, lam, b, b_hi, b_lo)
 
 
-# from this many points a step's blocks are split over the threads (with 2 or more): a
-# parallel step is one fork/join, which lost to one thread at n = 20,000 on 2 shared
-# cores (docs/design.rst, Points: measured); the dense gumbel engine's threshold too
-PARALLEL_MIN_N = 32 * BLOCK
+# from this many points the steps' blocks are shared by the threads (with 2 or more):
+# below it a step has too few blocks (n / BLOCK at the first step, half that on average)
+# for the claims and the hand-off of the selection to pay (docs/design.rst, Points:
+# measured). A rule of its own: the dense gumbel engine forks and joins a step.
+PARALLEL_MIN_N = 16 * BLOCK
+
+
+def n_threads():
+    """numba's current thread count, capped by the CPUs the process may use."""
+    from .threads import thread_count
+    return min(numba.get_num_threads(), thread_count())
 
 
 def use_parallel(n, threads=None):
-    """Whether the prange kernel runs: n >= PARALLEL_MIN_N and two threads or more
-    (numba's current thread count, capped by the CPUs the process may use)."""
+    """Whether the shared kernel runs: n >= PARALLEL_MIN_N and two threads or more
+    (default: :func:`n_threads`)."""
     if threads is None:
-        from .threads import thread_count
-        threads = min(numba.get_num_threads(), thread_count())
+        threads = n_threads()
     return threads >= 2 and n >= PARALLEL_MIN_N
+
+
+class _Chooser:
+    """The steps' kernel, chosen call by call: the shared kernel on ``workers`` threads or
+    the serial one, whichever did its last call faster per slot relaxed (``adaptive``;
+    else always the shared one). On a shared machine a thread that is preempted while it
+    holds a block holds the others up until it runs again; when that happens often the
+    shared kernel loses to one thread, and the chunks (``chunks.run_in_chunks``) go serial.
+    The losing kernel is tried again after 2, 4, 8, ... calls (at most ``_PROBE_MAX``), so
+    that the choice follows the machine's load while costing little. Both kernels make
+    the same state transitions: the choice changes the speed only, never the tree."""
+
+    def __init__(self, workers, adaptive=True):
+        self.workers = workers
+        self.adaptive = adaptive
+        self.rate = {True: None, False: None}  # seconds per slot relaxed, the last call of each
+        self.wait = 2
+        self.since = 0
+
+    def _pick(self):
+        if not self.adaptive or self.rate[True] is None:
+            return True
+        if self.rate[False] is None:
+            return False
+        best = self.rate[True] <= self.rate[False]
+        self.since += 1
+        if self.since >= self.wait:  # try the other kernel again
+            self.since = 0
+            self.wait = min(2 * self.wait, _PROBE_MAX)
+            return not best
+        return best
+
+    def __call__(self, st, s0, k, *args):
+        shared = self._pick()
+        m0 = int(st.meta[_N_SLOTS])
+        t0 = time.perf_counter()
+        if shared:
+            pt_steps_shared(st, s0, k, self.workers, *args)
+        else:
+            pt_steps_serial(st, s0, k, *args)
+        took = time.perf_counter() - t0
+        # slots relaxed: about k times the mean of the slot counts before and after
+        work = max(1.0, k * 0.5 * (m0 + int(st.meta[_N_SLOTS])))
+        before = self._winner()
+        self.rate[shared] = took / work
+        if before is not None and self._winner() != before:
+            self.wait = 2  # the winner changed: try the other often again
+
+    def _winner(self):
+        if self.rate[True] is None or self.rate[False] is None:
+            return None
+        return self.rate[True] <= self.rate[False]
+
+
+# the most calls between two tries of the losing kernel (a call is about 0.1 s)
+_PROBE_MAX = 16
+# the shared kernel's waiting threads yield through POSIX sched_yield, which Windows lacks:
+# there the serial kernel runs (the same tree)
+_SHARED_OK = sys.platform != "win32"
 
 
 def pt_prim(P, start, sgn, rule=EXACT, key=(0, 0), lam=1.0, b=0.0, advance=None, parallel=None):
@@ -447,17 +669,21 @@ def pt_prim(P, start, sgn, rule=EXACT, key=(0, 0), lam=1.0, b=0.0, advance=None,
     ``rule``/``key``/``lam``/``b``: the key rule, the counter-based key (k0, k1),
     the rate and the noise scale (1 / lam for GUMBEL, sigma for GAUSS, 0 for
     EXACT). ``advance``: a ``run_in_chunks``-style runner ``(advance, n_steps)``
-    or None (one call). ``parallel``: force a kernel (tests), None chooses.
+    or None (one call). ``parallel``: force a kernel (tests: True runs the shared
+    kernel with at least two workers, even on one thread, where they run one after
+    the other), None chooses.
     """
     X, code, p, aux = P
     n = X.shape[0]
-    st = pt_state(n, start)
+    st = pt_state(X, code, start)
     if n < 2:
         return st.edges
-    par = use_parallel(n) if parallel is None else parallel
-    kernel = pt_steps_parallel if par else pt_steps_serial
+    threads = n_threads()
+    par = (use_parallel(n, threads) if parallel is None else parallel) and _SHARED_OK
     k0, k1 = np.uint64(key[0]), np.uint64(key[1])
-    args = (X, code, float(p), aux, float(sgn), rule, k0, k1, float(lam), float(b))
+    b_hi, b_lo = split(float(b))
+    args = (X, code, float(p), aux, float(sgn), rule, k0, k1, float(lam), float(b), b_hi, b_lo)
+    kernel = _Chooser(max(2, threads), adaptive=parallel is None) if par else pt_steps_serial
     kernel(st, -1, 1, *args)
     if advance is None:
         kernel(st, 0, n - 1, *args)

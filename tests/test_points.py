@@ -152,6 +152,58 @@ def test_kernels_match_naive_across_blocks(rule):
         assert _edge_set(edges) == _edge_set(ref)
 
 
+@pytest.mark.parametrize("metric", ["euclidean", "sqeuclidean", "cityblock", "chebyshev", "minkowski"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_coordinate_major_rows_are_the_metric_distances_bit_for_bit(metric, dtype):
+    # the kernels' distances (a coordinate-major copy for the coordinate-wise metrics) must be
+    # the reported ones exactly: the gumbel tree is the dense engine's on these distances
+    X = (_points(metric, 300, d=7, seed=4) * 1e3).astype(dtype)
+    P = metrics.prepare_points(X, metric, _p(metric))
+    st = points.pt_state(P[0], P[1], 5)
+    m = st.slot.shape[0]
+    assert (st.xt.shape == (7, m) and st.xt.dtype == dtype) == (P[1] in points.SOA_METRICS)
+    ref = np.empty(m)
+    metrics.metric_row(P[0], 5, st.slot, 0, m, P[1], P[2], P[3], ref)
+    if P[1] in points.SOA_METRICS:
+        out = np.empty(m)
+        points._pt_soa_row(st.xt, P[0], 5, 0, m, P[1], out)
+        assert np.array_equal(out, ref)  # bit for bit, not approx
+    edges = np.column_stack([np.full(m, 5), st.slot])
+    assert np.array_equal(metrics.edge_distances(P, edges), ref)
+
+
+@pytest.mark.parametrize("metric,dtype", [("euclidean", np.float64), ("euclidean", np.float32),
+                                          ("cityblock", np.float64), ("minkowski", np.float64)])
+@pytest.mark.slow_python
+def test_shared_kernel_in_chunks_is_the_serial_kernel(metric, dtype, monkeypatch):
+    # the shared kernel (threads claim blocks, the last one selects) run in chunks of
+    # awkward sizes, across blocks and compactions: the serial kernel's edges, in its order;
+    # and the chooser switching kernels from chunk to chunk changes nothing either
+    n = 3 * points.BLOCK + 77
+    X = _points(metric, n, d=3, seed=6).astype(dtype)
+    P = metrics.prepare_points(X, metric, _p(metric))
+    key = philox.draw_key(np.random.default_rng(7))
+    sizes = [1, 2, 700, 5, 1, 2000, 3]
+
+    def chunked(advance, n_steps):
+        s0, i = 0, 0
+        while s0 < n_steps:
+            k = min(sizes[i % len(sizes)], n_steps - s0)
+            advance(s0, k)
+            s0, i = s0 + k, i + 1
+
+    for rule, lam, b in ((points.EXACT, 1.0, 0.0), (points.GUMBEL, 40.0, 1 / 40.0), (points.GAUSS, 1.0, 0.01)):
+        ref = points.pt_prim(P, 2, -1.0, rule, key, lam, b, parallel=False)
+        got = points.pt_prim(P, 2, -1.0, rule, key, lam, b, advance=chunked, parallel=True)
+        assert np.array_equal(got, ref), rule
+    flips = iter(range(10 ** 6))
+    monkeypatch.setattr(points._Chooser, "_pick", lambda self: next(flips) % 3 != 1)
+    for rule, lam, b in ((points.EXACT, 1.0, 0.0), (points.GUMBEL, 40.0, 1 / 40.0)):
+        ref = points.pt_prim(P, 2, -1.0, rule, key, lam, b, parallel=False)
+        got = points.pt_prim(P, 2, -1.0, rule, key, lam, b, advance=chunked, parallel=True)
+        assert np.array_equal(got, ref), rule
+
+
 @pytest.mark.slow_python
 def test_gumbel_kernel_equals_the_dense_engine_on_many_keys_across_blocks():
     # the points kernel keeps each block's top from step to step (rescanning a block only
