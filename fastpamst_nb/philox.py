@@ -33,6 +33,7 @@ from .core import CACHE
 
 _M0 = np.uint64(0xD2511F53)
 _M1 = np.uint64(0xCD9E8D57)
+_M2X32 = np.uint64(0xD256D193)  # Philox-2x32's multiplier (its key increment is _W0)
 _W0 = np.uint64(0x9E3779B9)
 _W1 = np.uint64(0xBB67AE85)
 _MASK = np.uint64(0xFFFFFFFF)
@@ -84,6 +85,23 @@ def philox4x32_10(c0, c1, c2, c3, k0, k1):
 
 
 @njit(cache=CACHE, inline="always")
+def philox2x32_10(c0, c1, k):
+    """Philox-2x32-10 of the counter (c0, c1) under the key k (Salmon et al., SC'11).
+
+    Every argument is a uint64 holding a 32-bit word; returns the two 32-bit output
+    words as uint64. Each round: (hi, lo) = M * c0 (the full 64-bit product of 32-bit
+    words, M = 0xD256D193), then (c0, c1) = (hi ^ k ^ c1, lo); the key is bumped by the
+    Weyl increment 0x9E3779B9 between rounds. Half the multiplies of Philox-4x32-10
+    for the 64 bits an edge needs (it too passes BigCrush: the paper's table 2).
+    """
+    for _ in range(10):
+        p = _M2X32 * c0
+        c0, c1 = (p >> _S32) ^ k ^ c1, p & _MASK
+        k = (k + _W0) & _MASK
+    return c0, c1
+
+
+@njit(cache=CACHE, inline="always")
 def _unit(a, b):
     # 53 bits from two words; m = 0 maps to 2**-54 so the value is never 0, and 1 is never
     # reached. Branch-free (a max), so that a loop of blocks vectorizes.
@@ -101,11 +119,13 @@ def unit_of_words(ka, kb, c2, c3, i, j):
 @njit(cache=CACHE, inline="always")
 def bits_of_words(ka, kb, c2, c3, i, j):
     """The 53-bit integer m (uint64) behind ``unit_of_words(ka, kb, c2, c3, i, j)``:
-    the uniform is ``unit_of_bits(m)``."""
+    the uniform is ``unit_of_bits(m)``. The edge stream's layout (module docstring):
+    Philox-2x32-10 under the key ka of the counter (min(i, j) + c2, max(i, j) + c3)
+    mod 2**32, its first output word XORed with kb."""
     a = i if i < j else j
     b = j if i < j else i
-    x0, x1, x2, x3 = philox4x32_10(np.uint64(a) & _MASK, np.uint64(b) & _MASK, c2, c3, ka, kb)
-    return (x0 << _S21) | (x1 >> _S11)
+    x0, x1 = philox2x32_10((np.uint64(a) + c2) & _MASK, (np.uint64(b) + c3) & _MASK, ka)
+    return ((x0 ^ kb) << _S21) | (x1 >> _S11)
 
 
 @njit(cache=CACHE, inline="always")
@@ -130,7 +150,8 @@ def _block(k0, k1, i, j):
 
 @njit(cache=CACHE)
 def edge_uniform(k0, k1, i, j):
-    """A uniform in (0, 1) (53 bits) for the unordered edge {i, j} of the release keyed (k0, k1).
+    """The uniform in (0, 1) (53 bits) of the unordered edge {i, j} in the gumbel stream of
+    the release keyed (k0, k1) (Philox-2x32-10, module docstring).
 
     Parameters
     ----------
@@ -142,21 +163,23 @@ def edge_uniform(k0, k1, i, j):
     Returns
     -------
     float64
-        The first uniform of the edge's block: ``edge_uniform_pair(k0, k1, i, j)[0]``.
+        ``unit_of_bits(bits_of_words(*key_words(k0, k1), i, j))``; not a uniform of
+        ``edge_uniform_pair`` (the post-processing stream).
     """
-    x0, x1, x2, x3 = _block(k0, k1, i, j)
-    return _unit(x0, x1)
+    k0 = np.uint64(k0)
+    k1 = np.uint64(k1)
+    return unit_of_bits(bits_of_words(k0 & _MASK, k0 >> _S32, k1 & _MASK, k1 >> _S32, i, j))
 
 
 @njit(cache=CACHE)
 def edge_uniform_pair(k0, k1, i, j):
-    """Two independent uniforms in (0, 1) from the block of the edge {i, j}.
+    """Two independent uniforms in (0, 1) from the Philox-4x32-10 block of the edge {i, j}
+    (the post-processing stream: Box-Muller pairs; module docstring).
 
     Returns
     -------
     (float64, float64)
-        ``u1`` (equal to ``edge_uniform(k0, k1, i, j)``) from the block's first two
-        words, ``u2`` from the last two.
+        ``u1`` from the block's first two words, ``u2`` from the last two.
     """
     x0, x1, x2, x3 = _block(k0, k1, i, j)
     return _unit(x0, x1), _unit(x2, x3)
