@@ -54,11 +54,18 @@ T_SKIP = 37.5
 #: Margin (Gumbel units) between the computed t and the bound of G it must reach to skip.
 EPS = 2.0 ** -30
 _SPLIT = 134217729.0  # 2**27 + 1, Dekker's splitter for float64
-# gumbel_upper: ln(2) / 2**52, raised by 2**-40 (far above the rounding of the two float
-# operations it takes part in), the bit pattern of 1.0, and 2**53
-_LN2_2M52 = math.log(2.0) * 2.0 ** -52 * (1.0 + 2.0 ** -40)
-_ONE_BITS = np.int64(1023 << 52)
+# gumbel_upper: ln(2), raised by 2**-40 (far above the rounding of the float operations
+# it takes part in); the bit pattern of 2**52 (adding an integer 0 <= x <= 2**52 to it
+# and subtracting 2**52 as doubles converts x exactly: AVX2 has no vector int64 -> double
+# conversion, which left the hashing loop scalar); 2**53; the mantissa mask and the bits
+# of 1.0
+_LN2_UP = math.log(2.0) * (1.0 + 2.0 ** -40)
+_MAGIC_BITS = np.int64(0x4330000000000000)
+_TWO_52 = 4503599627370496.0
 _TWO_53 = np.int64(1 << 53)
+_FRAC = np.int64((1 << 52) - 1)
+_ONE_BITS = np.int64(1023 << 52)
+_S52 = np.int64(52)
 
 assert T_SKIP > GUMBEL_MAX + 0.5
 
@@ -84,20 +91,37 @@ def dd_key(x, b, b_hi, b_lo, g):
 
 
 @njit(cache=CACHE, inline="always")
+def _small_to_float(x):
+    """The int64 x, 0 <= x <= 2**52, as a float64, exactly, without a conversion
+    instruction: the bits of 2**52 + x are those of 2**52 plus x (x <= 2**52 stays within
+    that binade's mantissa, or reaches 2**53 exactly)."""
+    return np.int64(_MAGIC_BITS + x).view(np.float64) - _TWO_52
+
+
+@njit(cache=CACHE, inline="always")
 def gumbel_upper(m):
     """An upper bound of the standard Gumbel -log(-log U) of the uniform
-    U = ``philox.unit_of_bits(m)``, from m's bits alone (no logarithm; scalar, branch-free).
+    U = ``philox.unit_of_bits(m)``, from m's bits alone (no logarithm; scalar, branch-free,
+    integer and float adds only, so that a loop of them vectorizes on AVX2).
 
-    -log U >= 1 - U, so G(U) <= -log(1 - U); 1 - U = (2**53 - m) * 2**-53 is exact in
-    float64 (for m = 0, where U = 2**-54, it gives 1 and the bound 0 >= G = -3.62). For
-    e = 2**E (1 + f), f in [0, 1), the bit pattern of e over 2**52 is E + f + 1023 and
-    f <= log2(1 + f), so ln(2) * (1023 - bits(e) / 2**52) >= -log(e). The bound exceeds
-    G by at most 0.06 + log(-log(U) / (1 - U)), about 0.06 + (1 - U) / 2 for U near 1
-    (where the thresholds of late steps lie): an edge whose threshold t lies between
-    them takes the exact path, it is never skipped wrongly.
+    -log U >= 1 - U, so G(U) <= -log(1 - U), and 1 - U = q * 2**-53 with q = 2**53 - m
+    in [1, 2**53] (for m = 0, where U = 2**-54, q = 2**53 gives the bound 0 >= G =
+    -3.62). With q' = floor(q / 2) (q >= 2 q'), -log(1 - U) <= 52 ln 2 - ln q'. q' <=
+    2**52 is converted exactly (``_small_to_float``); for q' = 2**E (1 + f), f in [0, 1),
+    f <= log2(1 + f), so -ln q' <= -ln(2) (E + f): the bound is ln(2) (52 - E - f), E and
+    1 + f read off the double's exponent and mantissa (q' = 0, m = 2**53 - 1, is taken
+    as 1/2 = q / 2: the bound 53 ln 2 <= ``T_SKIP``). It exceeds G by at most 0.06 + log(-log(U) / (1 - U)) + 1 / (q - 1),
+    about 0.06 + (1 - U) / 2 for U near 1 (where the thresholds of late steps lie) until
+    q is tiny: an edge whose threshold t lies between them takes the exact path, it is
+    never skipped wrongly.
     """
-    e = np.float64(_TWO_53 - np.int64(m)) * (1.0 / 9007199254740992.0)
-    return np.float64(_ONE_BITS - np.float64(e).view(np.int64)) * _LN2_2M52
+    q = _TWO_53 - np.int64(m)
+    # q' = 0 (q = 1, m = 2**53 - 1) as 1/2 = q / 2: the bound 53 ln 2 = -ln(1 - U) there
+    d = np.float64(max(_small_to_float(q >> np.int64(1)), 0.5))
+    bits = d.view(np.int64)
+    e = _small_to_float(bits >> _S52)  # E + 1023 (0 for q' = 0)
+    mant = np.int64((bits & _FRAC) | _ONE_BITS).view(np.float64)  # 1 + f
+    return ((1076.0 - e) - mant) * _LN2_UP
 
 
 def split(b):

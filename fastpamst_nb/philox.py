@@ -1,27 +1,40 @@
-"""Counter-based noise: Philox-4x32-10, one block per edge, keyed by 128 bits of the user's rng.
+"""Counter-based noise, keyed by 128 bits of the user's rng: one Philox block per edge.
 
-Philox-4x32-10 is the generator of Salmon, Moraes, Dror and Shaw, "Parallel random
-numbers: as easy as 1, 2, 3" (SC'11), with the published multipliers
-(0xD2511F53, 0xCD9E8D57), Weyl key increments (0x9E3779B9, 0xBB67AE85) and 10 rounds;
-it passes TestU01's BigCrush (the paper's table 2). It maps a 128-bit counter and a
-64-bit key to 128 pseudo-random bits, so the noise of an edge is a pure function of
-(key, edge): no noise is stored, any thread can draw any edge's noise, and the same seed
-gives the same release whatever the number of threads or the order of the work.
+Two published generators of Salmon, Moraes, Dror and Shaw, "Parallel random numbers: as
+easy as 1, 2, 3" (SC'11), both passing TestU01's BigCrush (the paper's table 2), both
+tested against Random123's known answers:
 
-Layout (all words 32-bit; ``lo``/``hi`` are the low and high halves of a 64-bit value)::
+- **The gumbel stream** (``bits_of_words``, ``edge_uniform``, ``edge_gumbel``; the dense,
+  sparse and points engines of ``noise="gumbel"``): Philox-2x32-10 (multiplier
+  0xD256D193, Weyl key increment 0x9E3779B9, 10 rounds), 64 output bits an edge, for the
+  one 53-bit uniform an edge needs: half the multiplies of a Philox-4x32-10 block.
+- **The post-processing stream** (``_block``, ``_unit``, ``edge_uniform_pair``; the Box-Muller
+  pairs of ``post_processing`` on points): Philox-4x32-10 (multipliers 0xD2511F53,
+  0xCD9E8D57, increments 0x9E3779B9, 0xBB67AE85, 10 rounds), two uniforms a block.
 
-    Philox key     = (lo(k0), hi(k0))
-    Philox counter = (min(i, j), max(i, j), lo(k1), hi(k1))
+Either maps a counter and a key to pseudo-random bits, so the noise of an edge is a pure
+function of (key, edge): no noise is stored, any thread can draw any edge's noise, and the
+same seed gives the same release whatever the number of threads or the order of the work.
 
-so a release's 128 random bits (``k0``, ``k1``, from ``draw_key``) select the stream and
-the unordered edge {i, j} selects the block. Vertex indices must lie in [0, 2**32) (an n
-beyond that is far past any input this package can hold). The block's four output words
-(x0, x1, x2, x3) give two 53-bit uniforms: u1 from (x0, x1), u2 from (x2, x3), each
-``m * 2**-53`` for the 53-bit integer m = x_a * 2**21 + (x_b >> 11), except that m = 0
-gives ``2**-54``: every value lies in the open interval (0, 1), is exact in float64, and
-has probability 2**-53. The largest is 1 - 2**-53, so no standard Gumbel drawn here
-exceeds -log(-log(1 - 2**-53)) = 36.74 (``GUMBEL_MAX``), the smallest is
--log(-log(2**-54)) = -3.62.
+Layout (all words 32-bit; ``lo``/``hi`` are the low and high halves of a 64-bit value; the
+release's 128 random bits are ``k0``, ``k1`` from ``draw_key``, and a = min(i, j), b =
+max(i, j) for the unordered edge {i, j})::
+
+    gumbel:           Philox-2x32-10, key lo(k0), counter ((a + lo(k1)) mod 2**32,
+                      (b + hi(k1)) mod 2**32); output (x0 ^ hi(k0), x1)
+    post-processing:  Philox-4x32-10, key (lo(k0), hi(k0)), counter (a, b, lo(k1), hi(k1));
+                      output (x0, x1), (x2, x3)
+
+In the gumbel stream the 64 key bits of k1 offset the counter (a bijection of the edges'
+counters, so distinct edges keep distinct blocks) and hi(k0) is XORed into the first output
+word (a bijection of the outputs): all 128 bits select the stream, and the law of the
+outputs is the generator's. Vertex indices must lie in [0, 2**32) (an n beyond that is far
+past any input this package can hold). Two words (x_a, x_b) give one 53-bit uniform
+``m * 2**-53``, m = x_a * 2**21 + (x_b >> 11), except that m = 0 gives ``2**-54``: every
+value lies in the open interval (0, 1), is exact in float64, and has probability 2**-53.
+The largest is 1 - 2**-53, so no standard Gumbel drawn here exceeds
+-log(-log(1 - 2**-53)) = 36.74 (``GUMBEL_MAX``), the smallest is -log(-log(2**-54)) = -3.62
+(``GUMBEL_MIN``).
 
 The kernels are scalar-only (no arrays) so that a per-edge loop calls them at no cost.
 """
@@ -33,6 +46,7 @@ from .core import CACHE
 
 _M0 = np.uint64(0xD2511F53)
 _M1 = np.uint64(0xCD9E8D57)
+_M2X32 = np.uint64(0xD256D193)  # Philox-2x32's multiplier (its key increment is _W0)
 _W0 = np.uint64(0x9E3779B9)
 _W1 = np.uint64(0xBB67AE85)
 _MASK = np.uint64(0xFFFFFFFF)
@@ -58,7 +72,8 @@ def draw_key(gen):
     Returns
     -------
     (numpy.uint64, numpy.uint64)
-        ``(k0, k1)``; pass them to ``edge_uniform``, ``edge_uniform_pair`` and ``edge_gumbel``.
+        ``(k0, k1)``; pass them to ``edge_uniform``, ``edge_uniform_pair`` and ``edge_gumbel``
+        (or split by ``key_words`` for ``bits_of_words``).
     """
     k = gen.integers(0, 2 ** 64, size=2, dtype=np.uint64)
     return np.uint64(k[0]), np.uint64(k[1])
@@ -84,6 +99,23 @@ def philox4x32_10(c0, c1, c2, c3, k0, k1):
 
 
 @njit(cache=CACHE, inline="always")
+def philox2x32_10(c0, c1, k):
+    """Philox-2x32-10 of the counter (c0, c1) under the key k (Salmon et al., SC'11).
+
+    Every argument is a uint64 holding a 32-bit word; returns the two 32-bit output
+    words as uint64. Each round: (hi, lo) = M * c0 (the full 64-bit product of 32-bit
+    words, M = 0xD256D193), then (c0, c1) = (hi ^ k ^ c1, lo); the key is bumped by the
+    Weyl increment 0x9E3779B9 between rounds. Half the multiplies of Philox-4x32-10
+    for the 64 bits an edge needs (it too passes BigCrush: the paper's table 2).
+    """
+    for _ in range(10):
+        p = _M2X32 * c0
+        c0, c1 = (p >> _S32) ^ k ^ c1, p & _MASK
+        k = (k + _W0) & _MASK
+    return c0, c1
+
+
+@njit(cache=CACHE, inline="always")
 def _unit(a, b):
     # 53 bits from two words; m = 0 maps to 2**-54 so the value is never 0, and 1 is never
     # reached. Branch-free (a max), so that a loop of blocks vectorizes.
@@ -94,18 +126,21 @@ def _unit(a, b):
 @njit(cache=CACHE, inline="always")
 def unit_of_words(ka, kb, c2, c3, i, j):
     """``edge_uniform`` with the key already split into 32-bit words (ka, kb) = (lo(k0),
-    hi(k0)) and (c2, c3) = (lo(k1), hi(k1)), all uint64: for loops over many edges."""
+    hi(k0)) and (c2, c3) = (lo(k1), hi(k1)) (``key_words``), all uint64: for loops over
+    many edges."""
     return unit_of_bits(bits_of_words(ka, kb, c2, c3, i, j))
 
 
 @njit(cache=CACHE, inline="always")
 def bits_of_words(ka, kb, c2, c3, i, j):
     """The 53-bit integer m (uint64) behind ``unit_of_words(ka, kb, c2, c3, i, j)``:
-    the uniform is ``unit_of_bits(m)``."""
+    the uniform is ``unit_of_bits(m)``. The edge stream's layout (module docstring):
+    Philox-2x32-10 under the key ka of the counter (min(i, j) + c2, max(i, j) + c3)
+    mod 2**32, its first output word XORed with kb."""
     a = i if i < j else j
     b = j if i < j else i
-    x0, x1, x2, x3 = philox4x32_10(np.uint64(a) & _MASK, np.uint64(b) & _MASK, c2, c3, ka, kb)
-    return (x0 << _S21) | (x1 >> _S11)
+    x0, x1 = philox2x32_10((np.uint64(a) + c2) & _MASK, (np.uint64(b) + c3) & _MASK, ka)
+    return ((x0 ^ kb) << _S21) | (x1 >> _S11)
 
 
 @njit(cache=CACHE, inline="always")
@@ -130,7 +165,8 @@ def _block(k0, k1, i, j):
 
 @njit(cache=CACHE)
 def edge_uniform(k0, k1, i, j):
-    """A uniform in (0, 1) (53 bits) for the unordered edge {i, j} of the release keyed (k0, k1).
+    """The uniform in (0, 1) (53 bits) of the unordered edge {i, j} in the gumbel stream of
+    the release keyed (k0, k1) (Philox-2x32-10, module docstring).
 
     Parameters
     ----------
@@ -142,21 +178,23 @@ def edge_uniform(k0, k1, i, j):
     Returns
     -------
     float64
-        The first uniform of the edge's block: ``edge_uniform_pair(k0, k1, i, j)[0]``.
+        ``unit_of_bits(bits_of_words(*key_words(k0, k1), i, j))``; not a uniform of
+        ``edge_uniform_pair`` (the post-processing stream).
     """
-    x0, x1, x2, x3 = _block(k0, k1, i, j)
-    return _unit(x0, x1)
+    k0 = np.uint64(k0)
+    k1 = np.uint64(k1)
+    return unit_of_bits(bits_of_words(k0 & _MASK, k0 >> _S32, k1 & _MASK, k1 >> _S32, i, j))
 
 
 @njit(cache=CACHE)
 def edge_uniform_pair(k0, k1, i, j):
-    """Two independent uniforms in (0, 1) from the block of the edge {i, j}.
+    """Two independent uniforms in (0, 1) from the Philox-4x32-10 block of the edge {i, j}
+    (the post-processing stream: Box-Muller pairs; module docstring).
 
     Returns
     -------
     (float64, float64)
-        ``u1`` (equal to ``edge_uniform(k0, k1, i, j)``) from the block's first two
-        words, ``u2`` from the last two.
+        ``u1`` from the block's first two words, ``u2`` from the last two.
     """
     x0, x1, x2, x3 = _block(k0, k1, i, j)
     return _unit(x0, x1), _unit(x2, x3)

@@ -616,8 +616,38 @@ def philox_ref(counter, key, width=32, rounds=10):
     return c
 
 
+def philox2x32_ref(counter, key, rounds=10):
+    """Philox-2x32-R of two counter words and one key word, with Python integers.
+
+    One round: (hi, lo) = 0xD256D193 * c0 (a 64-bit product), then (c0, c1) =
+    (hi ^ k ^ c1, lo); between rounds the key is bumped by 0x9E3779B9 (Salmon et al.,
+    SC'11; tested against Random123's published known answers).
+    """
+    mask = 0xFFFFFFFF
+    c0, c1 = int(counter[0]), int(counter[1])
+    k = int(key)
+    for _ in range(rounds):
+        p = 0xD256D193 * c0
+        c0, c1 = (p >> 32) ^ k ^ c1, p & mask
+        k = (k + 0x9E3779B9) & mask
+    return [c0, c1]
+
+
+def edge_uniform_ref(k0, k1, i, j):
+    """The gumbel stream's uniform of edge {i, j} per the layout documented in
+    ``fastpamst_nb.philox``: Philox-2x32-10 under lo(k0) of the counter
+    (min + lo(k1), max + hi(k1)) mod 2**32, the first word XORed with hi(k0)."""
+    k0, k1 = int(k0), int(k1)
+    a, b = min(i, j), max(i, j)
+    lo = 0xFFFFFFFF
+    x0, x1 = philox2x32_ref([(a + (k1 & lo)) & lo, (b + (k1 >> 32)) & lo], k0 & lo)
+    m = ((x0 ^ (k0 >> 32)) << 21) | (x1 >> 11)
+    return 2.0 ** -54 if m == 0 else m * 2.0 ** -53
+
+
 def edge_uniforms_ref(k0, k1, i, j):
-    """The two uniforms of edge {i, j} per the layout documented in ``fastpamst_nb.philox``."""
+    """The two post-processing uniforms of edge {i, j} (Philox-4x32-10) per the layout
+    documented in ``fastpamst_nb.philox``."""
     k0, k1 = int(k0), int(k1)
     a, b = min(i, j), max(i, j)
     lo = 0xFFFFFFFF

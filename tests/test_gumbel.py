@@ -197,8 +197,9 @@ def test_skip_path_equals_the_two_logarithm_path(kind, lam):
 
 def test_gumbel_upper_bounds_the_gumbel_of_every_uniform():
     # the skip test's bound, from the uniform's 53 bits: never below G(U) (else an edge
-    # that relaxes could be skipped), and within 0.07 of it where U >= 0.99 (the
-    # thresholds t >= 4.6 of most steps' edges), so few edges take the exact path
+    # that relaxes could be skipped), and within 0.07 of it where 0.99 <= U <= 1 - 2**-43
+    # (the thresholds t >= 4.6 of most steps' edges; nearer 1 the halving of q = 2**53 - m
+    # costs up to ln(1.5), on edges of probability < 2**-43), so few edges take the exact path
     rng = np.random.default_rng(4)
     top = 2 ** 53
     ms = np.concatenate([[0, 1, 2, 3, top // 2 - 1, top // 2, top // 2 + 1, top - 2, top - 1],
@@ -211,8 +212,9 @@ def test_gumbel_upper_bounds_the_gumbel_of_every_uniform():
         g = -np.log(-np.log(u))
         bound = float(gumbel.gumbel_upper(np.uint64(m)))
         assert bound >= g, (m, bound, g)
-        if u >= 0.99:
+        if u >= 0.99 and top - m >= 2 ** 10:
             assert bound <= g + 0.07, (m, bound, g)
+        assert u < 0.99 or bound <= g + 0.41, (m, bound, g)
     assert float(gumbel.gumbel_upper(np.uint64(top - 1))) < gumbel.T_SKIP
     assert gumbel.T_SKIP > philox.GUMBEL_MAX + 0.5
 

@@ -1,4 +1,5 @@
-"""The counter-based noise source: Philox-4x32-10 and the per-edge uniforms and Gumbels."""
+"""The counter-based noise sources: Philox-2x32-10 (the gumbel stream), Philox-4x32-10 (the
+post-processing stream), and the per-edge uniforms and Gumbels."""
 
 import math
 
@@ -20,6 +21,15 @@ KAT_4X32_10 = [
      (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)),
     ((0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344), (0xA4093822, 0x299F31D0),
      (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1)),
+]
+
+
+# Random123's tests/kat_vectors, the three "philox2x32 10" lines: counter (2 words), key
+# (1 word), output (2 words).
+KAT_2X32_10 = [
+    ((0x00000000, 0x00000000), 0x00000000, (0xFF1DAE59, 0x6CD10DF2)),
+    ((0xFFFFFFFF, 0xFFFFFFFF), 0xFFFFFFFF, (0x2C3F628B, 0xAB4FD7AD)),
+    ((0x243F6A88, 0x85A308D3), 0x13198A2E, (0xDD7CE038, 0xF62A4C12)),
 ]
 
 
@@ -57,17 +67,39 @@ def test_kernel_matches_the_reference():
         assert [int(x) for x in got] == naive.philox_ref(w[:4], w[4:], width=32)
 
 
+@pytest.mark.parametrize("ctr, key, out", KAT_2X32_10)
+def test_philox_2x32_known_answers(ctr, key, out):
+    assert naive.philox2x32_ref(ctr, key) == list(out)
+    got = philox.philox2x32_10(np.uint64(ctr[0]), np.uint64(ctr[1]), np.uint64(key))
+    assert [int(x) for x in got] == list(out)
+
+
+def test_philox_2x32_kernel_matches_the_reference():
+    rng = np.random.default_rng(6)
+    for _ in range(200):
+        w = [int(x) for x in rng.integers(0, 2 ** 32, size=3, dtype=np.uint64)]
+        got = philox.philox2x32_10(*[np.uint64(x) for x in w])
+        assert [int(x) for x in got] == naive.philox2x32_ref(w[:2], w[2])
+
+
 def test_edge_uniforms_follow_the_documented_layout():
     rng = np.random.default_rng(2)
-    for _ in range(200):
+    for t in range(200):
         k0, k1 = philox.draw_key(rng)
         i, j = (int(x) for x in rng.integers(0, 2 ** 32, size=2))
+        if t < 4:  # the counter offsets wrap mod 2**32
+            i, j = 2 ** 32 - 1 - t, t
         u1, u2 = philox.edge_uniform_pair(k0, k1, i, j)
         assert (u1, u2) == naive.edge_uniforms_ref(k0, k1, i, j)
-        assert philox.edge_uniform(k0, k1, i, j) == u1
-        assert philox.edge_uniform(k0, k1, j, i) == u1  # symmetric
         assert philox.edge_uniform_pair(k0, k1, j, i) == (u1, u2)
-        assert philox.edge_gumbel(k0, k1, i, j) == -math.log(-math.log(u1))
+        u = philox.edge_uniform(k0, k1, i, j)
+        assert u == naive.edge_uniform_ref(k0, k1, i, j)
+        assert philox.edge_uniform(k0, k1, j, i) == u  # symmetric
+        assert philox.edge_gumbel(k0, k1, i, j) == -math.log(-math.log(u))
+        kw = philox.key_words(k0, k1)
+        m = philox.bits_of_words(*kw, np.int64(i), np.int64(j))
+        assert int(m) < 2 ** 53 and philox.unit_of_bits(m) == u
+        assert philox.unit_of_words(*kw, np.int64(j), np.int64(i)) == u
 
 
 def test_uniforms_are_open_and_the_gumbel_range_is_as_documented():
@@ -100,3 +132,11 @@ def test_uniforms_and_gumbels_have_their_laws():
     assert abs(stats.pearsonr(u[:, 0], u[:, 1])[0]) < 0.06
     g = np.array([philox.edge_gumbel(*philox.draw_key(rng), 3, 8) for _ in range(4000)])
     assert stats.kstest(g, "gumbel_r").pvalue > 1e-4
+    # the gumbel stream along one key: a row, a column, and neighbouring edges (the counter
+    # offsets shift every edge alike, so adjacent counters must not be correlated)
+    v = np.array([philox.edge_uniform(k0, k1, i, i + 1 + i % 7) for i in range(4000)])
+    assert stats.kstest(v, "uniform").pvalue > 1e-4
+    row = np.array([philox.edge_uniform(k0, k1, 5, j) for j in range(6, 4006)])
+    assert stats.kstest(row, "uniform").pvalue > 1e-4
+    assert abs(stats.pearsonr(row[:-1], row[1:])[0]) < 0.06
+    assert abs(stats.pearsonr(v, u[:, 0])[0]) < 0.06  # the two streams
