@@ -94,7 +94,9 @@ def dd_key(x, b, b_hi, b_lo, g):
 def _small_to_float(x):
     """The int64 x, 0 <= x <= 2**52, as a float64, exactly, without a conversion
     instruction: the bits of 2**52 + x are those of 2**52 plus x (x <= 2**52 stays within
-    that binade's mantissa, or reaches 2**53 exactly)."""
+    that binade's mantissa, or reaches 2**53 exactly). Strict IEEE arithmetic only: never
+    compile this (or ``gumbel_upper``) with fastmath; reassociation with nsz breaks the
+    trick and the bound (tests/test_gumbel.py checks the bound inside a compiled loop)."""
     return np.int64(_MAGIC_BITS + x).view(np.float64) - _TWO_52
 
 

@@ -28,7 +28,8 @@ max(i, j) for the unordered edge {i, j})::
 In the gumbel stream the 64 key bits of k1 offset the counter (a bijection of the edges'
 counters, so distinct edges keep distinct blocks) and hi(k0) is XORed into the first output
 word (a bijection of the outputs): all 128 bits select the stream, and the law of the
-outputs is the generator's. Vertex indices must lie in [0, 2**32) (an n beyond that is far
+outputs is the generator's (distinct keys give distinct streams, not independent ones: the
+generator's key is 32 bits, and keys sharing lo(k0) give shifted copies of one stream). Vertex indices must lie in [0, 2**32) (an n beyond that is far
 past any input this package can hold). Two words (x_a, x_b) give one 53-bit uniform
 ``m * 2**-53``, m = x_a * 2**21 + (x_b >> 11), except that m = 0 gives ``2**-54``: every
 value lies in the open interval (0, 1), is exact in float64, and has probability 2**-53.

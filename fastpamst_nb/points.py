@@ -153,7 +153,13 @@ def pt_state(X, code, start):
     slot = np.delete(np.arange(n, dtype=np.int64), start)
     nb = max(1, (n + BLOCK - 1) // BLOCK)
     meta = np.array([n - 1, 0, start], dtype=np.int64)
-    xt = np.ascontiguousarray(X[slot].T) if code in SOA_METRICS else np.empty((0, 0), dtype=X.dtype)
+    if code in SOA_METRICS:
+        # filled a coordinate at a time: X[slot].T would first make a row-major copy (3x X at the peak)
+        xt = np.empty((X.shape[1], n - 1), dtype=X.dtype)
+        for k in range(X.shape[1]):
+            xt[k] = X[slot, k]
+    else:
+        xt = np.empty((0, 0), dtype=X.dtype)
     return PtState(slot, np.full(max(n - 1, 0), -np.inf), np.zeros(max(n - 1, 0)),
                    np.full(max(n - 1, 0), start, dtype=np.int64), xt, np.ones((nb, 3)),
                    np.full(nb, RESCAN, dtype=np.int64), np.empty((nb, 3, BLOCK)),
@@ -528,7 +534,7 @@ def _pt_worker(slot, sb, gb, parent, xt, tops, topk, rows, need, meta, edges, sy
         if ph == _FINISHED:
             return
         blk = w & _LOW32
-        nb = sync[_NB]
+        nb = _atomic_load(sync, _NB)
         if ph == seen or blk >= nb:
             seen = ph  # nothing left to claim: wait for the next phase
             spins += 1
@@ -539,9 +545,9 @@ def _pt_worker(slot, sb, gb, parent, xt, tops, topk, rows, need, meta, edges, sy
         if not _atomic_cas(sync, _CLAIM, w, w + 1):
             continue
         spins = 0
-        m = sync[_M]
+        m = _atomic_load(sync, _M)
         _pt_block(slot, sb, gb, parent, xt, tops, topk, rows, need, blk, blk * BLOCK, min(m, (blk + 1) * BLOCK),
-                  sync[_V], X, code, p, aux, sgn, rule, k0, k1, lam, b, b_hi, b_lo)
+                  _atomic_load(sync, _V), X, code, p, aux, sgn, rule, k0, k1, lam, b, b_hi, b_lo)
         if _atomic_add(sync, _DONE, 1) + 1 == nb:
             # every block of the phase is done (each thread counts after its block's
             # writes): this thread alone selects, the others wait for the next phase
@@ -554,9 +560,10 @@ def _pt_worker(slot, sb, gb, parent, xt, tops, topk, rows, need, meta, edges, sy
                 _atomic_store(sync, _CLAIM, _FINISHED << 32)
                 return
             m = meta[_N_SLOTS]
-            sync[_V] = v
-            sync[_M] = m
-            sync[_NB] = (m + BLOCK - 1) // BLOCK
+            # atomic (release) stores: the words the spinning threads read are never torn or cached
+            _atomic_store(sync, _V, v)
+            _atomic_store(sync, _M, m)
+            _atomic_store(sync, _NB, (m + BLOCK - 1) // BLOCK)
             _atomic_store(sync, _DONE, 0)
             _atomic_store(sync, _CLAIM, (ph + 1) << 32)
 
@@ -566,6 +573,8 @@ def pt_steps_shared(st, step0, n_steps, n_threads, X, code, p, aux, sgn, rule, k
     """:func:`pt_steps_serial` on ``n_threads`` threads that share each step's blocks
     (:func:`_pt_worker`): one fork/join a call, not a step. The same blocks, reduced in
     the same order by the serial kernel's selection: the same tree."""
+    if n_steps <= 0:  # as the serial kernel: no step, no change (the workers' stop test needs one)
+        return
     step = step0
     v = st.meta[_NEXT] if step < 0 else _pt_select(st, step, b, b_hi, b_lo, rule)
     if step == st.edges.shape[0] - 1:

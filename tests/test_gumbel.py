@@ -17,6 +17,7 @@ import sys
 import textwrap
 
 import numpy as np
+from numba import njit
 import pytest
 import scipy.sparse as sp
 from scipy.sparse.csgraph import minimum_spanning_tree
@@ -217,6 +218,28 @@ def test_gumbel_upper_bounds_the_gumbel_of_every_uniform():
         assert u < 0.99 or bound <= g + 0.41, (m, bound, g)
     assert float(gumbel.gumbel_upper(np.uint64(top - 1))) < gumbel.T_SKIP
     assert gumbel.T_SKIP > philox.GUMBEL_MAX + 0.5
+
+
+@njit
+def _bounds_in_a_loop(ms, out):
+    # the kernels inline the bound into loops the compiler vectorizes: check it there too
+    for k in range(ms.shape[0]):
+        out[k] = gumbel.gumbel_upper(ms[k])
+
+
+@pytest.mark.slow_python
+def test_gumbel_upper_holds_inside_a_compiled_loop():
+    # a vectorized loop (a different instruction selection from the scalar call) keeps the
+    # bound: >= the exact path's Gumbel, with the two logarithms, for every m (fixed seed)
+    rng = np.random.default_rng(11)
+    top = 2 ** 53
+    ms = np.concatenate([top - 2 ** np.arange(53), 2 ** np.arange(53), top - rng.integers(1, 2 ** 20, 20000),
+                         rng.integers(0, top, 200000)]).astype(np.uint64)
+    out = np.empty(ms.shape[0])
+    _bounds_in_a_loop(ms, out)
+    u = np.maximum(ms.astype(np.float64), 0.5) * 2.0 ** -53
+    assert np.array_equal(u, np.array([philox.unit_of_bits(m) for m in ms[:50]] + list(u[50:])))
+    assert np.all(out >= -np.log(-np.log(u)))
 
 
 @pytest.mark.slow_python
