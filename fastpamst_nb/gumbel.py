@@ -174,6 +174,25 @@ assert TOP_BLOCK == 1 << _TOP_SHIFT
 GumbelDense = namedtuple("GumbelDense", ["rest", "hi", "lo", "parent", "U", "th", "tl", "tv",
                                          "imp", "state"])
 
+# The noise's scalars, as the kernels take them (one argument, not seven): c: the sign of
+# the weights times the keys' scale (``_scale``); kw: the key's four words
+# (``philox.key_words``, uint64 array); b, b_hi, b_lo, inv_b: the noise scale, its Dekker
+# split and its inverse (``_scale``); plain: the two logarithms on every edge, no skip
+GumbelNoise = namedtuple("GumbelNoise", ["c", "kw", "b", "b_hi", "b_lo", "inv_b", "plain"])
+
+# The parallel dense kernel's state (positions are vertices): hi/lo: each vertex's best
+# key; parent: its tree end; U: one step's bounds; seen: the tree's vertices; state:
+# [r, -1, cur (the vertex that joined last)]; top_hi/top_lo/top_k: each thread block's
+# smallest (key, vertex), n_threads long
+GumbelPar = namedtuple("GumbelPar", ["hi", "lo", "parent", "U", "seen", "state", "top_hi",
+                                     "top_lo", "top_k"])
+
+# The sparse kernel's graph (a validated symmetric CSR topology, float64 data) and
+# state: hi/lo: each vertex's best key; visited: the tree's vertices; H: the heap's flat
+# (hi, lo, CSR position) triples; state: [heap size, the vertex that joins next]
+CsrArrays = namedtuple("CsrArrays", ["indptr", "indices", "data"])
+GumbelCsr = namedtuple("GumbelCsr", ["hi", "lo", "visited", "H", "state"])
+
 
 def gd_new(n, start):
     """The state before the first step: every vertex but ``start`` unvisited, keys +inf."""
@@ -197,12 +216,12 @@ def _key_less(h, l, v, th, tl, tv):
 
 
 @njit(cache=CACHE, nogil=True)
-def gd_steps(W, c, kw, b, b_hi, b_lo, inv_b, plain, rest, hi, lo, parent, U, th, tl, tv,
-             imp, state, edges, step0, n_steps):
+def gd_steps(W, nz, s, edges, step0, n_steps):
     """Prim steps ``step0 .. step0 + n_steps - 1`` on the complete graph of W, one thread.
 
-    ``c`` is +1 (minimum tree) or -1 (maximum); ``kw`` the key's four words
-    (``philox.key_words``). Each step first hashes every edge from the vertex that
+    ``nz`` is the noise (``GumbelNoise``): ``c`` the sign (+1 minimum tree, -1
+    maximum) times the keys' scale; ``kw`` the key's four words
+    (``philox.key_words``). ``s`` is the state (``GumbelDense``), advanced in place. Each step first hashes every edge from the vertex that
     joined last to the unvisited ones (a loop of independent blocks, which the
     compiler vectorizes) into ``U[k]`` = ``gumbel_upper`` of its uniform + ``EPS``,
     then relaxes the unvisited vertices reading that vertex's row in address order (as
@@ -216,6 +235,23 @@ def gd_steps(W, c, kw, b, b_hi, b_lo, inv_b, plain, rest, hi, lo, parent, U, th,
     O(n) per step, no noise kept across steps. ``plain``: the two logarithms on
     every edge, no skip (the reference path).
     """
+    c = nz.c
+    kw = nz.kw
+    b = nz.b
+    b_hi = nz.b_hi
+    b_lo = nz.b_lo
+    inv_b = nz.inv_b
+    plain = nz.plain
+    rest = s.rest
+    hi = s.hi
+    lo = s.lo
+    parent = s.parent
+    U = s.U
+    th = s.th
+    tl = s.tl
+    tv = s.tv
+    imp = s.imp
+    state = s.state
     ka = kw[0]
     kb = kw[1]
     c2 = kw[2]
@@ -310,16 +346,32 @@ def gd_steps(W, c, kw, b, b_hi, b_lo, inv_b, plain, rest, hi, lo, parent, U, th,
 
 
 @njit(cache=CACHE, nogil=True, parallel=True)
-def gd_steps_parallel(W, c, kw, b, b_hi, b_lo, inv_b, plain, hi, lo, parent, U, seen,
-                      state, edges, step0, n_steps, n_threads, top_hi, top_lo, top_k):
+def gd_steps_parallel(W, nz, s, edges, step0, n_steps, n_threads):
     """As :func:`gd_steps`, each step's hashing, relaxation and argmin split over
     ``n_threads`` contiguous blocks of vertices by ``prange`` (one fork/join per step).
 
     Here the positions are the vertices themselves (``seen`` marks the tree), so no
     shifting: the blocks' minima, taken in block order with the same (key, vertex)
     order, give the serial argmin, and the tree is that of :func:`gd_steps` for every
-    thread count.
+    thread count. ``nz``: the noise (``GumbelNoise``); ``s``: the state (``GumbelPar``,
+    its tops ``n_threads`` long), advanced in place.
     """
+    c = nz.c
+    kw = nz.kw
+    b = nz.b
+    b_hi = nz.b_hi
+    b_lo = nz.b_lo
+    inv_b = nz.inv_b
+    plain = nz.plain
+    hi = s.hi
+    lo = s.lo
+    parent = s.parent
+    U = s.U
+    seen = s.seen
+    state = s.state
+    top_hi = s.top_hi
+    top_lo = s.top_lo
+    top_k = s.top_k
     n = W.shape[0]
     T = n_threads
     chunk = (n + T - 1) // T
@@ -428,6 +480,7 @@ def gumbel_dense(W, start, maximum, lam, key, threads=None, plain=False, run=Non
     b, b_hi, b_lo, inv_b, f = _scale(lam)
     c = -f if maximum else f  # the sign of the weights, times the keys' scale (_scale)
     kw = np.array(key_words(*key), dtype=np.uint64)
+    nz = GumbelNoise(float(c), kw, b, b_hi, b_lo, inv_b, bool(plain))
     T = numba.get_num_threads() if threads is None else int(threads)
     T = max(1, min(T, numba.get_num_threads()))
     if T > 1 and n >= PARALLEL_MIN_N:
@@ -442,15 +495,15 @@ def gumbel_dense(W, start, maximum, lam, key, threads=None, plain=False, run=Non
         top_lo = np.empty(T)
         top_k = np.empty(T, dtype=np.int64)
 
+        ps = GumbelPar(hi, lo, parent, U, seen, state, top_hi, top_lo, top_k)
+
         def advance(step0, k):
-            gd_steps_parallel(W, c, kw, b, b_hi, b_lo, inv_b, plain, hi, lo, parent, U,
-                              seen, state, edges, step0, k, T, top_hi, top_lo, top_k)
+            gd_steps_parallel(W, nz, ps, edges, step0, k, T)
     else:
         s = gd_new(n, start)
 
         def advance(step0, k):
-            gd_steps(W, c, kw, b, b_hi, b_lo, inv_b, plain, s.rest, s.hi, s.lo,
-                     s.parent, s.U, s.th, s.tl, s.tv, s.imp, s.state, edges, step0, k)
+            gd_steps(W, nz, s, edges, step0, k)
     if run is None:
         advance(0, n - 1)
     else:
@@ -523,15 +576,31 @@ def dh_pop(H, size):
 
 
 @njit(cache=CACHE, nogil=True)
-def gc_steps(indptr, indices, data, c, kw, b, b_hi, b_lo, inv_b, plain, hi, lo, visited, H,
-             state, edges, step0, n_steps):
+def gc_steps(g, nz, s, edges, step0, n_steps):
     """Prim steps ``step0 .. step0 + n_steps - 1`` over the noisy keys of a symmetric CSR
     topology, with a lazy min-heap of CSR positions (an entry is pushed when it improves
     its end's best key, skipped when popped stale). Each edge is looked at once, from
     its first end to join, with the dense kernels' skip test. ``state`` holds
     [heap size, the vertex that joins next]. O(m + k log m) in all for the k
     improvements (about n ln(m / n)). Writes (tree vertex, new vertex) pairs to ``edges``.
+    ``g``: the graph (``CsrArrays``); ``nz``: the noise (``GumbelNoise``); ``s``: the
+    state (``GumbelCsr``), advanced in place.
     """
+    indptr = g.indptr
+    indices = g.indices
+    data = g.data
+    c = nz.c
+    kw = nz.kw
+    b = nz.b
+    b_hi = nz.b_hi
+    b_lo = nz.b_lo
+    inv_b = nz.inv_b
+    plain = nz.plain
+    hi = s.hi
+    lo = s.lo
+    visited = s.visited
+    H = s.H
+    state = s.state
     ka = kw[0]
     kb = kw[1]
     c2 = kw[2]
@@ -638,9 +707,12 @@ def gumbel_csr(indptr, indices, data, start, maximum, lam, key, plain=False, run
     H = np.empty(3 * (indices.shape[0] // 2 + 1))  # one push at most per undirected edge
     state = np.array([0, start], dtype=np.int64)
 
+    g = CsrArrays(indptr, indices, data)
+    nz = GumbelNoise(float(c), kw, b, b_hi, b_lo, inv_b, bool(plain))
+    s = GumbelCsr(hi, lo, visited, H, state)
+
     def advance(step0, k):
-        gc_steps(indptr, indices, data, c, kw, b, b_hi, b_lo, inv_b, plain, hi, lo,
-                 visited, H, state, edges, step0, k)
+        gc_steps(g, nz, s, edges, step0, k)
     if run is None:
         advance(0, n - 1)
     else:

@@ -99,6 +99,15 @@ PtState = namedtuple("PtState", ["slot", "sb", "gb", "parent", "xt", "tops", "to
                                  "meta", "edges"])
 _N_SLOTS, _N_DEAD, _NEXT = 0, 1, 2
 
+# the prepared points, as the kernels take them (``metrics.prepare_points``): X (n, d),
+# the metric's code, its p (float) and its auxiliary array
+PtPoints = namedtuple("PtPoints", ["X", "code", "p", "aux"])
+
+# the key rule's scalars: sgn (+1.0 maximum, -1.0 minimum: the weights' sign), rule
+# (EXACT/GUMBEL/GAUSS), k0, k1 (the counter-based key, uint64), lam (the rate), b (the
+# noise scale), b_hi + b_lo (Dekker's split of b, ``gumbel.split``)
+PtNoise = namedtuple("PtNoise", ["sgn", "rule", "k0", "k1", "lam", "b", "b_hi", "b_lo"])
+
 
 @njit(cache=CACHE, inline="always")
 def _pt_beats(s1, g1, s0, g0, b):
@@ -196,8 +205,7 @@ def _pt_soa_row(xt, X, v, lo, hi, code, out):
 
 
 @njit(cache=CACHE, nogil=True)
-def _pt_block(slot, sb, gb, parent, xt, tops, topk, rows, need, blk, lo, hi, v, X, code, p, aux, sgn,
-              rule, k0, k1, lam, b, b_hi, b_lo):
+def _pt_block(st, blk, lo, hi, v, P, nz):
     """Relax slots lo..hi-1 with the new vertex v (rule EXACT/GUMBEL/GAUSS); write the
     block's best (s, g) to tops[blk] and its slot to topk[blk] (-1: no live slot).
     GUMBEL updates the block's top from the slots that relax (keys only grow), unless
@@ -214,7 +222,30 @@ def _pt_block(slot, sb, gb, parent, xt, tops, topk, rows, need, blk, lo, hi, v, 
     GUMBEL: the bound ``gumbel.gumbel_upper`` of each edge's Gumbel decides most edges
     without a logarithm (t at or above it + ``MARGIN``: the exact test would not
     relax). ``b_hi + b_lo``: Dekker's split of b (``gumbel.split``) for the exact order.
+    ``st``: the state (``PtState``); ``P``: the points (``PtPoints``); ``nz``: the rule's
+    scalars (``PtNoise``).
     """
+    slot = st.slot
+    sb = st.sb
+    gb = st.gb
+    parent = st.parent
+    xt = st.xt
+    tops = st.tops
+    topk = st.topk
+    rows = st.rows
+    need = st.need
+    X = P.X
+    code = P.code
+    p = P.p
+    aux = P.aux
+    sgn = nz.sgn
+    rule = nz.rule
+    k0 = nz.k0
+    k1 = nz.k1
+    lam = nz.lam
+    b = nz.b
+    b_hi = nz.b_hi
+    b_lo = nz.b_lo
     ts = -np.inf
     tg = 0.0
     tk = -1
@@ -432,8 +463,14 @@ def _pt_select(st, step, b, b_hi, b_lo, rule):
 
 
 @njit(cache=CACHE, nogil=True)
-def pt_steps_serial(st, step0, n_steps, X, code, p, aux, sgn, rule, k0, k1, lam, b, b_hi, b_lo):
-    """Run Prim steps step0 .. step0 + n_steps - 1 (step -1: the start's relaxation) on one thread."""
+def pt_steps_serial(st, step0, n_steps, P, nz):
+    """Run Prim steps step0 .. step0 + n_steps - 1 (step -1: the start's relaxation) on one
+    thread: ``st`` the state (``PtState``), ``P`` the points (``PtPoints``), ``nz`` the
+    rule's scalars (``PtNoise``)."""
+    b = nz.b
+    b_hi = nz.b_hi
+    b_lo = nz.b_lo
+    rule = nz.rule
     for step in range(step0, step0 + n_steps):
         v = st.meta[_NEXT] if step < 0 else _pt_select(st, step, b, b_hi, b_lo, rule)
         m = st.meta[_N_SLOTS]
@@ -441,9 +478,7 @@ def pt_steps_serial(st, step0, n_steps, X, code, p, aux, sgn, rule, k0, k1, lam,
             break
         nb = (m + BLOCK - 1) // BLOCK
         for blk in range(nb):
-            _pt_block(st.slot, st.sb, st.gb, st.parent, st.xt, st.tops, st.topk, st.rows, st.need, blk,
-                      blk * BLOCK, min(m, (blk + 1) * BLOCK), v, X, code, p, aux, sgn, rule, k0, k1, lam, b,
-                      b_hi, b_lo)
+            _pt_block(st, blk, blk * BLOCK, min(m, (blk + 1) * BLOCK), v, P, nz)
 
 
 # The shared kernel's synchronisation: int64 words of ``sync``, each on a cache line of its
@@ -512,8 +547,7 @@ def _yield_core(typingctx):
 
 
 @njit(cache=CACHE, nogil=True)
-def _pt_worker(slot, sb, gb, parent, xt, tops, topk, rows, need, meta, edges, sync, step0, n_steps, X, code,
-               p, aux, sgn, rule, k0, k1, lam, b, b_hi, b_lo):
+def _pt_worker(st, sync, step0, n_steps, P, nz):
     """One thread of :func:`pt_steps_shared`: claim the published phase's blocks one at a
     time and relax them; the thread that finishes a phase's last block selects the next
     step's vertex (:func:`_pt_select`, the serial kernel's) and publishes the next phase.
@@ -522,9 +556,15 @@ def _pt_worker(slot, sb, gb, parent, xt, tops, topk, rows, need, meta, edges, sy
     was descheduled between blocks, is simply not waited for (the others claim its share);
     only a block already claimed, or the selection, can hold the others up. So the workers
     may run one after the other (one thread) and still finish, and a busy core costs at
-    most what its thread holds when it is preempted, not a fork/join a step.
+    most what its thread holds when it is preempted, not a fork/join a step. ``st``,
+    ``P``, ``nz``: as :func:`pt_steps_serial`.
     """
-    st = PtState(slot, sb, gb, parent, xt, tops, topk, rows, need, meta, edges)
+    meta = st.meta
+    edges = st.edges
+    b = nz.b
+    b_hi = nz.b_hi
+    b_lo = nz.b_lo
+    rule = nz.rule
     last = edges.shape[0] - 1
     seen = -1
     spins = 0
@@ -546,8 +586,7 @@ def _pt_worker(slot, sb, gb, parent, xt, tops, topk, rows, need, meta, edges, sy
             continue
         spins = 0
         m = _atomic_load(sync, _M)
-        _pt_block(slot, sb, gb, parent, xt, tops, topk, rows, need, blk, blk * BLOCK, min(m, (blk + 1) * BLOCK),
-                  _atomic_load(sync, _V), X, code, p, aux, sgn, rule, k0, k1, lam, b, b_hi, b_lo)
+        _pt_block(st, blk, blk * BLOCK, min(m, (blk + 1) * BLOCK), _atomic_load(sync, _V), P, nz)
         if _atomic_add(sync, _DONE, 1) + 1 == nb:
             # every block of the phase is done (each thread counts after its block's
             # writes): this thread alone selects, the others wait for the next phase
@@ -569,14 +608,14 @@ def _pt_worker(slot, sb, gb, parent, xt, tops, topk, rows, need, meta, edges, sy
 
 
 @njit(cache=CACHE, nogil=True, parallel=True)
-def pt_steps_shared(st, step0, n_steps, n_threads, X, code, p, aux, sgn, rule, k0, k1, lam, b, b_hi, b_lo):
+def pt_steps_shared(st, step0, n_steps, n_threads, P, nz):
     """:func:`pt_steps_serial` on ``n_threads`` threads that share each step's blocks
     (:func:`_pt_worker`): one fork/join a call, not a step. The same blocks, reduced in
     the same order by the serial kernel's selection: the same tree."""
     if n_steps <= 0:  # as the serial kernel: no step, no change (the workers' stop test needs one)
         return
     step = step0
-    v = st.meta[_NEXT] if step < 0 else _pt_select(st, step, b, b_hi, b_lo, rule)
+    v = st.meta[_NEXT] if step < 0 else _pt_select(st, step, nz.b, nz.b_hi, nz.b_lo, nz.rule)
     if step == st.edges.shape[0] - 1:
         return
     m = st.meta[_N_SLOTS]
@@ -584,11 +623,8 @@ def pt_steps_shared(st, step0, n_steps, n_threads, X, code, p, aux, sgn, rule, k
     sync[_V] = v
     sync[_M] = m
     sync[_NB] = (m + BLOCK - 1) // BLOCK
-    slot, sb, gb, parent, xt, tops, topk = st.slot, st.sb, st.gb, st.parent, st.xt, st.tops, st.topk
-    rows, need, meta, edges = st.rows, st.need, st.meta, st.edges
     for _ in prange(n_threads):
-        _pt_worker(slot, sb, gb, parent, xt, tops, topk, rows, need, meta, edges, sync, step0, n_steps, X, code,
-                   p, aux, sgn, rule, k0, k1, lam, b, b_hi, b_lo)
+        _pt_worker(st, sync, step0, n_steps, P, nz)
 
 
 # from this many points the steps' blocks are shared by the threads (with 2 or more):
@@ -691,7 +727,8 @@ def pt_prim(P, start, sgn, rule=EXACT, key=(0, 0), lam=1.0, b=0.0, advance=None,
     par = (use_parallel(n, threads) if parallel is None else parallel) and _SHARED_OK
     k0, k1 = np.uint64(key[0]), np.uint64(key[1])
     b_hi, b_lo = split(float(b))
-    args = (X, code, float(p), aux, float(sgn), rule, k0, k1, float(lam), float(b), b_hi, b_lo)
+    args = (PtPoints(X, code, float(p), aux),
+            PtNoise(float(sgn), rule, k0, k1, float(lam), float(b), b_hi, b_lo))
     kernel = _Chooser(max(2, threads), adaptive=parallel is None) if par else pt_steps_serial
     kernel(st, -1, 1, *args)
     if advance is None:

@@ -36,10 +36,11 @@ def prange_kernel(W, lam, key, T):
     kw = np.array(key_words(*key), dtype=np.uint64)
     seen = np.zeros(n, dtype=np.bool_)
     seen[0] = True
-    gumbel.gd_steps_parallel(W, f, kw, b, b_hi, b_lo, inv_b, False,
-                             np.full(n, np.inf), np.zeros(n), np.zeros(n, dtype=np.int64),
-                             np.empty(n), seen, np.array([n - 1, -1, 0], dtype=np.int64), edges,
-                             0, n - 1, T, np.empty(T), np.empty(T), np.empty(T, dtype=np.int64))
+    nz = gumbel.GumbelNoise(float(f), kw, b, b_hi, b_lo, inv_b, False)
+    s = gumbel.GumbelPar(np.full(n, np.inf), np.zeros(n), np.zeros(n, dtype=np.int64),
+                         np.empty(n), seen, np.array([n - 1, -1, 0], dtype=np.int64),
+                         np.empty(T), np.empty(T), np.empty(T, dtype=np.int64))
+    gumbel.gd_steps_parallel(W, nz, s, edges, 0, n - 1, T)
     return edges
 
 
