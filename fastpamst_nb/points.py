@@ -702,9 +702,10 @@ class _Chooser:
 
 # the most calls between two tries of the losing kernel (a call is about 0.1 s)
 _PROBE_MAX = 16
-# the shared kernel's waiting threads yield through POSIX sched_yield, which Windows lacks:
+# the shared kernel's waiting threads yield through POSIX sched_yield, which Windows lacks,
+# and its atomics are compiled intrinsics, which NUMBA_DISABLE_JIT=1 cannot run as Python:
 # there the serial kernel runs (the same tree)
-_SHARED_OK = sys.platform != "win32"
+_SHARED_OK = sys.platform != "win32" and not numba.config.DISABLE_JIT
 
 
 def pt_prim(P, start, sgn, rule=EXACT, key=(0, 0), lam=1.0, b=0.0, advance=None, parallel=None):
