@@ -50,6 +50,8 @@ __all__ = [
     "CONVERSIONS",
     "NOISES",
     "approx_dp_to_zcdp",
+    "check_budget",
+    "check_budgets",
     "check_noise",
     "default_discretization",
     "discretized_sensitivity",
