@@ -235,13 +235,7 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
     O(n) per step, no noise kept across steps. ``plain``: the two logarithms on
     every edge, no skip (the reference path).
     """
-    c = nz.c
-    kw = nz.kw
-    b = nz.b
-    b_hi = nz.b_hi
-    b_lo = nz.b_lo
-    inv_b = nz.inv_b
-    plain = nz.plain
+    c, kw, b, b_hi, b_lo, inv_b, plain = nz  # scalars for the per-edge loops
     rest = s.rest
     hi = s.hi
     lo = s.lo
@@ -356,13 +350,7 @@ def gd_steps_parallel(W, nz, s, edges, step0, n_steps, n_threads):
     thread count. ``nz``: the noise (``GumbelNoise``); ``s``: the state (``GumbelPar``,
     its tops ``n_threads`` long), advanced in place.
     """
-    c = nz.c
-    kw = nz.kw
-    b = nz.b
-    b_hi = nz.b_hi
-    b_lo = nz.b_lo
-    inv_b = nz.inv_b
-    plain = nz.plain
+    c, kw, b, b_hi, b_lo, inv_b, plain = nz  # scalars for the per-edge loops
     hi = s.hi
     lo = s.lo
     parent = s.parent
@@ -589,13 +577,7 @@ def gc_steps(g, nz, s, edges, step0, n_steps):
     indptr = g.indptr
     indices = g.indices
     data = g.data
-    c = nz.c
-    kw = nz.kw
-    b = nz.b
-    b_hi = nz.b_hi
-    b_lo = nz.b_lo
-    inv_b = nz.inv_b
-    plain = nz.plain
+    c, kw, b, b_hi, b_lo, inv_b, plain = nz  # scalars for the per-edge loops
     hi = s.hi
     lo = s.lo
     visited = s.visited
