@@ -42,12 +42,12 @@ counters; ``gd_steps`` advances it by k Prim steps, so a long release runs in ch
 import math
 from collections import namedtuple
 
-import numba
 import numpy as np
 from numba import njit, prange
 
 from .core import CACHE
 from .philox import GUMBEL_MAX, bits_of_words, key_words, unit_of_bits, unit_of_words
+from .threads import prange_threads
 
 #: t at or above this: no Gumbel of a 53-bit uniform reaches it, the edge cannot relax.
 T_SKIP = 37.5
@@ -469,8 +469,8 @@ def gumbel_dense(W, start, maximum, lam, key, threads=None, plain=False, run=Non
     c = -f if maximum else f  # the sign of the weights, times the keys' scale (_scale)
     kw = np.array(key_words(*key), dtype=np.uint64)
     nz = GumbelNoise(float(c), kw, b, b_hi, b_lo, inv_b, bool(plain))
-    T = numba.get_num_threads() if threads is None else int(threads)
-    T = max(1, min(T, numba.get_num_threads()))
+    cap = prange_threads()  # 1 in a child forked after OpenMP started (threads.py)
+    T = cap if threads is None else max(1, min(int(threads), cap))
     if T > 1 and n >= PARALLEL_MIN_N:
         hi = np.full(n, np.inf)
         lo = np.zeros(n)

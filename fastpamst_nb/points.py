@@ -71,6 +71,7 @@ from .gumbel import T_SKIP, _dd_less, dd_key, gumbel_upper, split
 from .philox import _MASK, _S32, bits_of_words, unit_of_bits
 from .philox import _block as philox_block
 from .philox import _unit as philox_unit
+from .threads import forked_after_omp, prange_threads, thread_count
 
 EXACT, GUMBEL, GAUSS = 0, 1, 2
 # the metrics whose distance is a sum (or max) of per-coordinate terms: their kernels read a
@@ -636,8 +637,7 @@ PARALLEL_MIN_N = 16 * BLOCK
 
 def n_threads():
     """numba's current thread count, capped by the CPUs the process may use."""
-    from .threads import thread_count
-    return min(numba.get_num_threads(), thread_count())
+    return min(prange_threads(), thread_count())
 
 
 def use_parallel(n, threads=None):
@@ -725,7 +725,9 @@ def pt_prim(P, start, sgn, rule=EXACT, key=(0, 0), lam=1.0, b=0.0, advance=None,
     if n < 2:
         return st.edges
     threads = n_threads()
-    par = (use_parallel(n, threads) if parallel is None else parallel) and _SHARED_OK
+    # never in a child forked after OpenMP started, where a prange kernel ends the process
+    par = (use_parallel(n, threads) if parallel is None else parallel) and _SHARED_OK \
+        and not forked_after_omp()
     k0, k1 = np.uint64(key[0]), np.uint64(key[1])
     b_hi, b_lo = split(float(b))
     args = (PtPoints(X, code, float(p), aux),

@@ -15,6 +15,13 @@ How many threads: numba's ``NUMBA_NUM_THREADS`` (the environment variable numba
 users already set to limit a program's threads; its default is the number of
 CPUs), capped by the CPUs this process may run on. ``NUMBA_NUM_THREADS=1`` runs
 everything on the calling thread.
+
+After ``fork`` (``multiprocessing``'s default start method on Linux) a child inherits
+the pool object but not its threads, and a pass submitted to it would wait forever:
+the child starts a pool of its own. A child forked after numba's OpenMP threading
+layer started may not launch a ``prange`` kernel at all (GNU OpenMP is not fork-safe;
+numba terminates the child): there :func:`prange_threads` is 1 and the releases run
+their serial kernels, which give the same tree.
 """
 
 import os
@@ -26,6 +33,28 @@ import numba
 _pool = None
 _pool_size = 0
 _pool_lock = threading.Lock()
+# this process was forked from one whose numba OpenMP layer had started
+_omp_forked = False
+
+
+def _omp_started():
+    """Whether numba's threading layer has started, with OpenMP."""
+    try:
+        return numba.threading_layer() == "omp"
+    except ValueError:  # not started: numba raises until a parallel kernel has run
+        return False
+
+
+def _after_fork_in_child():
+    global _pool, _pool_size, _pool_lock, _omp_forked
+    _pool = None  # the parent's pool has no threads here
+    _pool_size = 0
+    _pool_lock = threading.Lock()
+    _omp_forked = _omp_forked or _omp_started()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def thread_count():
@@ -36,6 +65,19 @@ def thread_count():
     except AttributeError:  # no affinity on this platform (macOS, Windows)
         cpus = os.cpu_count() or 1
     return max(1, min(int(numba.config.NUMBA_NUM_THREADS), cpus))
+
+
+def prange_threads():
+    """Threads a ``prange`` kernel may use: numba's current thread count
+    (``numba.get_num_threads()``), or 1 in a child forked after numba's OpenMP layer
+    started (see the module's docstring)."""
+    return 1 if _omp_forked else numba.get_num_threads()
+
+
+def forked_after_omp():
+    """Whether this process was forked after numba's OpenMP layer started, where a
+    ``prange`` kernel would terminate it (see the module's docstring)."""
+    return _omp_forked
 
 
 def _executor(workers):
