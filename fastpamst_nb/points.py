@@ -29,7 +29,11 @@ to relax; none is when t >= ``T_SKIP`` (no 53-bit uniform gives a Gumbel so
 large), and when t - ``MARGIN`` is at least ``gumbel.gumbel_upper`` of the edge's
 uniform (an upper bound of its Gumbel from the uniform's bits, no logarithm) the
 exact computation would not relax either (docs/design.rst, Points). A normal is
-bounded by ``Z_MAX`` likewise.
+bounded by ``Z_MAX`` likewise. When the noise is wide (a minimum tree whose blocks
+kept few edges at their last pass) the bounds come first: a score s = sgn w <= 0
+gives t >= g_best + s_best * lam whatever the distance, so an edge whose bound is
+at or below that is skipped without its distance, and only the few kept read X's
+row (``NOISE_FIRST_SHARE``).
 
 The candidates sit in ``slot`` in increasing vertex order, cut into blocks of
 ``BLOCK`` slots; a step relaxes every live slot with the new vertex and keeps
@@ -225,7 +229,11 @@ def _pt_block(st, blk, lo, hi, v, P, nz):
     The choice changes the speed only: every edge's noise is a function of (key, edge).
     GUMBEL: the bound ``gumbel.gumbel_upper`` of each edge's Gumbel decides most edges
     without a logarithm (t at or above it + ``MARGIN``: the exact test would not
-    relax). ``b_hi + b_lo``: Dekker's split of b (``gumbel.split``) for the exact order.
+    relax). GUMBEL on a minimum tree with wide noise (``tops[blk, 3]``, the share of the
+    slots whose bound exceeded gbl + sbl lam at the last hashed pass, below
+    ``NOISE_FIRST_SHARE``): no row; the bounds first, and only the slots they keep get
+    their distance (``metrics.metric_distance`` from X: the row's value bit for bit).
+    ``b_hi + b_lo``: Dekker's split of b (``gumbel.split``) for the exact order.
     ``st``: the state (``PtState``); ``P``: the points (``PtPoints``); ``nz``: the rule's
     scalars (``PtNoise``).
     """

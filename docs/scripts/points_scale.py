@@ -17,18 +17,25 @@ the cache, cost less, so the projection errs on the slow side. ``--project`` set
     python docs/scripts/points_scale.py --n 50000 100000 --d 8 20 --threads 1 2
     python docs/scripts/points_scale.py --n 1000000 --d 8 --dtype float32 float64 --threads 2
 
-If scikit-learn is importable (run from a directory without this checkout, or with its
-venv), ``--sklearn N`` also times scikit-learn's HDBSCAN MST step,
-``sklearn.cluster._hdbscan._linkage.mst_from_data_matrix`` on N points (d = 20, zero
-core distances: its work does not depend on them) in full, against ``exact_mst`` and
-the gumbel release in full on the same points, and prints the ratio.
+``--sklearn N`` times, in full on the same N points (d = 20), scikit-learn's HDBSCAN MST
+step ``sklearn.cluster._hdbscan._linkage.mst_from_data_matrix`` (zero core distances: its
+work does not depend on them) if scikit-learn is importable, then ``exact_mst`` and the
+gumbel release if fastpamst_nb is, and prints the ratio. With scikit-learn in a venv of
+its own, run it there first from a directory without this checkout, then pass its time::
+
+    cd /tmp && /path/to/sk-venv/bin/python /path/to/points_scale.py --no-table --sklearn 100000
+    python docs/scripts/points_scale.py --no-table --sklearn 100000 --sklearn-seconds 52.1
 """
 import argparse
 import os
 import time
 
-import numba
 import numpy as np
+
+try:
+    import numba
+except ImportError:  # a scikit-learn-only venv: the HDBSCAN step alone
+    numba = None
 
 RHO = 0.1
 SENSITIVITIES = (1e-5, 1e-3, 1.0)
@@ -96,29 +103,38 @@ def scale_table(ns, ds, dtypes, threads, skip, steps, project, rules):
                               f"{c * project ** 2 / 2 / 60:9.1f} {_load():5.2f}", flush=True)
 
 
-def sklearn_ratio(n, d=20, sensitivity=0.1):
-    """scikit-learn's HDBSCAN MST step, ``exact_mst`` and the gumbel release, in full."""
+def sklearn_ratio(n, d=20, sensitivities=(1e-3, 1.0), sk_seconds=None):
+    """scikit-learn's HDBSCAN MST step (if importable), then ``exact_mst`` and the gumbel
+    release (if fastpamst_nb is importable), each in full on the same points, and the
+    ratios. ``sk_seconds``: scikit-learn's time measured elsewhere (e.g. in a venv of its
+    own, run from a directory without this checkout)."""
+    X = np.random.default_rng(0).random((n, d))
     try:
         from sklearn.cluster._hdbscan._linkage import mst_from_data_matrix
         from sklearn.metrics._dist_metrics import DistanceMetric
     except ImportError:
-        print("# scikit-learn not importable: no HDBSCAN ratio")
+        print("# scikit-learn not importable: its time from --sklearn-seconds, if given")
+    else:
+        metric = DistanceMetric.get_metric("euclidean")
+        t0, c0 = time.perf_counter(), time.process_time()
+        mst_from_data_matrix(X, np.zeros(n), metric, 1.0)
+        sk_seconds = time.perf_counter() - t0
+        print(f"# sklearn HDBSCAN MST step n={n} d={d}: {sk_seconds:.1f} s "
+              f"(cpu {time.process_time() - c0:.1f} s, load {_load():.2f})", flush=True)
+    try:
+        import fastpamst_nb as fp
+    except ImportError:
         return
-    import fastpamst_nb as fp
-
-    X = np.random.default_rng(0).random((n, d))
-    metric = DistanceMetric.get_metric("euclidean")
-    t0 = time.perf_counter()
-    mst_from_data_matrix(X, np.zeros(n), metric, 1.0)
-    sk = time.perf_counter() - t0
-    print(f"# sklearn HDBSCAN MST step n={n} d={d}: {sk:.1f} s (load {_load():.2f})", flush=True)
-    for name, f in (("exact_mst", lambda: fp.exact_mst(X, metric="euclidean")),
-                    (f"gumbel {sensitivity:g}", lambda: fp.fast_pamst(X, RHO, sensitivity, rng=1,
-                                                                      metric="euclidean"))):
-        t0 = time.perf_counter()
+    runs = [("exact_mst", lambda: fp.exact_mst(X, metric="euclidean"))]
+    for s in sensitivities:
+        runs.append((f"gumbel {s:g}", lambda s=s: fp.fast_pamst(X, RHO, s, rng=1, metric="euclidean")))
+    for name, f in runs:
+        t0, c0 = time.perf_counter(), time.process_time()
         f()
         t = time.perf_counter() - t0
-        print(f"# {name}: {t:.1f} s, {sk / t:.2f}x faster (load {_load():.2f})", flush=True)
+        ratio = f", {sk_seconds / t:.2f}x faster than sklearn" if sk_seconds else ""
+        print(f"# {name} n={n} d={d} threads={numba.get_num_threads()}: {t:.1f} s "
+              f"(cpu {time.process_time() - c0:.1f} s){ratio} (load {_load():.2f})", flush=True)
 
 
 def main():
@@ -133,12 +149,17 @@ def main():
     ap.add_argument("--rules", nargs="+", default=["exact"] + [f"{s:g}" for s in SENSITIVITIES],
                     help="'exact' and/or gumbel sensitivities")
     ap.add_argument("--sklearn", type=int, default=0, help="n of the full HDBSCAN comparison (0: none)")
+    ap.add_argument("--sklearn-seconds", type=float, default=None,
+                    help="scikit-learn's time for --sklearn measured elsewhere, for the ratio")
+    ap.add_argument("--no-table", action="store_true", help="only the HDBSCAN comparison")
     a = ap.parse_args()
     rules = [("exact", 0.0) if r == "exact" else ("gumbel", float(r)) for r in a.rules]
-    scale_table(a.n, a.d, a.dtype, a.threads, a.skip, a.steps, a.project, rules)
+    if not a.no_table:
+        scale_table(a.n, a.d, a.dtype, a.threads, a.skip, a.steps, a.project, rules)
     if a.sklearn:
-        numba.set_num_threads(max(a.threads))
-        sklearn_ratio(a.sklearn)
+        if numba is not None:
+            numba.set_num_threads(max(a.threads))
+        sklearn_ratio(a.sklearn, sk_seconds=a.sklearn_seconds)
 
 
 if __name__ == "__main__":
