@@ -29,7 +29,11 @@ to relax; none is when t >= ``T_SKIP`` (no 53-bit uniform gives a Gumbel so
 large), and when t - ``MARGIN`` is at least ``gumbel.gumbel_upper`` of the edge's
 uniform (an upper bound of its Gumbel from the uniform's bits, no logarithm) the
 exact computation would not relax either (docs/design.rst, Points). A normal is
-bounded by ``Z_MAX`` likewise.
+bounded by ``Z_MAX`` likewise. When the noise is wide (a minimum tree whose blocks
+kept few edges at their last pass) the bounds come first: a score s = sgn w <= 0
+gives t >= g_best + s_best * lam whatever the distance, so an edge whose bound is
+at or below that is skipped without its distance, and only the few kept read X's
+row (``NOISE_FIRST_SHARE``).
 
 The candidates sit in ``slot`` in increasing vertex order, cut into blocks of
 ``BLOCK`` slots; a step relaxes every live slot with the new vertex and keeps
@@ -64,7 +68,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from .core import CACHE
-from .metrics import CHEBYSHEV, CITYBLOCK, EUCLIDEAN, SQEUCLIDEAN, metric_row
+from .metrics import CHEBYSHEV, CITYBLOCK, EUCLIDEAN, SQEUCLIDEAN, metric_distance, metric_row
 from .gumbel import T_SKIP, _dd_less, dd_key, gumbel_upper, split
 # the edge's Philox block and its 53-bit uniform, as philox.edge_uniform computes them
 # (inlined, so that a loop over a block's edges is vectorized: see _pt_block)
@@ -85,6 +89,10 @@ BLOCK = 1024
 # when more than this share of a block's edges needed their noise at its last pass, the
 # next pass draws every slot's noise in one vectorized loop rather than edge by edge
 HASH_ALL_SHARE = 0.125
+# GUMBEL, minimum tree, a hashed block: when at most this share of its edges had a Gumbel
+# bound above gbl + sbl lam at its last pass (wide noise, past the first steps), the next
+# pass draws the bounds first and computes only those edges' distances (_pt_block)
+NOISE_FIRST_SHARE = 0.125
 # |Z| = sqrt(-2 ln U1) |cos| <= 8.65 for the smallest uniform, 2**-54 (philox.py)
 Z_MAX = 9.5
 # how far above the bound of an edge's Gumbel t must lie for the edge to be skipped: far
@@ -171,7 +179,7 @@ def pt_state(X, code, start):
     else:
         xt = np.empty((0, 0), dtype=X.dtype)
     return PtState(slot, np.full(max(n - 1, 0), -np.inf), np.zeros(max(n - 1, 0)),
-                   np.full(max(n - 1, 0), start, dtype=np.int64), xt, np.ones((nb, 3)),
+                   np.full(max(n - 1, 0), start, dtype=np.int64), xt, np.ones((nb, 4)),
                    np.full(nb, RESCAN, dtype=np.int64), np.empty((nb, 3, BLOCK)),
                    np.empty((nb, BLOCK), dtype=np.int64), meta, np.empty((max(n - 1, 0), 2), dtype=np.int64))
 
@@ -222,7 +230,11 @@ def _pt_block(st, blk, lo, hi, v, P, nz):
     The choice changes the speed only: every edge's noise is a function of (key, edge).
     GUMBEL: the bound ``gumbel.gumbel_upper`` of each edge's Gumbel decides most edges
     without a logarithm (t at or above it + ``MARGIN``: the exact test would not
-    relax). ``b_hi + b_lo``: Dekker's split of b (``gumbel.split``) for the exact order.
+    relax). GUMBEL on a minimum tree with wide noise (``tops[blk, 3]``, the share of the
+    slots whose bound exceeded gbl + sbl lam at the last hashed pass, below
+    ``NOISE_FIRST_SHARE``): no row; the bounds first, and only the slots they keep get
+    their distance (``metrics.metric_distance`` from X: the row's value bit for bit).
+    ``b_hi + b_lo``: Dekker's split of b (``gumbel.split``) for the exact order.
     ``st``: the state (``PtState``); ``P``: the points (``PtPoints``); ``nz``: the rule's
     scalars (``PtNoise``).
     """
@@ -251,10 +263,15 @@ def _pt_block(st, blk, lo, hi, v, P, nz):
     tg = 0.0
     tk = -1
     row = rows[blk, 0]
-    if xt.shape[0] > 0:
-        _pt_soa_row(xt, X, v, lo, hi, code, row)
-    else:
-        metric_row(X, v, slot, lo, hi, code, p, aux, row)
+    # the noise-first pass (GUMBEL only) computes the distances of the edges it keeps
+    # itself: the block's row is not computed then
+    noise_first = (rule == GUMBEL and sgn < 0.0 and tops[blk, 2] > HASH_ALL_SHARE
+                   and tops[blk, 3] < NOISE_FIRST_SHARE)
+    if not noise_first:
+        if xt.shape[0] > 0:
+            _pt_soa_row(xt, X, v, lo, hi, code, row)
+        else:
+            metric_row(X, v, slot, lo, hi, code, p, aux, row)
     if rule == EXACT:
         sl = slot[lo:hi]
         sbl = sb[lo:hi]
@@ -301,10 +318,45 @@ def _pt_block(st, blk, lo, hi, v, P, nz):
             tg = tops[blk, 1]
             tk = topk[blk] - lo
         c = 0
-        for k in range(m_k):
+        kept = 0
+        if noise_first:
+            # a minimum tree's scores are s = sgn w <= 0, so t >= gbl + sbl lam whatever
+            # the distance: an edge whose Gumbel bound is at or below that (with MARGIN
+            # for the rounding of the sum, |t| < T_SKIP there) cannot relax and its
+            # distance is never computed; the rest take the distance from X's row
+            # (``metrics.metric_distance``: the reported weight bit for bit) and the
+            # exact path below. Wide noise (the Gumbel's scale far above the distances'
+            # spread) leaves about one edge in (steps so far) here.
+            for k in range(m_k):
+                u = sl[k]
+                if u < 0:
+                    continue
+                tl = gbl[k] + sbl[k] * lam
+                if tl < T_SKIP:
+                    c += 1
+                    if tl < gu[k] + MARGIN:
+                        kept += 1
+                        s = sgn * metric_distance(X, v, u, code, p, aux)
+                        t = gbl[k] - (s - sbl[k]) * lam
+                        if t < T_SKIP and t < gu[k]:
+                            m = bits_of_words(ka, kb, c2, c3, v, u)
+                            if t - MARGIN < gumbel_upper(m):
+                                g = -math.log(-math.log(unit_of_bits(m)))
+                                if _pt_key_beats(s, g, sbl[k], gbl[k], b, b_hi, b_lo):
+                                    sbl[k] = s
+                                    gbl[k] = g
+                                    pal[k] = v
+                                    if tk < 0 or _pt_key_beats(s, g, ts, tg, b, b_hi, b_lo) or (
+                                            k < tk and not _pt_key_beats(ts, tg, s, g, b, b_hi, b_lo)):
+                                        ts = s
+                                        tg = g
+                                        tk = k
+        for k in range(m_k if not noise_first else 0):
             u = sl[k]
             if u < 0:
                 continue
+            if hashed and sgn < 0.0 and gbl[k] + sbl[k] * lam < gu[k] + MARGIN:
+                kept += 1  # what the noise-first pass would keep: its share decides it next time
             s = sgn * row[k]
             t = gbl[k] - (s - sbl[k]) * lam  # the Gumbel above which the edge relaxes
             if t < T_SKIP:
@@ -335,6 +387,8 @@ def _pt_block(st, blk, lo, hi, v, P, nz):
         tops[blk, 0] = ts
         tops[blk, 1] = tg
         tops[blk, 2] = c / max(m_k, 1)
+        # unknown (1.0) when the bounds were not drawn: the next hashed pass measures it
+        tops[blk, 3] = kept / max(m_k, 1) if hashed and sgn < 0.0 else 1.0
         topk[blk] = tk + lo if tk >= 0 else -1
         return
     # GAUSS

@@ -17,6 +17,7 @@ from scipy.spatial.distance import cdist, pdist
 
 import fastpamst_nb as fp
 from fastpamst_nb import metrics, philox, points, privacy
+from fastpamst_nb.gumbel import split as gumbel_split
 
 pytestmark = pytest.mark.nojit_lane  # the NUMBA_DISABLE_JIT=1 lane runs this file but its slow_python tests
 
@@ -225,6 +226,33 @@ def test_gumbel_kernel_equals_the_dense_engine_on_many_keys_across_blocks():
             edges = points.pt_prim(P, 0, 1.0 if maximum else -1.0, points.GUMBEL, key, lam, 1 / lam,
                                    parallel=parallel)
             assert _edge_set(edges) == _edge_set(dense), (lam, maximum, parallel)
+
+
+@pytest.mark.parametrize("metric,dtype", [("euclidean", np.float64), ("euclidean", np.float32),
+                                          ("cityblock", np.float64), ("cosine", np.float64)])
+@pytest.mark.slow_python
+def test_gumbel_noise_first_pass_is_the_exact_tree(metric, dtype):
+    # wide noise (scale 1 / lam far above the distances' spread): past the first steps the
+    # hashed blocks draw the Gumbel bounds first and compute only the kept edges'
+    # distances (from X's rows). The tree must be the exact tree of D - G / lam, serial
+    # and shared, and the pass must actually have run (its kept share below the switch)
+    n = 3 * points.BLOCK + 77
+    X = _points(metric, n, d=3, seed=13).astype(dtype)
+    P = metrics.prepare_points(X, metric, None)
+    key = philox.draw_key(np.random.default_rng(14))
+    lam = 0.05
+    ref, _ = naive.prim_mst(_matrix(P) - _gumbel_matrix(key[0], key[1], n) / lam)
+    for parallel in (False, True):
+        edges = points.pt_prim(P, 0, -1.0, points.GUMBEL, key, lam, 1 / lam, parallel=parallel)
+        assert _edge_set(edges) == _edge_set(ref), parallel
+    st = points.pt_state(P[0], P[1], 0)
+    args = (points.PtPoints(P[0], P[1], float(P[2]), P[3]),
+            points.PtNoise(-1.0, points.GUMBEL, np.uint64(key[0]), np.uint64(key[1]), lam, 1 / lam,
+                           *gumbel_split(1 / lam)))
+    points.pt_steps_serial(st, -1, 1, *args)
+    points.pt_steps_serial(st, 0, 200, *args)
+    assert (st.tops[:, 2] > points.HASH_ALL_SHARE).any()
+    assert (st.tops[:, 3] < points.NOISE_FIRST_SHARE).any()
 
 
 @pytest.mark.parametrize("metric", ["euclidean", "cosine", "haversine", "minkowski"])
