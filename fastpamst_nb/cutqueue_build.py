@@ -87,16 +87,26 @@ _WIDE_SIZE_SHARE = 32
 # of counters up to date on every edge event; a lower threshold sent mid-sized
 # queues off the fast update loop (docs/design.rst, Measurements behind the code)
 _LAYER2_MIN_BUCKETS = 1 << 14
+# ... except in a dense compressed queue, whose counts are lazy: there the walk and
+# gq_top read only the materialized buckets near the top (a scan of those), and the
+# block layer's only use, ranking among every bucket, first materializes them all
+# (a pass over the cut, O(n^2), above the O(B) scan of B <= m counts). The layer cost
+# much more than it saved: a lazily counted block is materialized whole, so Pareto
+# weights at n = 4000 (196,181 buckets, blocks of 512) wrote and keyed the slots of 85
+# buckets instead of 8, and the selection loop ran 3.8x the floor instead of 1.7x
+# (docs/design.rst, Compressed buckets). Tests lower it to reach the layered code
+_LAYER2_MIN_LAZY = 1 << 62
 
 
 # a wide queue never needs the block layer, so its updates run in _update_plain
 assert _WIDE_BUCKETS <= _LAYER2_MIN_BUCKETS
 
 
-def _block_layer(B):
+def _block_layer(B, lazy=False):
     """Whether a second counter layer is kept over the B buckets, its fan-out shift
-    (about sqrt(B) buckets per block) and its number of blocks."""
-    if B <= _LAYER2_MIN_BUCKETS:
+    (about sqrt(B) buckets per block) and its number of blocks; ``lazy``: a dense
+    compressed queue (lazily counted), which keeps none below _LAYER2_MIN_LAZY."""
+    if B <= (_LAYER2_MIN_LAZY if lazy else _LAYER2_MIN_BUCKETS):
         return False, 0, 0
     block_shift = max(1, -(-int(B - 1).bit_length() // 2))
     return True, block_shift, ((B - 1) >> block_shift) + 1
@@ -677,7 +687,7 @@ def gq_build(graph, sgn, s, r, bucket_width, window=None):
         cap = bucket_hist.astype(np.int64) + 1
         np.cumsum(cap[:-1], out=start[1:])
         sized = np.array([0, cap.sum()], dtype=np.int64)
-    layered, block_shift, n_blocks = _block_layer(B)
+    layered, block_shift, n_blocks = _block_layer(B, graph.dense and not direct and not group_counts)
     layout = QueueLayout(
         n=np.int64(n),
         dense=bool(graph.dense),

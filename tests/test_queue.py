@@ -188,6 +188,7 @@ def test_queue_matches_a_naive_cut(layout, window, monkeypatch):
     if layout == "layered":
         # its ~1,700 occupied buckets get the block layer (read by gq_build at each call)
         monkeypatch.setattr(cutqueue_build, "_LAYER2_MIN_BUCKETS", 256)
+        monkeypatch.setattr(cutqueue_build, "_LAYER2_MIN_LAZY", 256)
     rng = np.random.default_rng(7)
     W = build(rng)
     if window:

@@ -126,6 +126,7 @@ def test_compressed_layered_dense_law(name, no_wide, monkeypatch):
     # the block layer over a few compressed buckets (blocks of 2 to 4): counted lazily,
     # materialized by whole blocks, walked block by block
     monkeypatch.setattr(cutqueue_build, "_LAYER2_MIN_BUCKETS", 2)
+    monkeypatch.setattr(cutqueue_build, "_LAYER2_MIN_LAZY", 2)
     W = SHAPES[name][0]
     q = gq_build(as_graph(W), -1.0, 1.0, LAM, DEFAULT_BUCKET_WIDTH)
     assert not q.layout.direct and q.layout.layered and q.layout.lazy_counts and q.layout.n_blocks >= 2
@@ -179,6 +180,7 @@ def test_compressed_ranks_match_a_sort(sparse, layered, no_wide, monkeypatch):
     # bucket's count its edges
     if layered:
         monkeypatch.setattr(cutqueue_build, "_LAYER2_MIN_BUCKETS", 64)
+        monkeypatch.setattr(cutqueue_build, "_LAYER2_MIN_LAZY", 64)
     ranked = sparse
     spread = 1e12
     rng = np.random.default_rng(4)
