@@ -25,8 +25,9 @@ weights; the per-step kernels that then update and read the queue are in
    buckets are *compressed*: only the occupied aligned buckets
    ((key - kmin) >> bucket_shift) exist, found by a hash set of their ids
    (``_occupied``; never a comparison sort of m keys; a dense graph's islands,
-   found in the sample, are counted in direct ranges and join the set after the
-   pass, ``_direct_ranges``) and ranked in key order (``_compress``). Every bucket then spans at most its noise width, and a
+   found in a sample, join the set whole, empty buckets included, and the pass
+   keys only the entries outside them, ``_islands``) and ranked in key order
+   (``_compress``). Every bucket then spans at most its noise width, and a
    far outlier costs one bucket (docs/design.rst, Compressed buckets).
 4. **Sizing**: each bucket's region of the slot pool, from the histogram the
    layout built anyway (sparse, compressed), from the validation's window
@@ -52,6 +53,7 @@ from .cutqueue_materialize import _SIZE_MIN
 # (the moved rules keep their old names here, so the code below reads as before)
 from .keys import bucket_shift_for as _bucket_shift, discretize, exact_inverse
 from .privacy import key_limit
+from .threads import run_side_by_side, thread_count
 from . import window as _window
 from .window import (
     WIDE_BUCKETS as _WIDE_BUCKETS, wide_shift as _wide_shift, window_capacities as _window_capacities,
@@ -87,16 +89,26 @@ _WIDE_SIZE_SHARE = 32
 # of counters up to date on every edge event; a lower threshold sent mid-sized
 # queues off the fast update loop (docs/design.rst, Measurements behind the code)
 _LAYER2_MIN_BUCKETS = 1 << 14
+# ... except in a dense compressed queue, whose counts are lazy: there the walk and
+# gq_top read only the materialized buckets near the top (a scan of those), and the
+# block layer's only use, ranking among every bucket, first materializes them all
+# (a pass over the cut, O(n^2), above the O(B) scan of B <= m counts). The layer cost
+# much more than it saved: a lazily counted block is materialized whole, so Pareto
+# weights at n = 4000 (196,181 buckets, blocks of 512) wrote and keyed the slots of 85
+# buckets instead of 8, and the selection loop ran 3.8x the floor instead of 1.7x
+# (docs/design.rst, Compressed buckets). Tests lower it to reach the layered code
+_LAYER2_MIN_LAZY = 1 << 62
 
 
 # a wide queue never needs the block layer, so its updates run in _update_plain
 assert _WIDE_BUCKETS <= _LAYER2_MIN_BUCKETS
 
 
-def _block_layer(B):
+def _block_layer(B, lazy=False):
     """Whether a second counter layer is kept over the B buckets, its fan-out shift
-    (about sqrt(B) buckets per block) and its number of blocks."""
-    if B <= _LAYER2_MIN_BUCKETS:
+    (about sqrt(B) buckets per block) and its number of blocks; ``lazy``: a dense
+    compressed queue (lazily counted), which keeps none below _LAYER2_MIN_LAZY."""
+    if B <= (_LAYER2_MIN_LAZY if lazy else _LAYER2_MIN_BUCKETS):
         return False, 0, 0
     block_shift = max(1, -(-int(B - 1).bit_length() // 2))
     return True, block_shift, ((B - 1) >> block_shift) + 1
@@ -152,35 +164,37 @@ def _hset_grow(table, counts, bits):
     return new, new_counts
 
 
-# The two-level index of a crowded dense range (issue 31). A sample of rows counts
-# its entries per coarse block of 2**_COARSE_SHIFT noise-wide buckets; the blocks
-# with at least an edge per bucket, estimated, are dense, and nearby dense blocks
-# are joined into a few *direct ranges* of buckets (the smallest gaps first, within
-# a budget of counters), each with a counter per bucket. The pass over W counts an
-# entry of a direct range with a subtraction and an add (the last range hit is
-# tried first: an island's entries rarely leave it, so they never reach the set);
-# only entries outside every range probe the hash set of buckets. The set then
-# receives the ranges' occupied buckets, so the queue is the one the set alone
-# would have built: the same buckets, ranks and trees.
+# The islands of a crowded dense range (issue 31). A sample of rows counts its
+# entries per coarse block of 2**_COARSE_SHIFT noise-wide buckets; the blocks with at
+# least an edge per bucket, estimated, are dense, and nearby dense blocks are joined
+# into a few *islands* of buckets. Every bucket of an island is a bucket of the
+# queue, empty or not, so the pass over W need not find them: an entry whose score
+# lies inside an island costs a compare per island (a vectorized, branch-free
+# listing), and only the others (an outlier, a heavy tail) get a key and probe the
+# hash set of buckets. Which buckets the islands add changes only how many empty
+# buckets the queue holds (a walk passes an empty bucket at a stop test's cost),
+# never which edge a bucket holds: the law is the same whatever the sample.
 _COARSE_SHIFT = 6
-# the direct counters (int64) of one release: at most m / _COARSE_BUDGET plus this many
+# the islands' buckets: at most m / _COARSE_BUDGET plus this many
 _COARSE_SLACK = 1 << 16
 _COARSE_BUDGET = 16
+# islands closer than this many coarse blocks are joined (their gap's buckets are empty
+# buckets of the queue: at most 4 * 64 a join); at most _MAX_RANGES islands, since the
+# pass compares every entry with each
+_JOIN_GAP = 4
+_MAX_RANGES = 8
+# the pass's filter lists a row's entries in chunks of this many
+_PASS_CHUNK = 1024
 
-DirectRanges = namedtuple("DirectRanges", ["lo", "hi", "off", "counts"])
-DirectRanges.__doc__ = """The direct ranges of ``_occupied``'s pass over a dense graph.
+Islands = namedtuple("Islands", ["lo", "hi"])
+Islands.__doc__ = """The islands of a dense compressed queue (``_island_ranges``).
 
 lo, hi : int64 (R,)
-    Range r holds the aligned buckets lo[r] <= a < hi[r] ((key - kmin) >> bucket_shift);
-    increasing and disjoint.
-off : int64 (R,)
-    Where range r's counters start in ``counts``.
-counts : int64 (sum of hi - lo,)
-    One counter per bucket of the ranges.
+    Island r holds the aligned buckets lo[r] <= a < hi[r] ((key - kmin) >> bucket_shift),
+    each of which is a bucket of the queue; increasing and disjoint.
 """
 
-NO_RANGES = DirectRanges(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
-                         np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+NO_RANGES = Islands(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
 
 
 @jit_only(inline="always")
@@ -240,11 +254,14 @@ def _coarse_sample(W, sgn, s, inv, kmin, shift, stride):
     return ids, out
 
 
-def _direct_ranges(W, sgn, s, inv, kmin, bshift, m):
-    """The ``DirectRanges`` of a crowded dense range, from a sample of rows (the crowding
-    test's rows): the dense coarse blocks, the densest first within m / _COARSE_BUDGET
-    + _COARSE_SLACK counters, joined across their smallest gaps while the budget
-    lasts. Speed only: whatever it picks, ``_occupied`` returns the same set."""
+def _island_ranges(W, sgn, s, inv, kmin, kmax, bshift, m):
+    """The ``Islands`` of a crowded dense range, from a sample of rows (the crowding test's rows): the dense coarse blocks
+    (an edge per bucket or more, estimated), the densest first within
+    m / _COARSE_BUDGET + _COARSE_SLACK buckets, joined across gaps of at most
+    _JOIN_GAP blocks while that budget lasts; at most _MAX_RANGES of them, the
+    fullest. Every bucket of a range becomes a bucket of the queue, empty or not, so
+    the pass over W need not find them (``_islands``). Speed only: any ranges give an
+    exact queue (a few empty buckets more or less: the same law)."""
     n = W.shape[0]
     stride = max(1, n // max(_CROWD_ROWS, _CROWD_SAMPLE // n))
     ids, counts = _coarse_sample(W, sgn, s, inv, kmin, bshift + _COARSE_SHIFT, stride)
@@ -254,45 +271,113 @@ def _direct_ranges(W, sgn, s, inv, kmin, bshift, m):
     dense = np.flatnonzero(est >= width)
     if dense.shape[0] == 0:
         return NO_RANGES
-    dense = np.sort(ids[dense[np.argsort(-est[dense], kind="stable")][:budget]])
+    chosen = dense[np.argsort(-est[dense], kind="stable")][:budget]
+    order = np.argsort(ids[chosen])
+    dense, dense_est = ids[chosen][order], est[chosen][order]
     if dense.shape[0] == 0:
         return NO_RANGES
     gaps = dense[1:] - dense[:-1] - 1
-    # join across the smallest gaps while the blocks they add fit the budget
+    # join across the smallest gaps (each at most _JOIN_GAP blocks: their buckets are
+    # empty ones of the queue) while the blocks they add fit the budget
     order = np.argsort(gaps, kind="stable")
-    fits = np.cumsum(gaps[order]) <= budget - dense.shape[0]
+    fits = (np.cumsum(gaps[order]) <= budget - dense.shape[0]) & (gaps[order] <= _JOIN_GAP)
     joined = np.zeros(gaps.shape[0], dtype=np.bool_)
     joined[order[fits]] = True
     first = np.concatenate(([0], np.flatnonzero(~joined) + 1))
     last = np.concatenate((np.flatnonzero(~joined), [dense.shape[0] - 1]))
-    lo = dense[first] << _COARSE_SHIFT
-    hi = (dense[last] + 1) << _COARSE_SHIFT
-    off = np.zeros(lo.shape[0], dtype=np.int64)
-    np.cumsum((hi - lo)[:-1], out=off[1:])
-    return DirectRanges(lo, hi, off, np.zeros(int((hi - lo).sum()), dtype=np.int64))
+    # the fullest _MAX_RANGES ranges (the pass tests each entry against every range)
+    full = np.add.reduceat(dense_est, first)
+    keep = np.sort(np.argsort(-full, kind="stable")[:_MAX_RANGES])
+    lo = dense[first[keep]] << _COARSE_SHIFT
+    hi = (dense[last[keep]] + 1) << _COARSE_SHIFT
+    # no bucket above the highest key's (a coarse block may reach past it)
+    hi = np.minimum(hi, ((kmax - kmin) >> bshift) + 1)
+    return Islands(lo.astype(np.int64), hi.astype(np.int64))
+
+
+def _range_scores(ranges, sgn, s, inv, kmin, bshift):
+    """(2 _MAX_RANGES,) scores lo_0, hi_0, lo_1, hi_1, ...: an entry with
+    lo_r <= sgn * w < hi_r surely has its aligned bucket in island r (``_islands``'
+    filter; the others get their exact key); unused islands never hold one.
+
+    The island's keys are [K_lo, K_hi). With a power-of-two step (``inv`` != 0) and
+    |K| < 2**53 the bounds are exact: K s is a float, y inv = y / s exactly (an
+    underflow only near key 0 or -1, where ``keys.discretize`` returns the floor of
+    the exact quotient), so key >= K_lo iff y >= K_lo s, and key < K_hi iff
+    y < K_hi s. Otherwise the quotient fl(y / s) errs by at most 1/2 (|y / s| < 2**52,
+    ``_key_range``): y >= (K_lo + 2) s gives a key >= K_lo + 1, y < (K_hi - 2) s one
+    <= K_hi - 2, and these bounds, computed in floating point, are moved inwards by
+    2**-40 of their magnitude, far more than their rounding."""
+    out = np.empty(2 * _MAX_RANGES, dtype=np.float64)
+    out[0::2] = np.inf
+    out[1::2] = -np.inf
+    for r in range(ranges.lo.shape[0]):
+        klo = kmin + (int(ranges.lo[r]) << bshift)
+        khi = kmin + (int(ranges.hi[r]) << bshift)
+        if inv != 0.0 and max(abs(klo), abs(khi)) < 2**53:
+            out[2 * r] = float(klo) * s
+            out[2 * r + 1] = float(khi) * s
+            continue
+        flo, fhi = float(klo) + 2.0, float(khi) - 2.0
+        out[2 * r] = flo * s + abs(flo) * s * 2.0 ** -40
+        out[2 * r + 1] = fhi * s - abs(fhi) * s * 2.0 ** -40
+    return out
+
+
+@jit_only(inline="always")
+def _in_islands(x, b):
+    """1 if the score x lies surely inside an island (``_range_scores``' 8 pairs), else 0:
+    written out, so that the chunk loop that sums it vectorizes."""
+    return np.int64(((x >= b[0]) & (x < b[1])) | ((x >= b[2]) & (x < b[3]))
+                    | ((x >= b[4]) & (x < b[5])) | ((x >= b[6]) & (x < b[7]))
+                    | ((x >= b[8]) & (x < b[9])) | ((x >= b[10]) & (x < b[11]))
+                    | ((x >= b[12]) & (x < b[13])) | ((x >= b[14]) & (x < b[15])))
 
 
 @njit(cache=CACHE, nogil=True)
-def _hset_add(table, counts, bits, used, W, i0, data, p0, room, scale, ranges):
-    """Add to the hash set the aligned bucket ids of the upper triangle of W from row
-    i0 on (dense: W nonempty), or of data[p0:] (sparse), counting the entries of each,
-    while the table keeps room for ``room`` more ids (a row, or a chunk of entries)
-    at most half full. Returns (next row or entry, ids in the set). The caller grows
-    the table and calls again: growing it inside the per-edge loop (a reassigned
-    array) made the loop several times slower. ``scale``: (sgn, s, inv, kmin, bshift)
-    of the keys. Entries of the ``DirectRanges`` ``ranges`` (dense only) are counted in
-    its counters instead, and do not enter the set."""
+def _hset_outside(table, counts, bits, used, W, i0, i1, scale, rlo, rhi, bounds):
+    """Add to the hash set the aligned bucket ids of the upper triangle of W's rows
+    i0 .. i1 - 1 that lie outside every island [rlo[r], rhi[r]), counting their
+    entries, while the table keeps room for a row at most half full. Returns (next
+    row, ids in the set). ``bounds``: ``_range_scores``. A chunk of a row whose
+    entries all score surely inside an island costs a vectorized count of them (the
+    pass streams W); only a chunk with others lists them (branch-free) and keys them.
+    ``scale``: (sgn, s, inv, kmin, bshift) of the keys."""
     sgn, s, inv, kmin, bshift = scale
     mask = (np.int64(1) << bits) - 1
-    if W.shape[0] == 0:
-        i = p0
-        n = data.shape[0]
-        last = -1
-        h = 0
-        while i < n and 2 * (used + room) <= mask + 1:
-            j1 = min(i + room, n)
-            for j in range(i, j1):
-                a = (discretize(np.float64(data[j]), sgn, s, inv) - kmin) >> bshift
+    n = W.shape[0]
+    R = rlo.shape[0]
+    b = np.empty(2 * _MAX_RANGES, dtype=np.float64)  # a local copy: no aliasing with W
+    for t in range(2 * _MAX_RANGES):
+        b[t] = bounds[t]
+    hit = np.empty(_PASS_CHUNK, dtype=np.int64)
+    flag = np.empty(_PASS_CHUNK, dtype=np.int64)
+    last = -1
+    h = 0
+    i = i0
+    while i < i1 and 2 * (used + n) <= mask + 1:
+        row = W[i]
+        for c0 in range(i + 1, n, _PASS_CHUNK):
+            c1 = min(c0 + _PASS_CHUNK, n)
+            out = 0
+            for t in range(c1 - c0):
+                f = 1 - _in_islands(sgn * np.float64(row[c0 + t]), b)
+                flag[t] = f
+                out += f
+            if out == 0:
+                continue
+            k = 0
+            for t in range(c1 - c0):
+                hit[k] = c0 + t
+                k += flag[t]
+            for t in range(k):
+                a = (discretize(np.float64(row[hit[t]]), sgn, s, inv) - kmin) >> bshift
+                near = False  # in an island after all (a score within 2 keys of its bounds)
+                for r in range(R):
+                    if rlo[r] <= a < rhi[r]:
+                        near = True
+                if near:
+                    continue
                 if a != last:  # runs of one bucket skip the probe
                     last = a
                     h = _hset_slot(table, mask, bits, a)
@@ -300,101 +385,165 @@ def _hset_add(table, counts, bits, used, W, i0, data, p0, room, scale, ranges):
                         table[h] = a
                         used += 1
                 counts[h] += 1
-            i = j1
-        return i, used
-    rlo, rhi, roff, rcounts = ranges
-    n_ranges = rlo.shape[0]
-    n = W.shape[0]
+        i += 1
+    return i, used
+
+
+@njit(cache=CACHE, nogil=True)
+def _hset_ranges(table, bits, used, rlo, rhi):
+    """Add every id of the islands [rlo[r], rhi[r]) to the hash set (room checked by
+    the caller; none of them is in it yet: ``_hset_outside`` skipped them)."""
+    mask = (np.int64(1) << bits) - 1
+    for r in range(rlo.shape[0]):
+        for a in range(rlo[r], rhi[r]):
+            h = _hset_home(a, bits)
+            while table[h] >= 0:
+                h = (h + 1) & mask
+            table[h] = a
+            used += 1
+    return used
+
+
+def _grow_for(table, counts, bits, used, need):
+    """The set grown, if need be, to hold ``need`` more ids at most half full."""
+    while 2 * (used + need) > table.shape[0]:
+        bits += 1
+        if bits > _HSET_BITS:  # 2**30 buckets: beyond what the memory check admits
+            raise AssertionError("gq_build: the hash set outgrew its 31-bit hash")
+        table, counts = _hset_grow(table, counts, bits)
+    return table, counts, bits
+
+
+@njit(cache=CACHE, nogil=True)
+def _hset_union(table, counts, bits, used, other, other_counts):
+    """Add the ids of the set ``other`` and their counts into the set ``table`` (room
+    for them checked by the caller); returns the ids in the set."""
+    mask = (np.int64(1) << bits) - 1
+    for t in range(other.shape[0]):
+        a = other[t]
+        if a < 0:
+            continue
+        h = _hset_slot(table, mask, bits, a)
+        if table[h] < 0:
+            table[h] = a
+            used += 1
+        counts[h] += other_counts[t]
+    return used
+
+
+def _outside_part(W, i0, i1, scale, ranges, bounds):
+    """The set (table, counts, bits, used) of the occupied buckets outside the islands
+    of W's rows i0 .. i1 - 1 (upper triangle)."""
+    bits = 4
+    table = np.full(1 << bits, -1, dtype=np.int64)
+    counts = np.zeros(1 << bits, dtype=np.int64)
+    used = 0
     i = i0
-    # the last range hit: [clo, clo + clen) counted from cbase
-    clo = np.int64(0)
-    clen = np.int64(0)
-    cbase = np.int64(0)
+    while i < i1:
+        table, counts, bits = _grow_for(table, counts, bits, used, W.shape[0])
+        i, used = _hset_outside(table, counts, bits, used, W, i, i1, scale, ranges.lo, ranges.hi, bounds)
+    return table, counts, bits, used
+
+
+# the islands' pass runs in parts side by side on the validation's threads from this
+# many edges (``threads.run_side_by_side``; at most _PASS_PARTS: it streams W, and
+# two cores about exhaust the memory bandwidth), each part with its own set, merged
+# after: the same set whatever the number of parts
+_PARALLEL_MIN = 1 << 20
+_PASS_PARTS = 2
+
+
+def _islands(graph, sgn, s, inv, kmin, bshift, ranges=None):
+    """The buckets of a dense compressed queue: every aligned bucket of the islands
+    (``_island_ranges``, or ``ranges``), empty or not, and the occupied ones outside
+    them, in a hash set; returns (table, bits, the ids in increasing order) (a dense
+    queue sizes its buckets lazily: no counts). One pass over the upper triangle, in parts side by side
+    above _PARALLEL_MIN edges, in which an entry of an island costs a few compares
+    and only the others a key and a probe (docs/design.rst, Compressed buckets)."""
+    W, n, m = graph.W, graph.n, graph.m
+    if ranges is None:
+        ranges = _island_ranges(W, sgn, s, inv, kmin, _key_range(graph, sgn, s)[1], bshift, m)
+    scale = (np.float64(sgn), np.float64(s), np.float64(inv), np.int64(kmin), np.int64(bshift))
+    bounds = _range_scores(ranges, sgn, s, inv, kmin, bshift)
+    parts = min(_PASS_PARTS, thread_count()) if m >= _PARALLEL_MIN else 1
+    # row bounds that give each part about m / parts entries of the upper triangle
+    # (rows 0 .. i - 1 hold m - (n - i)(n - i - 1) / 2 of them)
+    rows = [0] + [n - int(math.sqrt((1 - k / parts) * n * n)) for k in range(1, parts)] + [n]
+    found = run_side_by_side([
+        (lambda k=k: _outside_part(W, rows[k], rows[k + 1], scale, ranges, bounds)) for k in range(parts)])
+    table, counts, bits, used = found[0]
+    for other, other_counts, _, other_used in found[1:]:
+        table, counts, bits = _grow_for(table, counts, bits, used, other_used)
+        used = _hset_union(table, counts, bits, used, other, other_counts)
+    outside = np.sort(table[table >= 0])
+    table, counts, bits = _grow_for(table, counts, bits, used, int((ranges.hi - ranges.lo).sum()))
+    used = _hset_ranges(table, bits, used, ranges.lo, ranges.hi)
+    ids = np.concatenate([outside] + [np.arange(lo, hi, dtype=np.int64) for lo, hi in zip(ranges.lo, ranges.hi)])
+    return table, bits, np.sort(ids, kind="stable")
+
+
+@njit(cache=CACHE, nogil=True)
+def _hset_ranks(table, bits, occupied):
+    """Each slot's rank: the index in ``occupied`` (increasing) of the id it holds
+    (every id of the set is there; free slots get 0, never read)."""
+    mask = (np.int64(1) << bits) - 1
+    slot_rank = np.zeros(table.shape[0], dtype=np.int64)
+    for i in range(occupied.shape[0]):
+        h = _hset_home(occupied[i], bits)
+        while table[h] != occupied[i]:
+            if table[h] < 0:
+                raise AssertionError("gq_build: an island's id is missing from the set")
+            h = (h + 1) & mask
+        slot_rank[h] = i
+    return slot_rank
+
+
+@njit(cache=CACHE, nogil=True)
+def _hset_add(table, counts, bits, used, data, p0, room, scale):
+    """Add to the hash set the aligned bucket ids of data[p0:] (a sparse graph's stored
+    entries), counting the entries of each, while the table keeps room for ``room``
+    more ids (a chunk of entries) at most half full. Returns (next entry, ids in the
+    set). The caller grows the table and calls again: growing it inside the per-edge
+    loop (a reassigned array) made the loop several times slower. ``scale``: (sgn, s,
+    inv, kmin, bshift) of the keys."""
+    sgn, s, inv, kmin, bshift = scale
+    mask = (np.int64(1) << bits) - 1
+    i = p0
+    n = data.shape[0]
     last = -1
     h = 0
     while i < n and 2 * (used + room) <= mask + 1:
-        row = W[i]
-        for j in range(i + 1, n):
-            a = (discretize(np.float64(row[j]), sgn, s, inv) - kmin) >> bshift
-            d = a - clo
-            if np.uint64(d) < np.uint64(clen):  # 0 <= d < clen: an island's entries rarely leave it
-                rcounts[cbase + d] += 1
-                continue
-            if n_ranges > 0:
-                r = np.searchsorted(rlo, a, side="right") - 1
-                if r >= 0 and a < rhi[r]:
-                    clo, clen, cbase = rlo[r], rhi[r] - rlo[r], roff[r]
-                    rcounts[cbase + a - clo] += 1
-                    continue
-            if a != last:  # runs of one bucket (a crowded range) skip the probe
+        j1 = min(i + room, n)
+        for j in range(i, j1):
+            a = (discretize(np.float64(data[j]), sgn, s, inv) - kmin) >> bshift
+            if a != last:  # runs of one bucket skip the probe
                 last = a
                 h = _hset_slot(table, mask, bits, a)
                 if table[h] < 0:
                     table[h] = a
                     used += 1
             counts[h] += 1
-        i += 1
+        i = j1
     return i, used
 
 
-@njit(cache=CACHE, nogil=True)
-def _hset_merge(table, counts, bits, used, ranges):
-    """Add the occupied buckets of the direct ``ranges``, with their counts, to the
-    hash set (room for them checked by the caller); returns the ids in the set."""
-    rlo, rhi, roff, rcounts = ranges
-    mask = (np.int64(1) << bits) - 1
-    for r in range(rlo.shape[0]):
-        for d in range(rhi[r] - rlo[r]):
-            k = rcounts[roff[r] + d]
-            if k == 0:
-                continue
-            a = rlo[r] + d
-            h = _hset_home(a, bits)
-            while table[h] >= 0:  # never present: a range's entries skipped the set
-                h = (h + 1) & mask
-            table[h] = a
-            counts[h] = k
-            used += 1
-    return used
-
-
-def _occupied(graph, sgn, s, inv, kmin, bshift, ranges=None):
-    """Hash set of the aligned bucket ids (key - kmin) >> bshift of the edges (dense:
-    the upper triangle; sparse: the stored entries); returns (table, counts, bits),
-    -1 marking a free slot, the table at most half full, counts[h] the edges (dense)
-    or entries (sparse) of slot h's bucket. O(m) expected. A dense graph's dense
-    islands are counted in direct counters first (``_direct_ranges``, or ``ranges``,
-    whose counters it fills)."""
+def _occupied(graph, sgn, s, inv, kmin, bshift):
+    """Hash set of the aligned bucket ids (key - kmin) >> bshift of a sparse graph's
+    stored entries; returns (table, counts, bits), -1 marking a free slot, the table
+    at most half full, counts[h] the entries of slot h's bucket. O(m) expected. (A
+    dense graph's buckets come from ``_islands``.)"""
     bits = 4
     table = np.full(1 << bits, -1, dtype=np.int64)
     counts = np.zeros(1 << bits, dtype=np.int64)
     used = 0
     scale = (np.float64(sgn), np.float64(s), np.float64(inv), np.int64(kmin), np.int64(bshift))
-    if graph.dense:
-        W, data, n = graph.W, np.zeros(0), graph.n
-        room = n
-        if ranges is None:
-            ranges = _direct_ranges(W, sgn, s, inv, kmin, bshift, graph.m)
-    else:
-        W, data, n = np.zeros((0, 0)), graph.data, graph.data.shape[0]
-        room = min(1 << 16, n)
-        ranges = NO_RANGES
-
-    def grow(need):
-        nonlocal bits, table, counts
-        while 2 * (used + need) > table.shape[0]:
-            bits += 1
-            if bits > _HSET_BITS:  # 2**30 occupied buckets: beyond what the memory check admits
-                raise AssertionError("_occupied: the hash set outgrew its 31-bit hash")
-            table, counts = _hset_grow(table, counts, bits)
-
+    data = graph.data
+    n = data.shape[0]
+    room = min(1 << 16, n)
     i = 0
     while i < n:
-        grow(room)
-        i, used = _hset_add(table, counts, bits, used, W, i, data, i, room, scale, ranges)
-    if ranges.lo.shape[0] > 0:
-        grow(int(np.count_nonzero(ranges.counts)))
-        used = _hset_merge(table, counts, bits, used, ranges)
+        table, counts, bits = _grow_for(table, counts, bits, used, room)
+        i, used = _hset_add(table, counts, bits, used, data, i, room, scale)
     return table, counts, bits
 
 
@@ -524,8 +673,11 @@ def _compressed_bytes(m, distinct, ranked):
 
 
 def _ranges_bytes(m):
-    """The most ``_direct_ranges`` and its sample allocate for a dense graph of m edges."""
-    return 8 * (m // _COARSE_BUDGET + _COARSE_SLACK) + (16 << _SAMPLE_BITS)
+    """The most the islands (``_island_ranges``) add for a dense graph of m edges: their
+    buckets beyond the occupied ones (128 bytes each, as ``_compressed_bytes``), the
+    sets of the pass's parts before they merge (an id in one of them per edge at
+    most: 32 bytes each, at most half full) and the sample's set."""
+    return 128 * (m // _COARSE_BUDGET + _COARSE_SLACK) + 32 * m + (16 << _SAMPLE_BITS)
 
 
 def _compress(graph, sgn, s, inv, kmin, bshift, rank_t, ranked):
@@ -535,19 +687,23 @@ def _compress(graph, sgn, s, inv, kmin, bshift, rank_t, ranked):
     up in the set). Returns (rank, occupied, hist, table, slot_rank, bits).
     O(m) expected time."""
     n = graph.n
-    table, counts, bits = _occupied(graph, sgn, s, inv, kmin, bshift)
-    valid = np.flatnonzero(table >= 0)
-    # one argsort of the B ids gives both their order and each slot's rank (a
-    # searchsorted of the whole table cost 4x more with Pareto weights' 196,181 buckets)
-    order = np.argsort(table[valid])
-    occupied = table[valid[order]]
-    slot_rank = np.zeros(table.shape[0], dtype=np.int64)  # free slots: never read
-    slot_rank[valid[order]] = np.arange(order.shape[0], dtype=np.int64)
+    if graph.dense:
+        # the ids in order: the islands' runs merged with the sorted others (a stable
+        # sort of a few sorted runs: timsort), then each slot's rank by a lookup per id
+        table, bits, occupied = _islands(graph, sgn, s, inv, kmin, bshift)
+        slot_rank = _hset_ranks(table, bits, occupied)
+    else:
+        table, counts, bits = _occupied(graph, sgn, s, inv, kmin, bshift)
+        valid = np.flatnonzero(table >= 0)
+        # one argsort of the B ids gives both their order and each slot's rank (a
+        # searchsorted of the whole table cost 4x more with Pareto weights' 196,181 buckets)
+        order = np.argsort(table[valid])
+        occupied = table[valid[order]]
+        slot_rank = np.zeros(table.shape[0], dtype=np.int64)  # free slots: never read
+        slot_rank[valid[order]] = np.arange(order.shape[0], dtype=np.int64)
     B = occupied.shape[0]
-    if not ranked:  # dense: the counts are over the upper triangle, each edge once
-        hist = np.zeros(B, dtype=np.int64)
-        hist[slot_rank[valid]] = counts[valid]
-        return np.zeros(0, dtype=rank_t), occupied, hist, table, slot_rank, bits
+    if not ranked:  # dense: sized lazily (the window, then cutqueue_materialize._size_buckets)
+        return np.zeros(0, dtype=rank_t), occupied, None, table, slot_rank, bits
     if graph.dense:
         rank = np.empty(n * n, dtype=rank_t)
         hist = _ranks_dense(graph.W, sgn, s, inv, kmin, bshift, table, bits, slot_rank, B, rank)
@@ -667,7 +823,7 @@ def gq_build(graph, sgn, s, r, bucket_width, window=None):
         if window is not None:
             if tuple(window.scale) != (sgn, s, inv):
                 raise AssertionError("gq_build: the window counted other keys")
-            top = _window_capacities(window, kmin, bshift, B, m)
+            top = _window_capacities(window, kmin, bshift, B, m, None if direct else key)
         if top is not None:
             b_lo, caps, extra = top
             cap[b_lo:] = caps
@@ -677,7 +833,7 @@ def gq_build(graph, sgn, s, r, bucket_width, window=None):
         cap = bucket_hist.astype(np.int64) + 1
         np.cumsum(cap[:-1], out=start[1:])
         sized = np.array([0, cap.sum()], dtype=np.int64)
-    layered, block_shift, n_blocks = _block_layer(B)
+    layered, block_shift, n_blocks = _block_layer(B, graph.dense and not direct and not group_counts)
     layout = QueueLayout(
         n=np.int64(n),
         dense=bool(graph.dense),

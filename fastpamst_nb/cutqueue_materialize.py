@@ -17,7 +17,7 @@ from .cutqueue import (
     _CHUNK, _filter_floor, _hash_group, _rank_group, _row_hits, _unvisited, code_pack, slot_pack,
 )
 # (the moved rule keeps its old name here, so the code below reads as before)
-from .keys import discretize, score_floor as _score_floor
+from .keys import discretize
 from .window import WINDOW_BINS, WINDOW_FINE_BITS
 
 
@@ -30,8 +30,9 @@ assert WINDOW_BINS >= (_SIZE_MIN + 2) << WINDOW_FINE_BITS
 
 
 @jit_only
-def _size_buckets(lay, st, cut, W, lo):
-    """Give buckets lo .. sized[0] - 1 of a dense queue with direct keys their regions
+def _size_buckets(lay, keys, st, cut, W, lo):
+    """Give buckets lo .. sized[0] - 1 of a dense queue (direct keys, or compressed ones
+    found through the hash set) their regions
     of the pool: as many slots as they have edges that can still join the cut or be
     in it (an unvisited end), plus the spare slot. One pass over W, which computes
     the key only of entries scoring at least the lowest of those buckets
@@ -43,12 +44,13 @@ def _size_buckets(lay, st, cut, W, lo):
     hi = st.sized[0]
     if lo >= hi:
         return
-    if not lay.dense or not lay.direct:  # others are sized whole by gq_build
-        raise AssertionError("_size_buckets: only dense queues with direct keys size lazily")
+    direct = lay.direct
+    if not lay.dense or not (direct or lay.hash_bits > 0):  # others are sized whole by gq_build
+        raise AssertionError("_size_buckets: only dense queues without stored ranks size lazily")
     n, sgn, s, inv, kmin, bshift = lay.n, lay.sgn, lay.s, lay.inv, lay.kmin, lay.bucket_shift
     rest, where, n_rest = cut.rest, cut.where, cut.sizes[1]
     h = np.zeros(hi - lo, dtype=np.int64)
-    ythr = _score_floor(kmin, lo, bshift, s)
+    ythr = _filter_floor(lay, keys, lo)
     hit = np.empty(min(n, _CHUNK), dtype=np.int64)
     by_rest = 2 * n_rest < n
     for i in range(n_rest if by_rest else n):
@@ -63,7 +65,11 @@ def _size_buckets(lay, st, cut, W, lo):
                     # vertex below a (then from u's row) or a itself
                     if u == a or (u < a and _unvisited(rest, where, n_rest, u)):
                         continue
-                b = (discretize(np.float64(row[u]), sgn, s, inv) - kmin) >> bshift
+                if direct:
+                    b = (discretize(np.float64(row[u]), sgn, s, inv) - kmin) >> bshift
+                else:
+                    b = _hash_group(keys.table, keys.slot_rank, lay.hash_bits, np.float64(row[u]), sgn,
+                                    s, inv, kmin, bshift) >> bshift
                 if lo <= b < hi:
                     h[b - lo] += 1
     top = st.sized[1]
@@ -101,7 +107,7 @@ def gq_materialize(lay, keys, counts, st, cut, W, b_need):
         # quadrupling of the sized range. (A release's first materializations come
         # one or two buckets at a time; its walks reach ~10-20 buckets below the top.)
         lo = min(new - 3 * (st.sized[0] - new), lay.n_buckets - lay.min_sized)
-        _size_buckets(lay, st, cut, W, max(lo, 0))
+        _size_buckets(lay, keys, st, cut, W, max(lo, 0))
     _materialize_pass(lay, keys, counts, st, cut, W, new, mat)
 
 

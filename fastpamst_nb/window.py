@@ -263,9 +263,11 @@ def window_join(window, forks):
     state[WIN_SEEN] = 1
 
 
-def window_capacities(window, kmin, bshift, B, m):
+def window_capacities(window, kmin, bshift, B, m, base=None):
     """Capacities (spare slot included) of the top buckets b_lo .. B - 1 from a complete
-    ``window``: returns (b_lo, caps, extra), or None when the window covers none or
+    ``window`` (``base``: the buckets' lowest keys, increasing, for compressed
+    buckets; None: bucket b's is kmin + b 2**bshift): returns (b_lo, caps, extra),
+    or None when the window covers none or
     its bounds would not fit a pool of m + B slots (bins much wider than the buckets,
     each of which gets whole bins: a crowded range after a wide-looking first tile).
     ``extra``: by how many slots the capacities may exceed the edges they hold (the
@@ -280,10 +282,16 @@ def window_capacities(window, kmin, bshift, B, m):
     width = 1 << int(bshift)
     kmin = int(kmin)
     # the buckets whose lowest key's bin is in the window: b >= ((bottom << fsh) - kmin) / width
-    b_lo = max(-((kmin - (bottom << fsh)) // width), 0)
+    if base is None:
+        b_lo = max(-((kmin - (bottom << fsh)) // width), 0)
+    else:
+        b_lo = int(np.searchsorted(base, bottom << fsh, side="left"))
     if b_lo >= B:
         return None
-    klo = kmin + np.arange(b_lo, B, dtype=np.int64) * width
+    if base is None:
+        klo = kmin + np.arange(b_lo, B, dtype=np.int64) * width
+    else:
+        klo = base[b_lo:B].astype(np.int64)
     flo = klo >> fsh
     fhi = np.minimum((klo + (width - 1)) >> fsh, top)
     # edges in bins bottom .. f - 1: within[f - bottom]
@@ -293,7 +301,7 @@ def window_capacities(window, kmin, bshift, B, m):
     total = int(caps.sum())
     if total > m + B:
         return None
-    first_whole = -((-(kmin + b_lo * width)) >> fsh)  # the lowest bin inside the sized range
+    first_whole = -((-int(klo[0])) >> fsh)  # the lowest bin inside the sized range
     surely = int(within[bins] - within[first_whole - bottom])
     extra = total - len(caps) - surely
     if extra > window_extra_max(m):  # keeps the slot store within queue_memory_bytes

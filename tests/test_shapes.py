@@ -19,7 +19,7 @@ import scipy.sparse as sp
 import naive
 from numba import njit
 
-from fastpamst_nb import bench, cutqueue, cutqueue_build, privacy
+from fastpamst_nb import bench, cutqueue, cutqueue_build, cutqueue_materialize, privacy
 from fastpamst_nb.api import DEFAULT_BUCKET_WIDTH, DEFAULT_THETA, _fast_pamst_graph
 from fastpamst_nb.graph import as_graph
 from fastpamst_nb.cutqueue_build import gq_build
@@ -126,10 +126,31 @@ def test_compressed_layered_dense_law(name, no_wide, monkeypatch):
     # the block layer over a few compressed buckets (blocks of 2 to 4): counted lazily,
     # materialized by whole blocks, walked block by block
     monkeypatch.setattr(cutqueue_build, "_LAYER2_MIN_BUCKETS", 2)
+    monkeypatch.setattr(cutqueue_build, "_LAYER2_MIN_LAZY", 2)
     W = SHAPES[name][0]
     q = gq_build(as_graph(W), -1.0, 1.0, LAM, DEFAULT_BUCKET_WIDTH)
     assert not q.layout.direct and q.layout.layered and q.layout.lazy_counts and q.layout.n_blocks >= 2
     _law(W)
+
+
+@pytest.mark.parametrize("name, maximum", [("clusters", False), ("pendant", False), ("outlier", True)],
+                         ids=["clusters-min", "pendant-min", "outlier-max"])
+@pytest.mark.slow_python
+def test_compressed_islands_dense_law(name, maximum, no_wide, monkeypatch):
+    # islands at this size: coarse blocks of one bucket, each occupied one dense, joined
+    # across gaps of up to 4 empty buckets, which become (empty) buckets of the queue;
+    # the far ones stay islands of their own, so the walk passes empty buckets and jumps
+    # the far gaps (pendant: reached at the end of the release)
+    monkeypatch.setattr(cutqueue_build, "_COARSE_SHIFT", 0)
+    W = 3.0 * SHAPES[name][0]  # near keys 3 apart: buckets of 2 keys, every other one empty
+    q = gq_build(as_graph(-W if maximum else W), -1.0, 1.0, LAM, DEFAULT_BUCKET_WIDTH)
+    lay = q.layout
+    assert not lay.direct and lay.lazy_counts and lay.hash_bits > 0
+    shift = int(lay.bucket_shift)
+    w = (-W if maximum else W)[np.triu_indices(W.shape[0], 1)]
+    occupied = np.unique((np.floor(-w).astype(np.int64) - lay.kmin) >> shift)
+    assert lay.n_buckets > occupied.shape[0]  # empty buckets inside the islands
+    _law(W, maximum)
 
 
 @pytest.mark.parametrize("name, maximum", CASES, ids=IDS)
@@ -167,7 +188,10 @@ def test_compressed_layout_of_each_shape(no_wide):
             keys = np.floor(-w).astype(np.int64)
             aligned = np.unique((keys - q.layout.kmin) >> shift)
             assert np.array_equal(q.keys.key, q.layout.kmin + (aligned << shift)), name
-            assert q.store.cap.sum() - q.layout.n_buckets == w.shape[0]  # each edge once, + spares
+            if graph.dense:  # sized lazily, at the first materialization (no window here)
+                assert q.store.sized[0] == q.layout.n_buckets and q.store.cap.sum() == 0
+            else:
+                assert q.store.cap.sum() - q.layout.n_buckets == w.shape[0]  # each edge once, + spares
 
 
 @pytest.mark.parametrize("sparse, layered", [(False, False), (False, True), (True, False)],
@@ -179,6 +203,7 @@ def test_compressed_ranks_match_a_sort(sparse, layered, no_wide, monkeypatch):
     # bucket's count its edges
     if layered:
         monkeypatch.setattr(cutqueue_build, "_LAYER2_MIN_BUCKETS", 64)
+        monkeypatch.setattr(cutqueue_build, "_LAYER2_MIN_LAZY", 64)
     ranked = sparse
     spread = 1e12
     rng = np.random.default_rng(4)
@@ -218,7 +243,15 @@ def test_compressed_ranks_match_a_sort(sparse, layered, no_wide, monkeypatch):
         assert np.array_equal(np.sort(table[held]), occupied)
         assert np.array_equal(slot_rank[held], np.searchsorted(occupied, table[held]))
     counts = np.bincount(want[upper_entry], minlength=occupied.shape[0])
-    assert np.array_equal(q.store.cap, counts + 1)
+    if ranked:
+        assert np.array_equal(q.store.cap, counts + 1)
+    else:
+        # a dense queue sizes its buckets lazily: nothing at build (no window here),
+        # then the sizing pass, through the hash set, gives each its edges + the spare
+        assert q.store.sized[0] == q.layout.n_buckets and q.store.cap.sum() == 0
+        _size_from(q, weights, 0)
+        assert np.array_equal(q.store.cap, counts + 1)
+        assert np.array_equal(q.store.start[1:], np.cumsum(counts + 1)[:-1])
     if not ranked:
         # a weight whose bucket the set does not hold (W modified during a release) raises
         # instead of probing the table forever
@@ -230,19 +263,24 @@ def test_compressed_ranks_match_a_sort(sparse, layered, no_wide, monkeypatch):
             _lookup(far, lay, qk)
 
 
-@pytest.mark.parametrize("shape", ["outlier", "clusters", "integers", "pareto"])
+@pytest.mark.parametrize("shape", ["outlier", "clusters", "integers", "pareto", "edges"])
 @pytest.mark.parametrize("budget", ["default", "tight"])
-def test_direct_ranges_count_what_the_set_alone_counts(shape, budget, monkeypatch):
-    # a crowded dense range counts its islands in direct ranges and only the rest in
-    # the hash set, which then receives the ranges' buckets: the set must hold every
-    # occupied aligned bucket once with its edge count, as a count of the keys does.
-    # "tight": a budget of a few blocks, so that ranges stay apart and many entries
-    # (between and beyond them) go through the set
+@pytest.mark.parametrize("parts", [1, 2])
+def test_islands_hold_every_occupied_bucket(shape, budget, parts, monkeypatch):
+    # a crowded dense range takes its islands' buckets whole and keys only the entries
+    # outside them: the set must hold exactly the occupied aligned buckets plus the
+    # islands' (a naive reference: a count of every key). "tight": a budget of a few
+    # blocks, so that islands stay apart and many entries (between and beyond them)
+    # are keyed; "edges": every entry a hair from an island's bounds (the filter's
+    # margins: entries just inside and just outside each bound)
     if budget == "tight":
         monkeypatch.setattr(cutqueue_build, "_COARSE_SLACK", 0)
         monkeypatch.setattr(cutqueue_build, "_COARSE_BUDGET", 200)  # 3 blocks at n = 300
+    if parts == 2:  # the pass in two parts side by side, their sets merged
+        monkeypatch.setattr(cutqueue_build, "_PARALLEL_MIN", 0)
+        monkeypatch.setattr(cutqueue_build, "thread_count", lambda: 2)
     n = 300
-    W = bench.shape_weights(shape, n, seed=2)
+    W = bench.shape_weights("clusters" if shape == "edges" else shape, n, seed=2)
     graph = as_graph(W)
     s = privacy.default_discretization(1e-5)
     r = privacy.fast_pamst_key_rate(0.1, 1e-5, n, s, "exponential")
@@ -250,26 +288,44 @@ def test_direct_ranges_count_what_the_set_alone_counts(shape, budget, monkeypatc
     assert inv != 0.0  # a power-of-two step: the keys below are exact products
     kmin, kmax = cutqueue_build._key_range(graph, -1.0, s)
     bshift = bucket_shift_for(kmax - kmin + 1, r, DEFAULT_BUCKET_WIDTH)
-    ranges = cutqueue_build._direct_ranges(W, -1.0, s, inv, kmin, bshift, graph.m)
-    table, counts, bits = cutqueue_build._occupied(graph, -1.0, s, inv, kmin, bshift, ranges)
+    ranges = cutqueue_build._island_ranges(W, -1.0, s, inv, kmin, kmax, bshift, graph.m)
+    assert ranges.lo.shape[0] > 0
+    if shape == "edges":
+        # move every entry to a key within 3 of an island's bound, on both sides
+        rng = np.random.default_rng(5)
+        iu = np.triu_indices(n, 1)
+        bounds = np.concatenate([kmin + (ranges.lo << bshift), kmin + (ranges.hi << bshift)])
+        k = rng.choice(bounds, iu[0].shape[0]) + rng.integers(-3, 4, iu[0].shape[0])
+        k = np.clip(k, kmin, kmax)
+        w = -(k.astype(np.float64) + rng.random(k.shape[0]) * 0.999) * s  # floor(-w / s) = k
+        W = np.zeros((n, n))
+        W[iu] = w
+        W.T[iu] = w
+        graph = as_graph(W)
+        assert cutqueue_build._key_range(graph, -1.0, s)[0] >= kmin
+    table, bits, ordered = cutqueue_build._islands(graph, -1.0, s, inv, kmin, bshift, ranges)
     aligned = (np.floor(-W[np.triu_indices(n, 1)] * inv).astype(np.int64) - kmin) >> bshift
-    ids, want = np.unique(aligned, return_counts=True)
-    held = table >= 0
-    order = np.argsort(table[held])
-    assert np.array_equal(table[held][order], ids)
-    assert np.array_equal(counts[held][order], want)
-    assert 2 * held.sum() <= table.shape[0] == 1 << bits
-    # both paths were taken: entries inside the ranges, and (tight budget, or the
-    # outlier's far edge and Pareto's tail) outside
+    ids = np.unique(np.concatenate([aligned] + [np.arange(lo, hi) for lo, hi in zip(ranges.lo, ranges.hi)]))
+    held = np.sort(table[table >= 0])
+    assert np.array_equal(held, ids) and np.array_equal(ordered, ids)
+    assert 2 * held.shape[0] <= table.shape[0] == 1 << bits
+    assert np.all(ranges.lo[1:] > ranges.hi[:-1])  # increasing and disjoint
+    assert ranges.lo.shape[0] <= cutqueue_build._MAX_RANGES
+    # both kinds of entries: inside the islands, and (tight budget, or the outlier's
+    # far edge and Pareto's tail) outside
     inside = np.zeros(aligned.shape[0], dtype=bool)
     for lo, hi in zip(ranges.lo, ranges.hi):
         inside |= (aligned >= lo) & (aligned < hi)
-    assert ranges.counts.sum() == inside.sum() > 0
-    assert np.all(ranges.lo[1:] > ranges.hi[:-1])  # increasing and disjoint
-    if budget == "tight" or shape in ("outlier", "pareto"):
+    assert inside.any()
+    if budget == "tight" or shape in ("outlier", "pareto", "edges"):
         assert not inside.all()
     if budget == "tight":
         assert ranges.lo.shape[0] > 1 or shape in ("outlier", "pareto")  # theirs are contiguous
+
+
+@njit
+def _size_from(q, W, lo):
+    cutqueue_materialize._size_buckets(q.layout, q.keys, q.store, q.cut, W, lo)
 
 
 @njit

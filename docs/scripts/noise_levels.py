@@ -2,8 +2,9 @@
 nodes drawn from the cut).
 
     python docs/scripts/noise_levels.py --n 4000 --sensitivity 1e-5 1e-3 0.1 1
+    python docs/scripts/noise_levels.py --n 4000 --sensitivity 1e-5 --shape outlier pareto
 
-Uniform(0, 1) weights, rho = 0.1. For each sensitivity: the validation (with the
+Uniform(0, 1) weights (or the shapes of ``fastpamst bench --shapes``), rho = 0.1. For each sensitivity: the validation (with the
 top window ``fast_pamst`` passes it), ``gq_build``, the selection loop
 (``prim_dense_private``) and the loop's cut updates alone replayed on a fresh
 queue (nothing materialized), each as a multiple of the floor (``bench.floor_prim``)
@@ -73,14 +74,25 @@ def main():
     ap.add_argument("--n", type=int, default=4000)
     ap.add_argument("--sensitivity", type=float, nargs="+", default=[1e-5, 1e-3, 0.1, 1.0])
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--shape", nargs="+", default=["uniform"], choices=list(bench.SHAPES),
+                    help="weights: keys of bench.SHAPES (default: uniform)")
     a = ap.parse_args()
     warm = bench.uniform_weights(64, 1)
     bench.floor_prim(warm)
     for d in a.sensitivity:
         release(warm, d)
-    W = bench.uniform_weights(a.n, 0)
-    t0 = min(cpu(lambda: bench.floor_prim(W))[0] for _ in range(5))
-    print(f"n = {a.n}, rho = {RHO}: floor {t0:.4f} s CPU")
+    for shape in a.shape:
+        for d in a.sensitivity:
+            release(bench.shape_weights(shape, 120), d)  # compile this shape's layout
+    for shape in a.shape:
+        W = bench.shape_weights(shape, a.n)
+        t0 = min(cpu(lambda: bench.floor_prim(W))[0] for _ in range(5))
+        print(f"{bench.SHAPES[shape][0]}, n = {a.n}, rho = {RHO}: floor {t0:.4f} s CPU")
+        levels(W, t0, a)
+        del W
+
+
+def levels(W, t0, a):
     for d in a.sensitivity:
         runs = [release(W, d) for _ in range(a.repeat)]
         times = [min(run[0][i] for run in runs) / t0 for i in range(4)]
@@ -88,7 +100,7 @@ def main():
         lay, st = q.layout, q.store
         print(f"sensitivity {d:g}: validation {times[0]:.2f}x, build {times[1]:.2f}x, loop {times[2]:.2f}x "
               f"(its updates alone {times[3]:.2f}x); {lay.n_buckets} buckets of 2**{lay.bucket_shift} keys"
-              f"{' (wide)' if lay.wide else ''}, materialized from {st.materialized[0]}")
+              f"{' (wide)' if lay.wide else ''}{'' if lay.direct else ' (compressed)'}, materialized from {st.materialized[0]}")
         per_step = (f"{name} {v / (a.n - 1):.2f}" for name, v in zip(NAMES[1:], stats[1:]))
         print("    per step: " + ", ".join(per_step))
 
