@@ -212,12 +212,8 @@ def _fast_pamst_graph(graph, rho, sensitivity, s, start, gen, noise, maximum, th
             def advance(step0, k):
                 nxt[0] = prim_csr_private(q, keyed, visited, edges, step0, k, nxt[0], r, theta,
                                           bucket_width, gen, stats)
-        # a dense step reads a row of n entries; a sparse one its row (2m / n on average)
-        # and a walk of about 16 nodes: 13 chunks of a 20,000-vertex sparse release, each
-        # unboxing the queue, became 3
-        per_step = graph.n if graph.dense else 2 * graph.m // graph.n + 16
         _run_steps(advance, graph.n - 1, bar_class, "fast_pamst",
-                   first=max(1, _FIRST_CHUNK_ENTRIES // per_step))
+                   first=max(1, _FIRST_CHUNK_ENTRIES // graph.n))
     info = {"rho": rho, "sensitivity": sensitivity, "noise": noise, "rate": lam,
             "discretization": s, "maximum": bool(maximum)}
     if bounds is not None:
