@@ -156,17 +156,17 @@ def prim_csr_exact(indptr, indices, data, start, sgn):
     v = start
     visited[v] = True
     for step in range(n - 1):
-        for e in range(indptr[v], indptr[v + 1]):
-            u = indices[e]
+        for p in range(indptr[v], indptr[v + 1]):
+            u = indices[p]
             if not visited[u]:
-                s = sgn * data[e]
+                s = sgn * data[p]
                 if s > best[u] or not reached[u]:
                     best[u] = s
                     reached[u] = True
                     size = _heap_push(keys, vals, size, s, p)
         while True:
             key, p, size = _heap_pop(keys, vals, size)
-            u = indices[e]
+            u = indices[p]
             if not visited[u] and key == best[u]:
                 break
         visited[u] = True
