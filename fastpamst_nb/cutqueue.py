@@ -548,7 +548,11 @@ def gq_update(q, row, v, visited, rank_base):
 def gq_update_csr(q, indptr, indices, data, v, visited):
     """Vertex v joined the tree (sparse): its CSR row joins or leaves the cut.
 
-    A sparse edge's code is its CSR position in the row of its visited end.
+    A sparse edge's code is its CSR position in the row of its visited end. The
+    sparse driver (``prim.prim_csr_private``) runs the same loop written in its own
+    body, on the queue's arrays read off once per chunk: this call, passing the queue,
+    paid two atomic reference counts per array at every step (docs/design.rst, Where
+    the time goes, sparse). Tests and other callers use this kernel.
     """
     lay = q.layout
     slots, start, fill = q.store.slots, q.store.start, q.store.fill

@@ -30,11 +30,19 @@ def _csr_edge_weights(indptr, indices, data, edges):
     for i in range(edges.shape[0]):
         a = edges[i, 0]
         b = edges[i, 1]
+        # a scalar binary search over row a (sorted): a slice per edge allocated an
+        # array view, which cost ~0.35 us an edge (7 ms of a 20,000-vertex release)
         lo = indptr[a]
-        pos = lo + np.searchsorted(indices[lo:indptr[a + 1]], b)
-        if pos >= indptr[a + 1] or indices[pos] != b:
+        hi = indptr[a + 1]
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if indices[mid] < b:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo >= indptr[a + 1] or indices[lo] != b:
             return out, i
-        out[i] = data[pos]
+        out[i] = data[lo]
     return out, -1
 
 

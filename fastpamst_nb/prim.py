@@ -12,8 +12,9 @@ import numpy as np
 from numba import njit
 
 from .core import CACHE, jit_only
-from .cutqueue import code_ends, gq_join, gq_update, gq_update_csr
-from .sampler import rnm_select
+from .cutqueue import _rank_group as rank_group, code_ends, gq_join, gq_update, slot_pack
+from .keys import discretize
+from .sampler import rnm_select_roles
 
 
 # ----------------------------------------------------------------------------
@@ -192,10 +193,12 @@ def prim_dense_private(q, W, visited, edges, step0, n_steps, v, key_rate, theta,
     The caller runs the steps in chunks so that a long release can be interrupted.
     """
     n = W.shape[0]
+    lay, keys, counts, st, cut = q.layout, q.keys, q.counts, q.store, q.cut
     for step in range(step0, step0 + n_steps):
-        gq_join(q.layout, q.cut, v, visited)
+        gq_join(lay, cut, v, visited)
         gq_update(q, W[v], v, visited, v * n)
-        code = rnm_select(q, W, visited, key_rate, theta, bucket_width, rng, stats)
+        code = rnm_select_roles(lay, keys, counts, st, cut, W, visited, key_rate, theta,
+                                bucket_width, rng, stats)
         a, b = code_ends(code)
         edges[step, 0] = a
         edges[step, 1] = b
@@ -210,11 +213,41 @@ def prim_csr_private(q, graph, visited, edges, step0, n_steps, v, key_rate, thet
     :class:`fastpamst_nb.graph.Graph` (its ``indptr``, ``indices``, ``data`` are read)."""
     indptr, indices, data = graph.indptr, graph.indices, graph.data
     no_dense = np.zeros((0, 0))
+    # The queue's arrays are read off once per chunk and the cut update (cutqueue's
+    # gq_update for dense graphs) is written here, flat: a per-step call passing the
+    # queue, or an inlined helper taking its arrays, paid two atomic reference counts
+    # per array at every step (docs/design.rst, Where the time goes, sparse)
+    lay, keys, counts, st, cut = q.layout, q.keys, q.counts, q.store, q.cut
+    slots, start, fill = st.slots, st.start, st.fill
+    bucket, block, group, total, rank = counts.bucket, counts.block, counts.group, counts.total, keys.rank
+    bshift, block_shift, group_counts, layered = lay.bucket_shift, lay.block_shift, lay.group_counts, lay.layered
+    direct, sgn, s, inv, kmin = lay.direct, lay.sgn, lay.s, lay.inv, lay.kmin
     for step in range(step0, step0 + n_steps):
-        gq_join(q.layout, q.cut, v, visited)
-        gq_update_csr(q, indptr, indices, data, v, visited)
-        # a sparse edge's code is its CSR position in the row of its visited end
-        p = rnm_select(q, no_dense, visited, key_rate, theta, bucket_width, rng, stats)
+        visited[v] = True  # gq_join: a sparse queue keeps no cut sides
+        # v's CSR row joins or leaves the cut; a sparse edge's code is its CSR position
+        # in the row of its visited end
+        delta = 0
+        for e in range(indptr[v], indptr[v + 1]):
+            if direct:
+                g = discretize(data[e], sgn, s, inv) - kmin
+            else:
+                g = rank_group(rank[e], data[e], sgn, s, inv, kmin, bshift)
+            b = g >> bshift
+            if visited[indices[e]]:
+                d = -1
+            else:
+                d = 1
+                slots[start[b] + fill[b]] = slot_pack(g - (b << bshift), e)
+                fill[b] += 1
+            if group_counts:
+                group[g] += d
+            bucket[b] += d
+            if layered:
+                block[b >> block_shift] += d
+            delta += d
+        total[0] += delta
+        p = rnm_select_roles(lay, keys, counts, st, cut, no_dense, visited, key_rate, theta,
+                             bucket_width, rng, stats)
         b = indices[p]
         edges[step, 0] = np.searchsorted(indptr, p, side="right") - 1
         edges[step, 1] = b

@@ -405,25 +405,33 @@ def _resolve(lay, keys, counts, st, cut, W, visited, r, rng, stats, level, node,
         return best, win_g, win_code
     seen = _seen_set(k + 1)
     _seen_add(seen, carrier)
-    # the whole cut's members (a node of uncounted buckets) in one batch of cut draws
-    from_cut = level == ROOT and lay.dense and c * lay.n >= counts.total[0]
-    gs = np.empty(k if from_cut else 0, dtype=np.int64)
-    codes = np.empty(k if from_cut else 0, dtype=np.int64)
-    if from_cut:
+    if level == ROOT and lay.dense and c * lay.n >= counts.total[0]:
+        # the whole cut's members (a node of uncounted buckets) in one batch of cut draws
+        gs = np.empty(k, dtype=np.int64)
+        codes = np.empty(k, dtype=np.int64)
         _cut_members(lay, keys, cut, W, k, p, c, seen, rng, gs, codes)
+        for i in range(k):
+            best, win_g, win_code = _extra_value(gq_key(lay, keys, gs[i]) - k0, gs[i], codes[i], tt,
+                                                 span, r, rng, best, win_g, win_code)
+        return best, win_g, win_code
+    # (no empty batch arrays allocated here: this path runs at most steps)
     for i in range(k):
-        if from_cut:
-            g, code = gs[i], codes[i]
-        else:
-            g, code = _distinct_edge(lay, keys, counts, st, cut, W, level, node, c, p, seen, i + 1,
-                                     visited, rng)
-        u = _u01(rng)
-        z = tt - math.log1p(-u * span) / r
-        val = np.float64(gq_key(lay, keys, g) - k0) + z
-        if val > best:
-            best = val
-            win_g = g
-            win_code = code
+        g, code = _distinct_edge(lay, keys, counts, st, cut, W, level, node, c, p, seen, i + 1,
+                                 visited, rng)
+        best, win_g, win_code = _extra_value(gq_key(lay, keys, g) - k0, g, code, tt, span, r, rng,
+                                             best, win_g, win_code)
+    return best, win_g, win_code
+
+
+@jit_only(inline="always")
+def _extra_value(dk, g, code, tt, span, r, rng, best, win_g, win_code):
+    """One of ``_resolve``'s other members (key dk above k0): its noise from the law
+    doubly truncated to (tt, tt + span in survival terms], and the updated best."""
+    u = _u01(rng)
+    z = tt - math.log1p(-u * span) / r
+    val = np.float64(dk) + z
+    if val > best:
+        return val, g, code
     return best, win_g, win_code
 
 
@@ -530,11 +538,24 @@ def _counted_top(lay, keys, counts, st, cut, W, r, width):
 
 @jit_only
 def rnm_select(q, W, visited, r, theta, bucket_width, rng, stats):
-    """One private selection from the cut held by ``q``; returns the winning edge's code.
+    """One private selection from the cut held by ``q``; returns the winning edge's code
+    (``rnm_select_roles`` on the queue's role tuples: the same draws, the same edge)."""
+    return rnm_select_roles(q.layout, q.keys, q.counts, q.store, q.cut, W, visited, r, theta,
+                            bucket_width, rng, stats)
+
+
+@jit_only
+def rnm_select_roles(lay, keys, counts, st, cut, W, visited, r, theta, bucket_width, rng, stats):
+    """One private selection from the cut held by a queue's role tuples (``lay``, ``keys``,
+    ``counts``, ``st``, ``cut``: a ``GroupQueue``'s fields); returns the winning edge's code.
+
+    The drivers call it with the role tuples they read off the queue once per chunk:
+    unpacking the queue here counted references to its arrays a second time at every
+    step (docs/design.rst, Where the time goes, sparse). ``rnm_select`` takes the queue.
 
     Parameters
     ----------
-    q : GroupQueue
+    lay, keys, counts, st, cut : QueueLayout, GroupKeys, QueueCounts, SlotStore, CutSides
         The cut (at least one active edge).
     W : (n, n) array
         The dense weights (an empty array for a sparse graph), read to materialize
@@ -555,7 +576,6 @@ def rnm_select(q, W, visited, r, theta, bucket_width, rng, stats):
     and only differences to the top key k0 are turned into floats, so a constant
     offset of every weight (a multiple of s) leaves the law unchanged.
     """
-    lay, keys, counts, st, cut = q.layout, q.keys, q.counts, q.store, q.cut
     stats[ST_STEPS] += 1
     width = _CUT_NODE_WIDTH * bucket_width
     p = _counted_top(lay, keys, counts, st, cut, W, r, width)
