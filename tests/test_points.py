@@ -153,12 +153,14 @@ def test_kernels_match_naive_across_blocks(rule):
         assert _edge_set(edges) == _edge_set(ref)
 
 
-@pytest.mark.parametrize("metric", ["euclidean", "sqeuclidean", "cityblock", "chebyshev", "minkowski"])
+@pytest.mark.parametrize("metric", ["euclidean", "sqeuclidean", "cityblock", "chebyshev", "minkowski",
+                                    "cosine", "haversine"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_coordinate_major_rows_are_the_metric_distances_bit_for_bit(metric, dtype):
     # the kernels' distances (a coordinate-major copy for the coordinate-wise metrics) must be
     # the reported ones exactly: the gumbel tree is the dense engine's on these distances
-    X = (_points(metric, 300, d=7, seed=4) * 1e3).astype(dtype)
+    X = _points(metric, 300, d=7, seed=4)
+    X = (X if metric == "haversine" else X * 1e3).astype(dtype)  # (lat, lon) stay in range
     P = metrics.prepare_points(X, metric, _p(metric))
     st = points.pt_state(P[0], P[1], 5)
     m = st.slot.shape[0]
@@ -171,6 +173,10 @@ def test_coordinate_major_rows_are_the_metric_distances_bit_for_bit(metric, dtyp
         assert np.array_equal(out, ref)  # bit for bit, not approx
     edges = np.column_stack([np.full(m, 5), st.slot])
     assert np.array_equal(metrics.edge_distances(P, edges), ref)
+    # the gumbel noise-first pass computes a kept edge's distance alone, as (vertex that
+    # joined, slot's point): the same value bit for bit
+    one = [metrics.metric_distance(P[0], 5, int(u), P[1], P[2], P[3]) for u in st.slot]
+    assert np.array_equal(np.array(one), ref)
 
 
 @pytest.mark.parametrize("metric,dtype", [("euclidean", np.float64), ("euclidean", np.float32),
