@@ -236,20 +236,8 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
     every edge, no skip (the reference path).
     """
     c, kw, b, b_hi, b_lo, inv_b, plain = nz  # scalars for the per-edge loops
-    rest = s.rest
-    hi = s.hi
-    lo = s.lo
-    parent = s.parent
-    U = s.U
-    th = s.th
-    tl = s.tl
-    tv = s.tv
-    imp = s.imp
-    state = s.state
-    ka = kw[0]
-    kb = kw[1]
-    c2 = kw[2]
-    c3 = kw[3]
+    rest, hi, lo, parent, U, th, tl, tv, imp, state = s  # GumbelDense's fields
+    ka, kb, c2, c3 = kw[0], kw[1], kw[2], kw[3]
     r = state[0]
     gone = state[1]
     cur = state[2]
@@ -351,22 +339,11 @@ def gd_steps_parallel(W, nz, s, edges, step0, n_steps, n_threads):
     its tops ``n_threads`` long), advanced in place.
     """
     c, kw, b, b_hi, b_lo, inv_b, plain = nz  # scalars for the per-edge loops
-    hi = s.hi
-    lo = s.lo
-    parent = s.parent
-    U = s.U
-    seen = s.seen
-    state = s.state
-    top_hi = s.top_hi
-    top_lo = s.top_lo
-    top_k = s.top_k
+    hi, lo, parent, U, seen, state, top_hi, top_lo, top_k = s  # GumbelPar's fields
     n = W.shape[0]
     T = n_threads
     chunk = (n + T - 1) // T
-    ka = kw[0]
-    kb = kw[1]
-    c2 = kw[2]
-    c3 = kw[3]
+    ka, kb, c2, c3 = kw[0], kw[1], kw[2], kw[3]
     cur = state[2]
     for step in range(step0, step0 + n_steps):
         row = W[cur]
@@ -574,19 +551,10 @@ def gc_steps(g, nz, s, edges, step0, n_steps):
     ``g``: the graph (``CsrArrays``); ``nz``: the noise (``GumbelNoise``); ``s``: the
     state (``GumbelCsr``), advanced in place.
     """
-    indptr = g.indptr
-    indices = g.indices
-    data = g.data
+    indptr, indices, data = g  # CsrArrays
     c, kw, b, b_hi, b_lo, inv_b, plain = nz  # scalars for the per-edge loops
-    hi = s.hi
-    lo = s.lo
-    visited = s.visited
-    H = s.H
-    state = s.state
-    ka = kw[0]
-    kb = kw[1]
-    c2 = kw[2]
-    c3 = kw[3]
+    hi, lo, visited, H, state = s  # GumbelCsr's fields
+    ka, kb, c2, c3 = kw[0], kw[1], kw[2], kw[3]
     size = state[0]
     v = state[1]
     for step in range(step0, step0 + n_steps):
