@@ -225,10 +225,10 @@ assert TOP_BLOCK == 1 << _TOP_SHIFT
 # parent: each vertex's tree end (indexed by vertex: the removal shifts one array less);
 # U: the bounds of one step's edges; th/tl/tv: each block of TOP_BLOCK vertices'
 # smallest (key, vertex) among its unvisited vertices (tv = -1: none yet); imp: the
-# positions improved in one step; state: [r (unvisited count), gone (position of the
+# positions improved in one step; cand: the positions whose edge passed the skip test; state: [r (unvisited count), gone (position of the
 # vertex that joined last, to remove; r: none), cur (that vertex)]
 GumbelDense = namedtuple("GumbelDense", ["rest", "hi", "lo", "parent", "U", "th", "tl", "tv",
-                                         "imp", "state"])
+                                         "imp", "cand", "state"])
 
 # The noise's scalars, as the kernels take them (one argument, not seven): c: the sign of
 # the weights times the keys' scale (``_scale``); kw: the key's four words
@@ -261,7 +261,7 @@ def gd_new(n, start):
     nb = (n + TOP_BLOCK - 1) // TOP_BLOCK
     return GumbelDense(rest, hi, lo, parent, np.empty(n - 1), np.full(nb, np.inf),
                        np.full(nb, np.inf), np.full(nb, -1, dtype=np.int64),
-                       np.empty(n - 1, dtype=np.int64), state)
+                       np.empty(n - 1, dtype=np.int64), np.empty(n - 1, dtype=np.int64), state)
 
 
 @njit(cache=CACHE, inline="always")
@@ -292,7 +292,7 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
     every edge, no skip (the reference path).
     """
     c, kw, b, b_hi, b_lo, inv_b, plain = nz  # scalars for the per-edge loops
-    rest, hi, lo, parent, U, th, tl, tv, imp, state = s  # GumbelDense's fields
+    rest, hi, lo, parent, U, th, tl, tv, imp, cand, state = s  # GumbelDense's fields
     ka, kb, c2, c3 = kw[0], kw[1], kw[2], kw[3]
     r = state[0]
     gone = state[1]
@@ -315,22 +315,15 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
                         _prefetch(row, rest[k])
                 for k in range(k0, k1):
                     U[k] = gumbel_upper_eps(bits_of_words(ka, kb, c2, c3, cur, rest[k]))
-        ni = 0
+        # t below the bound: the edge may relax. The loops only list such positions
+        # (no branch: an exact path taken inside them, about n ln n times in all, cost
+        # a misprediction and the row loads in flight each time); the list takes the
+        # exact path after them
+        nc = 0
         for k in range(gone):  # before the removed position: in place
-            x = c * np.float64(row[rest[k]])
-            h = hi[k]
-            l = lo[k]
-            # t below the bound: may relax (the test alone: a `plain or` in it measured
-            # far slower, docs/design.rst)
-            if ((x - h) - l) * inv_b < U[k]:
-                u = unit_of_words(ka, kb, c2, c3, cur, rest[k])
-                h, l, better = _exact(x, h, l, u, b, b_hi, b_lo)
-                if better:
-                    hi[k] = h
-                    lo[k] = l
-                    parent[rest[k]] = cur
-                    imp[ni] = k  # its block's top: after the loops
-                    ni += 1
+            if ((c * np.float64(row[rest[k]]) - hi[k]) - lo[k]) * inv_b < U[k]:
+                cand[nc] = k
+                nc += 1
         # after it: shifted down by one, through views that start at the position
         # (a loop index numba cannot prove >= 0 gets a negative-index fix-up per access)
         g1 = gone + 1
@@ -343,21 +336,29 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
         ld = lo[gone:r]
         for q in range(r - g1):
             v = rs[q]
-            x = c * np.float64(row[v])
             h = hs[q]
             l = ls[q]
-            if ((x - h) - l) * inv_b < Us[q]:
-                u = unit_of_words(ka, kb, c2, c3, cur, v)
-                h, l, better = _exact(x, h, l, u, b, b_hi, b_lo)
-                if better:
-                    parent[v] = cur
-                    imp[ni] = gone + q  # its position once shifted
-                    ni += 1
+            if ((c * np.float64(row[v]) - h) - l) * inv_b < Us[q]:
+                cand[nc] = gone + q  # its position once shifted
+                nc += 1
             rd[q] = v
             hd[q] = h
             ld[q] = l
         if gone < r:
             r -= 1
+        ni = 0
+        for i in range(nc):  # the exact path, at positions after the shift
+            k = cand[i]
+            v = rest[k]
+            x = c * np.float64(row[v])
+            u = unit_of_words(ka, kb, c2, c3, cur, v)
+            h, l, better = _exact(x, hi[k], lo[k], u, b, b_hi, b_lo)
+            if better:
+                hi[k] = h
+                lo[k] = l
+                parent[v] = cur
+                imp[ni] = k  # its block's top: after the loops
+                ni += 1
         # the improved vertices' blocks (kept out of the loops above, which it slowed)
         for i in range(ni):
             k = imp[i]
