@@ -277,15 +277,18 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
 
     ``nz`` is the noise (``GumbelNoise``): ``c`` the sign (+1 minimum tree, -1
     maximum) times the keys' scale; ``kw`` the key's four words
-    (``philox.key_words``). ``s`` is the state (``GumbelDense``), advanced in place. Each step first hashes every edge from the vertex that
-    joined last to the unvisited ones (a loop of independent blocks, which the
-    compiler vectorizes) into ``U[k]`` = ``gumbel_upper`` of its uniform + ``EPS``,
-    then relaxes the unvisited vertices reading that vertex's row in address order (as
-    ``prim.prim_dense_exact``): in place before the position of the vertex that
-    joined, shifted down by one after it (so the order costs no extra pass). An edge
-    whose threshold t = (c w - K) / b is at least ``U[k]`` cannot relax (one compare);
-    the others (about n ln n in all) hash again for the uniform and take the exact
-    path. The argmin (ties: the smallest vertex) reads the blocks' smallest keys
+    (``philox.key_words``). ``s`` is the state (``GumbelDense``), advanced in place.
+    Each step first hashes every edge from the vertex that joined last to the
+    unvisited ones (a loop of independent blocks, which the compiler vectorizes) into
+    ``U[k]`` = ``gumbel_upper_eps`` of its uniform, prefetching into L2 the lines of
+    that vertex's row each block of ``_HASH_BLOCK`` positions will read (the hashing
+    is arithmetic, so the row's transfer overlaps it). Then it reads the row in
+    address order (as ``prim.prim_dense_exact``), in place before the position of the
+    vertex that joined, shifted down by one after it (so the order costs no extra
+    pass): an edge whose threshold t = (c w - K) / b is at least ``U[k]`` cannot relax
+    (one compare); the others (about n ln n in all) are listed in ``cand`` and, after
+    the loops, hash again for the uniform and take the exact path (inside the loops,
+    each cost a branch misprediction and the row loads in flight). The argmin (ties: the smallest vertex) reads the blocks' smallest keys
     (``th, tl, tv``), which the relaxations update after the loops and of which only
     the joined vertex's block is rescanned: O(n / TOP_BLOCK + TOP_BLOCK) a step.
     O(n) per step, no noise kept across steps. ``plain``: the two logarithms on
