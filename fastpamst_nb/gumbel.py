@@ -111,7 +111,7 @@ def _small_to_float(x):
 @njit(cache=CACHE, inline="always")
 def _upper_from(m, c0):
     """``c0 - v * _K_UP`` for the bits v of m's bound (``gumbel_upper``); c0 = ``_C_UP``
-    gives the bound, ``_C_UP_EPS`` the bound plus ``EPS`` (one subtraction less a edge)."""
+    gives the bound, ``_C_UP_EPS`` the bound plus ``EPS`` (one subtraction less an edge)."""
     # p = ceil(m / 2) <= 2**52: 1 + p 2**-52 in [1, 2] from its bits, and y = 2 - that =
     # (2**52 - p) 2**-52 exactly (Sterbenz); y = 0 (m = 2**53 - 1) is taken as 2**-53 = 1 - U
     p = (np.int64(m) + _I1) >> _I1
@@ -225,8 +225,9 @@ assert TOP_BLOCK == 1 << _TOP_SHIFT
 # parent: each vertex's tree end (indexed by vertex: the removal shifts one array less);
 # U: the bounds of one step's edges; th/tl/tv: each block of TOP_BLOCK vertices'
 # smallest (key, vertex) among its unvisited vertices (tv = -1: none yet); imp: the
-# positions improved in one step; cand: the positions whose edge passed the skip test; state: [r (unvisited count), gone (position of the
-# vertex that joined last, to remove; r: none), cur (that vertex)]
+# positions improved in one step; cand: the positions whose edge passed the skip test
+# in one step; state: [r (unvisited count), gone (position of the vertex that joined
+# last, to remove; r: none), cur (that vertex)]
 GumbelDense = namedtuple("GumbelDense", ["rest", "hi", "lo", "parent", "U", "th", "tl", "tv",
                                          "imp", "cand", "state"])
 
@@ -288,9 +289,10 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
     pass): an edge whose threshold t = (c w - K) / b is at least ``U[k]`` cannot relax
     (one compare); the others (about n ln n in all) are listed in ``cand`` and, after
     the loops, hash again for the uniform and take the exact path (inside the loops,
-    each cost a branch misprediction and the row loads in flight). The argmin (ties: the smallest vertex) reads the blocks' smallest keys
-    (``th, tl, tv``), which the relaxations update after the loops and of which only
-    the joined vertex's block is rescanned: O(n / TOP_BLOCK + TOP_BLOCK) a step.
+    each cost a branch misprediction and the row loads in flight). The argmin (ties:
+    the smallest vertex) reads the blocks' smallest keys (``th, tl, tv``), which the
+    relaxations update after the loops and of which only the joined vertex's block is
+    rescanned: O(n / TOP_BLOCK + TOP_BLOCK) a step.
     O(n) per step, no noise kept across steps. ``plain``: the two logarithms on
     every edge, no skip (the reference path).
     """
@@ -319,9 +321,9 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
                 for k in range(k0, k1):
                     U[k] = gumbel_upper_eps(bits_of_words(ka, kb, c2, c3, cur, rest[k]))
         # t below the bound: the edge may relax. The loops only list such positions
-        # (no branch: an exact path taken inside them, about n ln n times in all, cost
-        # a misprediction and the row loads in flight each time); the list takes the
-        # exact path after them
+        # and the list takes the exact path after them: taken inside the loops (about
+        # n ln n times in all), each cost a misprediction and the row loads in flight
+        # (a branch-free append measured slower: docs/design.rst, fourth pass)
         nc = 0
         for k in range(gone):  # before the removed position: in place
             if ((c * np.float64(row[rest[k]]) - hi[k]) - lo[k]) * inv_b < U[k]:
