@@ -262,7 +262,8 @@ def gd_new(n, start):
     nb = (n + TOP_BLOCK - 1) // TOP_BLOCK
     return GumbelDense(rest, hi, lo, parent, np.empty(n - 1), np.full(nb, np.inf),
                        np.full(nb, np.inf), np.full(nb, -1, dtype=np.int64),
-                       np.empty(n - 1, dtype=np.int64), np.empty(n - 1, dtype=np.int64), state)
+                       np.empty(n - 1, dtype=np.int64), np.empty(n - 1, dtype=np.int64),
+                       state)
 
 
 @njit(cache=CACHE, inline="always")
