@@ -42,8 +42,13 @@ counters; ``gd_steps`` advances it by k Prim steps, so a long release runs in ch
 import math
 from collections import namedtuple
 
+import numba
 import numpy as np
-from numba import njit, prange
+from llvmlite import ir
+from llvmlite.binding import llvm_version_info
+from numba import njit, prange, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from .core import CACHE
 from .philox import GUMBEL_MAX, bits_of_words, key_words, unit_of_bits, unit_of_words
@@ -54,18 +59,21 @@ T_SKIP = 37.5
 #: Margin (Gumbel units) between the computed t and the bound of G it must reach to skip.
 EPS = 2.0 ** -30
 _SPLIT = 134217729.0  # 2**27 + 1, Dekker's splitter for float64
-# gumbel_upper: ln(2), raised by 2**-40 (far above the rounding of the float operations
-# it takes part in); the bit pattern of 2**52 (adding an integer 0 <= x <= 2**52 to it
-# and subtracting 2**52 as doubles converts x exactly: AVX2 has no vector int64 -> double
-# conversion, which left the hashing loop scalar); 2**53; the mantissa mask and the bits
-# of 1.0
-_LN2_UP = math.log(2.0) * (1.0 + 2.0 ** -40)
+# gumbel_upper: the bit pattern of 2**52 (adding an integer 0 <= x <= 2**52 to it and
+# subtracting 2**52 as doubles converts x exactly: AVX2 has no vector int64 -> double
+# conversion, which left the hashing loop scalar); 2**-53; the bits of 1.0
 _MAGIC_BITS = np.int64(0x4330000000000000)
 _TWO_52 = 4503599627370496.0
-_TWO_53 = np.int64(1 << 53)
-_FRAC = np.int64((1 << 52) - 1)
+_TWO_M53 = 2.0 ** -53
 _ONE_BITS = np.int64(1023 << 52)
-_S52 = np.int64(52)
+_S11 = np.int64(11)
+_I1 = np.int64(1)
+#: gumbel_upper = ln(2) (1023 - v 2**-41) = _C_UP - v * _K_UP: the constant raised by
+#: 2**-40, above the rounding of the constants, the product and the difference (each at
+#: most 709.8 * 2**-53: under 5e-13 in all)
+_K_UP = math.log(2.0) * 2.0 ** -41
+_C_UP = 1023.0 * math.log(2.0) + 2.0 ** -40
+_C_UP_EPS = 1023.0 * math.log(2.0) + EPS
 
 assert T_SKIP > GUMBEL_MAX + 0.5
 
@@ -101,29 +109,77 @@ def _small_to_float(x):
 
 
 @njit(cache=CACHE, inline="always")
+def _upper_from(m, c0):
+    """``c0 - v * _K_UP`` for the bits v of m's bound (``gumbel_upper``); c0 = ``_C_UP``
+    gives the bound, ``_C_UP_EPS`` the bound plus ``EPS`` (one subtraction less an edge)."""
+    # p = ceil(m / 2) <= 2**52: 1 + p 2**-52 in [1, 2] from its bits, and y = 2 - that =
+    # (2**52 - p) 2**-52 exactly (Sterbenz); y = 0 (m = 2**53 - 1) is taken as 2**-53 = 1 - U
+    p = (np.int64(m) + _I1) >> _I1
+    y = np.float64(max(2.0 - np.int64(_ONE_BITS + p).view(np.float64), _TWO_M53))
+    # the bits of y, E + 1023 and f as one fixed-point number, 41 fraction bits kept
+    v = _small_to_float(y.view(np.int64) >> _S11)
+    return c0 - v * _K_UP
+
+
+@njit(cache=CACHE, inline="always")
 def gumbel_upper(m):
     """An upper bound of the standard Gumbel -log(-log U) of the uniform
     U = ``philox.unit_of_bits(m)``, from m's bits alone (no logarithm; scalar, branch-free,
-    integer and float adds only, so that a loop of them vectorizes on AVX2).
+    integer and float adds, one max and one multiply, so that a loop of them vectorizes on
+    AVX2).
 
-    -log U >= 1 - U, so G(U) <= -log(1 - U), and 1 - U = q * 2**-53 with q = 2**53 - m
-    in [1, 2**53] (for m = 0, where U = 2**-54, q = 2**53 gives the bound 0 >= G =
-    -3.62). With q' = floor(q / 2) (q >= 2 q'), -log(1 - U) <= 52 ln 2 - ln q'. q' <=
-    2**52 is converted exactly (``_small_to_float``); for q' = 2**E (1 + f), f in [0, 1),
-    f <= log2(1 + f), so -ln q' <= -ln(2) (E + f): the bound is ln(2) (52 - E - f), E and
-    1 + f read off the double's exponent and mantissa (q' = 0, m = 2**53 - 1, is taken
-    as 1/2 = q / 2: the bound 53 ln 2 <= ``T_SKIP``). It exceeds G by at most 0.06 + log(-log(U) / (1 - U)) + 1 / (q - 1),
-    about 0.06 + (1 - U) / 2 for U near 1 (where the thresholds of late steps lie) until
-    q is tiny: an edge whose threshold t lies between them takes the exact path, it is
-    never skipped wrongly.
+    -log U >= 1 - U, so G(U) <= -log(1 - U). With p = ceil(m / 2), y = (2**52 - p) 2**-52
+    <= (2**53 - m) 2**-53 = 1 - U is formed exactly from the bits of 1 + p 2**-52 (for
+    m = 0, y = 1 and the bound 0 >= G = -3.62; for m = 2**53 - 1, y = 0 is replaced by
+    1 - U = 2**-53: the bound 53 ln 2 <= ``T_SKIP``). For y = 2**E (1 + f), f in [0, 1),
+    f <= log2(1 + f), so -log y <= -ln(2) (E + f), and E + 1023 + f is the bit pattern of
+    y over 2**52, read as a number (its low 11 bits dropped, which only raises the bound):
+    the bound is ln(2) (1023 - v 2**-41), v the bits of y >> 11, converted exactly
+    (``_small_to_float``), computed as ``_C_UP - v * _K_UP`` with a margin of 2**-40 over
+    its rounding (below 5e-13). It exceeds G by at most 0.06 + log(-log(U) / (1 - U)) +
+    log(q / (q - 1)), q = 2**53 - m: about 0.06 + (1 - U) / 2 for U near 1 (where the
+    thresholds of late steps lie) until q is tiny: an edge whose threshold t lies between
+    them takes the exact path, it is never skipped wrongly.
     """
-    q = _TWO_53 - np.int64(m)
-    # q' = 0 (q = 1, m = 2**53 - 1) as 1/2 = q / 2: the bound 53 ln 2 = -ln(1 - U) there
-    d = np.float64(max(_small_to_float(q >> np.int64(1)), 0.5))
-    bits = d.view(np.int64)
-    e = _small_to_float(bits >> _S52)  # E + 1023 (0 for q' = 0)
-    mant = np.int64((bits & _FRAC) | _ONE_BITS).view(np.float64)  # 1 + f
-    return ((1076.0 - e) - mant) * _LN2_UP
+    return _upper_from(m, _C_UP)
+
+
+@njit(cache=CACHE, inline="always")
+def gumbel_upper_eps(m):
+    """``gumbel_upper(m) + EPS``, up to 5e-13 either way (the kernels' skip margin
+    ``EPS`` folded into the constant: docs/design.rst, "The skip bound")."""
+    return _upper_from(m, _C_UP_EPS)
+
+
+if numba.config.DISABLE_JIT:  # an intrinsic cannot run as Python: the hint is a no-op there
+    def _prefetch(a, i):
+        pass
+else:
+    # the intrinsic's name carries its pointer type: "p0" once LLVM's pointers are opaque (15+)
+    _PREFETCH_NAME = "llvm.prefetch.p0" if llvm_version_info[0] >= 15 else "llvm.prefetch.p0i8"
+
+    @intrinsic
+    def _prefetch(typingctx, a, i):
+        """A hint to bring the cache line of the 1-d array element a[i] into L2
+        (``llvm.prefetch``, read, locality 2): no fault, no effect on any value."""
+        def codegen(context, builder, sig, args):
+            arr = context.make_array(sig.args[0])(context, builder, args[0])
+            ptr = cgutils.get_item_pointer(context, builder, sig.args[0], arr, [args[1]],
+                                           wraparound=False)
+            i32 = ir.IntType(32)
+            ptr = builder.bitcast(ptr, ir.IntType(8).as_pointer())
+            fn = cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(ir.VoidType(), [ptr.type, i32, i32, i32]),
+                _PREFETCH_NAME)
+            builder.call(fn, [ptr, i32(0), i32(2), i32(1)])
+            return context.get_dummy_value()
+        return types.void(a, i), codegen
+
+
+#: Positions a block of the dense kernel's hashing loop: the row's cache lines under a
+#: block's positions are prefetched before it is hashed, so that the relaxation, which
+#: gathers them, finds them in L2 (the hashing is arithmetic; the memory is idle during it)
+_HASH_BLOCK = 64
 
 
 def split(b):
@@ -169,10 +225,11 @@ assert TOP_BLOCK == 1 << _TOP_SHIFT
 # parent: each vertex's tree end (indexed by vertex: the removal shifts one array less);
 # U: the bounds of one step's edges; th/tl/tv: each block of TOP_BLOCK vertices'
 # smallest (key, vertex) among its unvisited vertices (tv = -1: none yet); imp: the
-# positions improved in one step; state: [r (unvisited count), gone (position of the
-# vertex that joined last, to remove; r: none), cur (that vertex)]
+# positions improved in one step; cand: the positions whose edge passed the skip test
+# in one step; state: [r (unvisited count), gone (position of the vertex that joined
+# last, to remove; r: none), cur (that vertex)]
 GumbelDense = namedtuple("GumbelDense", ["rest", "hi", "lo", "parent", "U", "th", "tl", "tv",
-                                         "imp", "state"])
+                                         "imp", "cand", "state"])
 
 # The noise's scalars, as the kernels take them (one argument, not seven): c: the sign of
 # the weights times the keys' scale (``_scale``); kw: the key's four words
@@ -205,7 +262,8 @@ def gd_new(n, start):
     nb = (n + TOP_BLOCK - 1) // TOP_BLOCK
     return GumbelDense(rest, hi, lo, parent, np.empty(n - 1), np.full(nb, np.inf),
                        np.full(nb, np.inf), np.full(nb, -1, dtype=np.int64),
-                       np.empty(n - 1, dtype=np.int64), state)
+                       np.empty(n - 1, dtype=np.int64), np.empty(n - 1, dtype=np.int64),
+                       state)
 
 
 @njit(cache=CACHE, inline="always")
@@ -221,22 +279,26 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
 
     ``nz`` is the noise (``GumbelNoise``): ``c`` the sign (+1 minimum tree, -1
     maximum) times the keys' scale; ``kw`` the key's four words
-    (``philox.key_words``). ``s`` is the state (``GumbelDense``), advanced in place. Each step first hashes every edge from the vertex that
-    joined last to the unvisited ones (a loop of independent blocks, which the
-    compiler vectorizes) into ``U[k]`` = ``gumbel_upper`` of its uniform + ``EPS``,
-    then relaxes the unvisited vertices reading that vertex's row in address order (as
-    ``prim.prim_dense_exact``): in place before the position of the vertex that
-    joined, shifted down by one after it (so the order costs no extra pass). An edge
-    whose threshold t = (c w - K) / b is at least ``U[k]`` cannot relax (one compare);
-    the others (about n ln n in all) hash again for the uniform and take the exact
-    path. The argmin (ties: the smallest vertex) reads the blocks' smallest keys
-    (``th, tl, tv``), which the relaxations update after the loops and of which only
-    the joined vertex's block is rescanned: O(n / TOP_BLOCK + TOP_BLOCK) a step.
+    (``philox.key_words``). ``s`` is the state (``GumbelDense``), advanced in place.
+    Each step first hashes every edge from the vertex that joined last to the
+    unvisited ones (a loop of independent blocks, which the compiler vectorizes) into
+    ``U[k]`` = ``gumbel_upper_eps`` of its uniform, prefetching into L2 the lines of
+    that vertex's row each block of ``_HASH_BLOCK`` positions will read (the hashing
+    is arithmetic, so the row's transfer overlaps it). Then it reads the row in
+    address order (as ``prim.prim_dense_exact``), in place before the position of the
+    vertex that joined, shifted down by one after it (so the order costs no extra
+    pass): an edge whose threshold t = (c w - K) / b is at least ``U[k]`` cannot relax
+    (one compare); the others (about n ln n in all) are listed in ``cand`` and, after
+    the loops, hash again for the uniform and take the exact path (inside the loops,
+    each cost a branch misprediction and the row loads in flight). The argmin (ties:
+    the smallest vertex) reads the blocks' smallest keys (``th, tl, tv``), which the
+    relaxations update after the loops and of which only the joined vertex's block is
+    rescanned: O(n / TOP_BLOCK + TOP_BLOCK) a step.
     O(n) per step, no noise kept across steps. ``plain``: the two logarithms on
     every edge, no skip (the reference path).
     """
     c, kw, b, b_hi, b_lo, inv_b, plain = nz  # scalars for the per-edge loops
-    rest, hi, lo, parent, U, th, tl, tv, imp, state = s  # GumbelDense's fields
+    rest, hi, lo, parent, U, th, tl, tv, imp, cand, state = s  # GumbelDense's fields
     ka, kb, c2, c3 = kw[0], kw[1], kw[2], kw[3]
     r = state[0]
     gone = state[1]
@@ -246,24 +308,28 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
         if plain:  # no skip: every edge takes the exact path
             U[:r] = np.inf
         else:
-            for k in range(r):
-                U[k] = gumbel_upper(bits_of_words(ka, kb, c2, c3, cur, rest[k])) + EPS
-        ni = 0
+            for k0 in range(0, r, _HASH_BLOCK):
+                k1 = min(k0 + _HASH_BLOCK, r)
+                a = rest[k0]
+                z = rest[k1 - 1]
+                if z - a < 8 * _HASH_BLOCK:  # dense positions: every line of the span
+                    for j in range(a, z + 1, 8):
+                        _prefetch(row, j)
+                    _prefetch(row, z)
+                else:  # sparse (late steps): the line of each position
+                    for k in range(k0, k1):
+                        _prefetch(row, rest[k])
+                for k in range(k0, k1):
+                    U[k] = gumbel_upper_eps(bits_of_words(ka, kb, c2, c3, cur, rest[k]))
+        # t below the bound: the edge may relax. The loops only list such positions
+        # and the list takes the exact path after them: taken inside the loops (about
+        # n ln n times in all), each cost a misprediction and the row loads in flight
+        # (a branch-free append measured slower: docs/design.rst, fourth pass)
+        nc = 0
         for k in range(gone):  # before the removed position: in place
-            x = c * np.float64(row[rest[k]])
-            h = hi[k]
-            l = lo[k]
-            # t below the bound: may relax (the test alone: a `plain or` in it measured
-            # far slower, docs/design.rst)
-            if ((x - h) - l) * inv_b < U[k]:
-                u = unit_of_words(ka, kb, c2, c3, cur, rest[k])
-                h, l, better = _exact(x, h, l, u, b, b_hi, b_lo)
-                if better:
-                    hi[k] = h
-                    lo[k] = l
-                    parent[rest[k]] = cur
-                    imp[ni] = k  # its block's top: after the loops
-                    ni += 1
+            if ((c * np.float64(row[rest[k]]) - hi[k]) - lo[k]) * inv_b < U[k]:
+                cand[nc] = k
+                nc += 1
         # after it: shifted down by one, through views that start at the position
         # (a loop index numba cannot prove >= 0 gets a negative-index fix-up per access)
         g1 = gone + 1
@@ -276,21 +342,29 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
         ld = lo[gone:r]
         for q in range(r - g1):
             v = rs[q]
-            x = c * np.float64(row[v])
             h = hs[q]
             l = ls[q]
-            if ((x - h) - l) * inv_b < Us[q]:
-                u = unit_of_words(ka, kb, c2, c3, cur, v)
-                h, l, better = _exact(x, h, l, u, b, b_hi, b_lo)
-                if better:
-                    parent[v] = cur
-                    imp[ni] = gone + q  # its position once shifted
-                    ni += 1
+            if ((c * np.float64(row[v]) - h) - l) * inv_b < Us[q]:
+                cand[nc] = gone + q  # its position once shifted
+                nc += 1
             rd[q] = v
             hd[q] = h
             ld[q] = l
         if gone < r:
             r -= 1
+        ni = 0
+        for i in range(nc):  # the exact path, at positions after the shift
+            k = cand[i]
+            v = rest[k]
+            x = c * np.float64(row[v])
+            u = unit_of_words(ka, kb, c2, c3, cur, v)
+            h, l, better = _exact(x, hi[k], lo[k], u, b, b_hi, b_lo)
+            if better:
+                hi[k] = h
+                lo[k] = l
+                parent[v] = cur
+                imp[ni] = k  # its block's top: after the loops
+                ni += 1
         # the improved vertices' blocks (kept out of the loops above, which it slowed)
         for i in range(ni):
             k = imp[i]
@@ -361,7 +435,7 @@ def gd_steps_parallel(W, nz, s, edges, step0, n_steps, n_threads):
                 Ub[:] = np.inf
             else:
                 for j in range(v1 - v0):
-                    Ub[j] = gumbel_upper(bits_of_words(ka, kb, c2, c3, cur, v0 + j)) + EPS
+                    Ub[j] = gumbel_upper_eps(bits_of_words(ka, kb, c2, c3, cur, v0 + j))
             th = np.inf
             tl = np.inf
             tk = -1
@@ -570,7 +644,7 @@ def gc_steps(g, nz, s, edges, step0, n_steps):
             if not plain and t >= T_SKIP:
                 continue
             m = bits_of_words(ka, kb, c2, c3, v, u)
-            if not plain and t >= gumbel_upper(m) + EPS:
+            if not plain and t >= gumbel_upper_eps(m):
                 continue
             h, l, better = _exact(x, h, l, unit_of_bits(m), b, b_hi, b_lo)
             if better:

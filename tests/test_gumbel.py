@@ -242,6 +242,30 @@ def test_gumbel_upper_holds_inside_a_compiled_loop():
     assert np.all(out >= -np.log(-np.log(u)))
 
 
+@njit
+def _bounds_eps_in_a_loop(ms, out, out_eps):
+    for k in range(ms.shape[0]):
+        out[k] = gumbel.gumbel_upper(ms[k])
+        out_eps[k] = gumbel.gumbel_upper_eps(ms[k])
+
+
+@pytest.mark.slow_python
+def test_the_kernels_bound_is_the_bound_plus_its_margin():
+    # the dense kernels compare t with gumbel_upper_eps(m), EPS folded into the constant:
+    # within 1e-12 of gumbel_upper(m) + EPS, so an edge is skipped only when G(U) <= t - EPS / 2
+    rng = np.random.default_rng(12)
+    top = 2 ** 53
+    ms = np.concatenate([[0, 1, 2, 3, top - 3, top - 2, top - 1], top - 2 ** np.arange(53),
+                         2 ** np.arange(53), rng.integers(0, top, 100000)]).astype(np.uint64)
+    out = np.empty(ms.shape[0])
+    out_eps = np.empty(ms.shape[0])
+    _bounds_eps_in_a_loop(ms, out, out_eps)
+    assert np.all(np.abs(out_eps - (out + gumbel.EPS)) <= 1e-12)
+    u = np.maximum(ms.astype(np.float64), 0.5) * 2.0 ** -53
+    assert np.all(out_eps - gumbel.EPS / 2 >= -np.log(-np.log(u)))
+    assert out_eps.max() < gumbel.T_SKIP  # 53 ln 2 + EPS at m = 2**53 - 1
+
+
 @pytest.mark.slow_python
 def test_a_1e12_offset_keeps_the_noise():
     # the same keys on w and on w + 1e12 give the same trees (w in multiples of the ulp of

@@ -4,8 +4,10 @@ Times, by the process's CPU time on one thread, loops shaped as the dense kernel
 loop (step s hashes the edges from vertex s to n - 1 - s vertices: n^2 / 2 edges in all)
 with each combination of the noise source's generator (Philox-4x32-10, the former gumbel
 stream and today's post-processing stream; Philox-2x32-10, today's gumbel stream) and the
-skip bound (the former ``gumbel_upper``, with two int64 -> double conversions; today's,
-with none), beside ``floor.py``'s serial floor on a Uniform(0, 1) matrix::
+skip bound (the first ``gumbel_upper``, with two int64 -> double conversions; the second,
+with none, exponent and mantissa of q' taken apart (until 2026-11-27); today's
+``gumbel_upper_eps``, one fixed-point conversion and EPS folded in), beside ``floor.py``'s
+serial floor on a Uniform(0, 1) matrix::
 
     python docs/scripts/gumbel_hash.py --floor ../shared/bench/floor.py --n 4000 --repeat 7
 
@@ -23,7 +25,7 @@ import numpy as np
 from numba import njit
 
 from fastpamst_nb import philox
-from fastpamst_nb.gumbel import EPS, gumbel_upper
+from fastpamst_nb.gumbel import EPS, _small_to_float, gumbel_upper_eps
 
 _MASK = np.uint64(0xFFFFFFFF)
 _S32 = np.uint64(32)
@@ -39,6 +41,33 @@ _TWO_53 = np.int64(1 << 53)
 def _former_upper(m):
     e = np.float64(_TWO_53 - np.int64(m)) * (1.0 / 9007199254740992.0)
     return np.float64(_ONE_BITS - np.float64(e).view(np.int64)) * _LN2_2M52
+
+
+_LN2_UP = math.log(2.0) * (1.0 + 2.0 ** -40)
+_FRAC = np.int64((1 << 52) - 1)
+_S52 = np.int64(52)
+
+
+@njit(inline="always")
+def _second_upper(m):
+    # the second bound (2026-11-27 to the fourth pass): q' = floor((2**53 - m) / 2) as a
+    # double, its exponent and mantissa taken apart
+    q = _TWO_53 - np.int64(m)
+    d = np.float64(max(_small_to_float(q >> np.int64(1)), 0.5))
+    bits = d.view(np.int64)
+    e = _small_to_float(bits >> _S52)
+    mant = np.int64((bits & _FRAC) | _ONE_BITS).view(np.float64)
+    return ((1076.0 - e) - mant) * _LN2_UP
+
+
+@njit(inline="always")
+def _first_eps(m):
+    return _former_upper(m) + EPS
+
+
+@njit(inline="always")
+def _second_eps(m):
+    return _second_upper(m) + EPS
 
 
 @njit(inline="always")
@@ -57,7 +86,7 @@ def _loop(bits, bound):
         ka, kb, c2, c3 = kw[0], kw[1], kw[2], kw[3]
         for s in range(n):
             for k in range(n - 1 - s):
-                out[k] = bound(bits(ka, kb, c2, c3, s, rest[k])) + EPS
+                out[k] = bound(bits(ka, kb, c2, c3, s, rest[k]))  # EPS included
         return out[0]
     return run
 
@@ -101,10 +130,11 @@ def main():
     outb = np.empty(n, dtype=np.uint64)
     fl = _best(lambda: floor.floor_prim(W), a.repeat)
     print(f"n = {n}, load {os.getloadavg()[0]:.2f}, floor {fl:.4f} s (CPU)")
-    rows = [("Philox-4x32-10, former bound", _loop(_bits4, _former_upper), out),
-            ("Philox-4x32-10, today's bound", _loop(_bits4, gumbel_upper), out),
-            ("Philox-2x32-10, former bound", _loop(philox.bits_of_words, _former_upper), out),
-            ("Philox-2x32-10, today's bound", _loop(philox.bits_of_words, gumbel_upper), out),
+    rows = [("Philox-4x32-10, first bound", _loop(_bits4, _first_eps), out),
+            ("Philox-4x32-10, today's bound", _loop(_bits4, gumbel_upper_eps), out),
+            ("Philox-2x32-10, first bound", _loop(philox.bits_of_words, _first_eps), out),
+            ("Philox-2x32-10, second bound", _loop(philox.bits_of_words, _second_eps), out),
+            ("Philox-2x32-10, today's bound", _loop(philox.bits_of_words, gumbel_upper_eps), out),
             ("Philox-4x32-10, bits only", _bits_loop(_bits4), outb),
             ("Philox-2x32-10, bits only", _bits_loop(philox.bits_of_words), outb)]
     for name, run, o in rows:
