@@ -527,6 +527,10 @@ def _hset_add(table, counts, bits, used, data, p0, room, scale):
     return i, used
 
 
+# the least room _occupied keeps in its set for a chunk of entries
+_HSET_ROOM_MIN = 1 << 12
+
+
 def _occupied(graph, sgn, s, inv, kmin, bshift):
     """Hash set of the aligned bucket ids (key - kmin) >> bshift of a sparse graph's
     stored entries; returns (table, counts, bits), -1 marking a free slot, the table
@@ -539,9 +543,12 @@ def _occupied(graph, sgn, s, inv, kmin, bshift):
     scale = (np.float64(sgn), np.float64(s), np.float64(inv), np.int64(kmin), np.int64(bshift))
     data = graph.data
     n = data.shape[0]
-    room = min(1 << 16, n)
     i = 0
     while i < n:
+        # the room a chunk needs (each entry a new id at worst) grows with the ids found:
+        # a fixed 2**16 grew the set to 2**18 slots for a range of 100 buckets, and
+        # growing, clearing and scanning it was most of a sparse build (issue 31)
+        room = min(max(_HSET_ROOM_MIN, used), 1 << 16, n)
         table, counts, bits = _grow_for(table, counts, bits, used, room)
         i, used = _hset_add(table, counts, bits, used, data, i, room, scale)
     return table, counts, bits

@@ -549,9 +549,12 @@ def rnm_select_roles(lay, keys, counts, st, cut, W, visited, r, theta, bucket_wi
     """One private selection from the cut held by a queue's role tuples (``lay``, ``keys``,
     ``counts``, ``st``, ``cut``: a ``GroupQueue``'s fields); returns the winning edge's code.
 
-    The drivers call it with the role tuples they read off the queue once per chunk:
+    The dense driver calls it with the role tuples it reads off the queue once per chunk:
     unpacking the queue here counted references to its arrays a second time at every
     step (docs/design.rst, Where the time goes, sparse). ``rnm_select`` takes the queue.
+    The sparse driver (``prim.prim_csr_private``) runs this walk written out in its own
+    body, with the same draws in the same order (``tests/test_sampler.py`` compares
+    them): a change of the walk here is a change there too.
 
     Parameters
     ----------

@@ -16,11 +16,13 @@ import scipy.stats
 from numba import njit
 
 import naive
-from fastpamst_nb.cutqueue import code_ends, code_pack, gq_join, gq_update
+from fastpamst_nb import bench
+from fastpamst_nb.cutqueue import code_ends, code_pack, gq_join, gq_update, gq_update_csr
 from fastpamst_nb.cutqueue_build import gq_build
 from fastpamst_nb.graph import as_graph
+from fastpamst_nb.prim import prim_csr_private
 from fastpamst_nb.sampler import (
-    N_STATS, ST_BOTTOM_CALLS, _cut_members, _seen_add, _seen_set, binomial, max_noise, rnm_select,
+    N_STATS, ST_BOTTOM_CALLS, ST_NODES, _cut_members, _seen_add, _seen_set, binomial, max_noise, rnm_select,
 )
 
 pytestmark = pytest.mark.nojit_lane  # the NUMBA_DISABLE_JIT=1 lane runs this file but its slow_python tests
@@ -221,3 +223,56 @@ def test_batched_cut_members_are_every_qualifying_edge_once():
     expected = {code: 1.0 / len(members) for code, _ in members}
     pvalue, _, _ = naive.chisquare_pvalue(counts, expected, len(draws))
     assert pvalue >= 1e-4
+
+
+# --- the sparse driver's written-out selection ------------------------------------
+# prim.prim_csr_private runs rnm_select's walk in its own body (no call taking arrays
+# per step). It must draw exactly what rnm_select draws, in the same order: a whole
+# release through it and through the reference loop below (gq_update_csr, then
+# rnm_select) gives the same edges and the same counters for the same seed.
+
+@njit
+def _csr_reference_steps(q, indptr, indices, data, visited, edges, v, r, theta, bucket_width, rng,
+                         stats):
+    no_dense = np.zeros((0, 0))
+    for step in range(edges.shape[0]):
+        gq_join(q.layout, q.cut, v, visited)
+        gq_update_csr(q, indptr, indices, data, v, visited)
+        p = rnm_select(q, no_dense, visited, r, theta, bucket_width, rng, stats)
+        edges[step, 0] = np.searchsorted(indptr, p, side="right") - 1
+        edges[step, 1] = indices[p]
+        v = indices[p]
+
+
+def _csr_release(graph, r, theta, bucket_width, seed, written_out):
+    q = gq_build(graph, -1.0, 1.0, r, bucket_width)
+    visited = np.zeros(graph.n, dtype=np.bool_)
+    edges = np.empty((graph.n - 1, 2), dtype=np.int64)
+    stats = np.zeros(N_STATS, dtype=np.int64)
+    rng = np.random.default_rng(seed)
+    if written_out:
+        prim_csr_private(q, graph, visited, edges, 0, graph.n - 1, 0, r, theta, bucket_width, rng, stats)
+    else:
+        _csr_reference_steps(q, graph.indptr, graph.indices, graph.data, visited, edges, 0, r, theta,
+                             bucket_width, rng, stats)
+    return edges, stats, q.layout
+
+
+@pytest.mark.parametrize("shape", ["uniform", "outlier", "clusters", "integers"])
+@pytest.mark.parametrize("rate", [0.02, 3.0, 300.0])
+# (never stopping early, or buckets of single groups, is too slow as Python)
+@pytest.mark.parametrize("theta, bucket_width", [(0.03, 2.0), (1.0, 0.5),
+                                                 pytest.param(math.inf, 0.0, marks=pytest.mark.slow_python),
+                                                 pytest.param(0.0, math.inf, marks=pytest.mark.slow_python)])
+def test_sparse_driver_draws_as_rnm_select(shape, rate, theta, bucket_width):
+    A = bench.shape_weights(shape, 150, seed=3, sparse=True)
+    graph = as_graph(A * 64.0)  # s = 1: keys are the weights' 64ths
+    for seed in (1, 2):
+        ref, ref_stats, lay = _csr_release(graph, rate, theta, bucket_width, seed, False)
+        got, got_stats, _ = _csr_release(graph, rate, theta, bucket_width, seed, True)
+        np.testing.assert_array_equal(got, ref)
+        np.testing.assert_array_equal(got_stats, ref_stats)
+    assert ref_stats[ST_NODES] >= graph.n - 1
+    if bucket_width == 2.0 and rate == 300.0:  # what the cases are for: the block layer, compressed keys
+        assert lay.layered == (shape == "clusters")
+        assert lay.direct == (shape in ("uniform", "clusters"))
