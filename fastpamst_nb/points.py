@@ -99,13 +99,18 @@ Z_MAX = 9.5
 # above the rounding of t (|t| < T_SKIP where the bound is used, so its error is ~1e-14)
 MARGIN = 1e-9
 
+# mth of a slot that no edge's bits can keep: above every 53-bit m (a dead slot's, and a
+# slot whose threshold t lies at or above every bound of the stream)
+NEVER = 1 << 53
+_TOP_BITS = (1 << 53) - 1
+
 # _pt_key_beats decides from the rounded difference of the keys when it exceeds this
 # share of the magnitudes subtracted (8u: far above the 3u (1 + 2u) its roundings can move it)
 _PT_SURE = 2.0 ** -50
 
 # the kernels' state: flat arrays, one row per candidate slot (prefix ``pt_``)
 PtState = namedtuple("PtState", ["slot", "sb", "gb", "parent", "xt", "tops", "topk", "rows", "need",
-                                 "meta", "edges"])
+                                 "meta", "edges", "mth"])
 _N_SLOTS, _N_DEAD, _NEXT = 0, 1, 2
 
 # the prepared points, as the kernels take them (``metrics.prepare_points``): X (n, d),
@@ -163,12 +168,46 @@ def _pt_normal(u1, u2):
     return math.sqrt(-2.0 * math.log(u1)) * math.cos(2.0 * math.pi * u2)
 
 
+@njit(cache=CACHE, inline="always")
+def _pt_keep(tl, m):
+    """The noise-first pass's test: whether the edge whose Philox bits are m (53 bits) may
+    relax a slot whose key gives tl = g + s lam (a lower bound of the edge's threshold t):
+    tl below ``T_SKIP`` and below the edge's Gumbel bound plus twice ``MARGIN`` (the
+    rounding of tl; docs/design.rst, Points). Nondecreasing in m (``gumbel_upper`` is,
+    and so is each rounded add), so the m it keeps are those >= ``_pt_mth(tl)``."""
+    return tl < T_SKIP and tl < (gumbel_upper(m) + MARGIN) + MARGIN
+
+
+@njit(cache=CACHE, nogil=True)
+def _pt_mth(tl):
+    """The smallest 53-bit m that ``_pt_keep(tl, m)`` keeps (``NEVER`` if none): a slot's
+    integer threshold, so that the noise-first pass decides an edge by one comparison of
+    its Philox bits, reading neither the slot's key nor computing the bound (the same
+    decisions: ``_pt_keep`` is monotone in m). Bisection, 53 bounds: run when a slot's key
+    changes (about ln n times a slot), not per edge."""
+    if not _pt_keep(tl, np.int64(_TOP_BITS)):
+        return np.int64(NEVER)
+    if _pt_keep(tl, np.int64(0)):
+        return np.int64(0)
+    lo = np.int64(0)  # not kept
+    hi = np.int64(_TOP_BITS)  # kept
+    while hi - lo > 1:
+        mid = lo + (hi - lo) // 2
+        if _pt_keep(tl, mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
 def pt_state(X, code, start):
     """The state of a Prim on the n points X (n, d) from ``start``: O(n) memory, and
     for the metrics of ``SOA_METRICS`` a coordinate-major copy of X (d, n - 1) in X's
     dtype, column k the point of slot k (for the others an empty (0, 0) array)."""
     n = X.shape[0]
-    slot = np.delete(np.arange(n, dtype=np.int64), start)
+    # int32 vertex indices below 2**31 points: half the bytes a step streams per slot
+    itype = np.int32 if n < 2 ** 31 else np.int64
+    slot = np.delete(np.arange(n, dtype=itype), start)
     nb = max(1, (n + BLOCK - 1) // BLOCK)
     meta = np.array([n - 1, 0, start], dtype=np.int64)
     if code in SOA_METRICS:
@@ -178,10 +217,12 @@ def pt_state(X, code, start):
             xt[k] = X[slot, k]
     else:
         xt = np.empty((0, 0), dtype=X.dtype)
+    # mth 0: no key yet (s = -inf), every edge is kept
     return PtState(slot, np.full(max(n - 1, 0), -np.inf), np.zeros(max(n - 1, 0)),
-                   np.full(max(n - 1, 0), start, dtype=np.int64), xt, np.ones((nb, 4)),
+                   np.full(max(n - 1, 0), start, dtype=itype), xt, np.ones((nb, 4)),
                    np.full(nb, RESCAN, dtype=np.int64), np.empty((nb, 3, BLOCK)),
-                   np.empty((nb, BLOCK), dtype=np.int64), meta, np.empty((max(n - 1, 0), 2), dtype=np.int64))
+                   np.empty((nb, BLOCK), dtype=np.int64), meta, np.empty((max(n - 1, 0), 2), dtype=np.int64),
+                   np.zeros(max(n - 1, 0), dtype=np.int64))
 
 
 @njit(cache=CACHE, inline="always")
@@ -301,10 +342,11 @@ def _pt_block(st, blk, lo, hi, v, P, nz):
         sbl = sb[lo:hi]
         gbl = gb[lo:hi]
         pal = parent[lo:hi]
+        mthl = st.mth[lo:hi]
         gu = rows[blk, 1]
         m_k = hi - lo
         hashed = tops[blk, 2] > HASH_ALL_SHARE
-        if hashed:
+        if hashed and not noise_first:
             # most edges needed their noise last time: every slot's bound in a loop of
             # its own (branch-free: it vectorizes; a dead slot's value is never read)
             for k in range(m_k):
@@ -320,37 +362,41 @@ def _pt_block(st, blk, lo, hi, v, P, nz):
         c = 0
         kept = 0
         if noise_first:
-            # a minimum tree's scores are s = sgn w <= 0, so t >= gbl + sbl lam whatever
-            # the distance: an edge whose Gumbel bound is at or below that (with MARGIN
-            # for the rounding of the sum, |t| < T_SKIP there) cannot relax and its
-            # distance is never computed; the rest take the distance from X's row
-            # (``metrics.metric_distance``: the reported weight bit for bit) and the
-            # exact path below. Wide noise (the Gumbel's scale far above the distances'
-            # spread) leaves about one edge in (steps so far) here.
+            # a minimum tree's scores are s = sgn w <= 0, so t >= tl = gbl + sbl lam
+            # whatever the distance: an edge that ``_pt_keep`` rejects (its Gumbel bound,
+            # with MARGIN for the rounding of tl, at or below tl) cannot relax and its
+            # distance is never computed. That test is m >= mth (the slot's integer
+            # threshold, ``_pt_mth``, kept beside its key), so this loop reads 12 bytes a
+            # slot (its vertex, its threshold) and compares the Philox bits: branch-free,
+            # it vectorizes; a dead slot's threshold is NEVER. Wide noise (the Gumbel's
+            # scale far above the distances' spread) keeps about one edge in (steps so
+            # far); those take the distance from X's row (``metrics.metric_distance``:
+            # the reported weight bit for bit) and the exact path below.
+            hit = need[blk]
             for k in range(m_k):
-                u = sl[k]
-                if u < 0:
+                mk = mthl[k]
+                hit[k] = np.int64(bits_of_words(ka, kb, c2, c3, v, sl[k])) - mk
+                c += mk < NEVER
+            for k in range(m_k):
+                if hit[k] < 0:
                     continue
-                tl = gbl[k] + sbl[k] * lam
-                if tl < T_SKIP:
-                    c += 1
-                    if tl < gu[k] + MARGIN:
-                        kept += 1
-                        s = sgn * metric_distance(X, v, u, code, p, aux)
-                        t = gbl[k] - (s - sbl[k]) * lam
-                        if t < T_SKIP and t < gu[k]:
-                            m = bits_of_words(ka, kb, c2, c3, v, u)
-                            if t - MARGIN < gumbel_upper(m):
-                                g = -math.log(-math.log(unit_of_bits(m)))
-                                if _pt_key_beats(s, g, sbl[k], gbl[k], b, b_hi, b_lo):
-                                    sbl[k] = s
-                                    gbl[k] = g
-                                    pal[k] = v
-                                    if tk < 0 or _pt_key_beats(s, g, ts, tg, b, b_hi, b_lo) or (
-                                            k < tk and not _pt_key_beats(ts, tg, s, g, b, b_hi, b_lo)):
-                                        ts = s
-                                        tg = g
-                                        tk = k
+                kept += 1
+                u = sl[k]
+                s = sgn * metric_distance(X, v, u, code, p, aux)
+                t = gbl[k] - (s - sbl[k]) * lam
+                m = np.uint64(hit[k] + mthl[k])
+                if t < T_SKIP and t < gumbel_upper(m) + MARGIN and t - MARGIN < gumbel_upper(m):
+                    g = -math.log(-math.log(unit_of_bits(m)))
+                    if _pt_key_beats(s, g, sbl[k], gbl[k], b, b_hi, b_lo):
+                        sbl[k] = s
+                        gbl[k] = g
+                        pal[k] = v
+                        mthl[k] = _pt_mth(g + s * lam)
+                        if tk < 0 or _pt_key_beats(s, g, ts, tg, b, b_hi, b_lo) or (
+                                k < tk and not _pt_key_beats(ts, tg, s, g, b, b_hi, b_lo)):
+                            ts = s
+                            tg = g
+                            tk = k
         for k in range(m_k if not noise_first else 0):
             u = sl[k]
             if u < 0:
@@ -370,6 +416,7 @@ def _pt_block(st, blk, lo, hi, v, P, nz):
                             sbl[k] = s
                             gbl[k] = g
                             pal[k] = v
+                            mthl[k] = _pt_mth(g + s * lam)
                             if tk < 0 or _pt_key_beats(s, g, ts, tg, b, b_hi, b_lo) or (
                                     k < tk and not _pt_key_beats(ts, tg, s, g, b, b_hi, b_lo)):
                                 ts = s
@@ -474,7 +521,7 @@ def _pt_reduce(tops, topk, nb, b, b_hi, b_lo, rule):
 
 
 @njit(cache=CACHE, nogil=True)
-def _pt_compact(slot, sb, gb, parent, xt, meta):
+def _pt_compact(slot, sb, gb, parent, xt, meta, mth):
     """Drop the dead slots, keeping the order (so the blocks are a function of the counts);
     the coordinate-major copy ``xt`` moves with its slots (O(slots d))."""
     m = meta[_N_SLOTS]
@@ -492,6 +539,7 @@ def _pt_compact(slot, sb, gb, parent, xt, meta):
             sb[j] = sb[k]
             gb[j] = gb[k]
             parent[j] = parent[k]
+            mth[j] = mth[k]
             j += 1
     meta[_N_SLOTS] = j
     meta[_N_DEAD] = 0
@@ -504,14 +552,15 @@ def _pt_select(st, step, b, b_hi, b_lo, rule):
     m = st.meta[_N_SLOTS]
     nb = (m + BLOCK - 1) // BLOCK
     k = _pt_reduce(st.tops, st.topk, nb, b, b_hi, b_lo, rule)
-    v = st.slot[k]
+    v = np.int64(st.slot[k])
     st.edges[step, 0] = st.parent[k]
     st.edges[step, 1] = v
     st.slot[k] = -1
+    st.mth[k] = NEVER  # the noise-first pass keeps no edge of a dead slot
     st.topk[k // BLOCK] = RESCAN  # its top died
     st.meta[_N_DEAD] += 1
     if 16 * st.meta[_N_DEAD] > m:  # a dead slot is still hashed and skipped until then
-        _pt_compact(st.slot, st.sb, st.gb, st.parent, st.xt, st.meta)
+        _pt_compact(st.slot, st.sb, st.gb, st.parent, st.xt, st.meta, st.mth)
         st.topk[:] = RESCAN  # the slots moved
     st.meta[_NEXT] = v
     return v
