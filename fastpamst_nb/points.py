@@ -103,6 +103,7 @@ MARGIN = 1e-9
 # slot whose threshold t lies at or above every bound of the stream)
 NEVER = 1 << 53
 _TOP_BITS = (1 << 53) - 1
+_LN2 = math.log(2.0)
 
 # _pt_key_beats decides from the rounded difference of the keys when it exceeds this
 # share of the magnitudes subtracted (8u: far above the 3u (1 + 2u) its roundings can move it)
@@ -183,15 +184,41 @@ def _pt_mth(tl):
     """The smallest 53-bit m that ``_pt_keep(tl, m)`` keeps (``NEVER`` if none): a slot's
     integer threshold, so that the noise-first pass decides an edge by one comparison of
     its Philox bits, reading neither the slot's key nor computing the bound (the same
-    decisions: ``_pt_keep`` is monotone in m). Bisection, 53 bounds: run when a slot's key
-    changes (about ln n times a slot), not per edge."""
+    decisions: ``_pt_keep`` is monotone in m). Run when a slot's key changes (about ln n
+    times a slot), not per edge.
+
+    The bound is ln(2) (52 - E - f) for q' = floor((2**53 - m) / 2) = 2**E (1 + f)
+    (``gumbel_upper``), so the boundary lies near q' = 2**z', z' = 52 - tl / ln 2 read
+    piecewise linearly; from that estimate a galloping search brackets the boundary
+    (kept above, not kept below) and bisection closes it, each step a call of
+    ``_pt_keep`` itself: the estimate's rounding changes the number of steps (about a
+    dozen), never the result.
+    """
     if not _pt_keep(tl, np.int64(_TOP_BITS)):
         return np.int64(NEVER)
     if _pt_keep(tl, np.int64(0)):
         return np.int64(0)
-    lo = np.int64(0)  # not kept
-    hi = np.int64(_TOP_BITS)  # kept
-    while hi - lo > 1:
+    z = min(max(52.0 - tl / _LN2, -1.0), 53.0)
+    e = math.floor(z)
+    m0 = np.int64(min(max(2.0 ** 53 - 2.0 * (2.0 ** e) * (1.0 + (z - e)), 1.0), float(_TOP_BITS)))
+    step = np.int64(1)
+    if _pt_keep(tl, m0):
+        hi = m0
+        while True:  # ends: m = 0 is not kept
+            lo = max(hi - step, np.int64(0))
+            if not _pt_keep(tl, lo):
+                break
+            hi = lo
+            step *= 2
+    else:
+        lo = m0
+        while True:  # ends: m = 2**53 - 1 is kept
+            hi = min(lo + step, np.int64(_TOP_BITS))
+            if _pt_keep(tl, hi):
+                break
+            lo = hi
+            step *= 2
+    while hi - lo > 1:  # lo not kept, hi kept
         mid = lo + (hi - lo) // 2
         if _pt_keep(tl, mid):
             hi = mid
@@ -377,14 +404,22 @@ def _pt_block(st, blk, lo, hi, v, P, nz):
                 mk = mthl[k]
                 hit[k] = np.int64(bits_of_words(ka, kb, c2, c3, v, sl[k])) - mk
                 c += mk < NEVER
+            # the kept slots listed in place (hit[kept] is written after it was read) with
+            # their bits (exact in a double: m < 2**53), then their distances in a loop
+            # of their own: independent rows of X, whose cache misses overlap (one edge at
+            # a time, each waited for its row: 1 us an edge at n = 10**6)
             for k in range(m_k):
-                if hit[k] < 0:
-                    continue
-                kept += 1
-                u = sl[k]
-                s = sgn * metric_distance(X, v, u, code, p, aux)
+                if hit[k] >= 0:
+                    gu[kept] = np.float64(hit[k] + mthl[k])
+                    hit[kept] = k
+                    kept += 1
+            for q in range(kept):
+                row[q] = sgn * metric_distance(X, v, sl[hit[q]], code, p, aux)
+            for q in range(kept):
+                k = hit[q]
+                s = row[q]
                 t = gbl[k] - (s - sbl[k]) * lam
-                m = np.uint64(hit[k] + mthl[k])
+                m = np.uint64(gu[q])
                 if t < T_SKIP and t < gumbel_upper(m) + MARGIN and t - MARGIN < gumbel_upper(m):
                     g = -math.log(-math.log(unit_of_bits(m)))
                     if _pt_key_beats(s, g, sbl[k], gbl[k], b, b_hi, b_lo):
@@ -767,6 +802,7 @@ class _Chooser:
         self.rate = {True: None, False: None}  # seconds per slot relaxed, the last call of each
         self.wait = 2
         self.since = 0
+        self.calls = [0, 0]  # calls that ran the serial, the shared kernel (a log: bench scripts read it)
 
     def _pick(self):
         if not self.adaptive or self.rate[True] is None:
@@ -783,6 +819,7 @@ class _Chooser:
 
     def __call__(self, st, s0, k, *args):
         shared = self._pick()
+        self.calls[shared] += 1
         m0 = int(st.meta[_N_SLOTS])
         t0 = time.perf_counter()
         if shared:
