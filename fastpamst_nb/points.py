@@ -33,9 +33,12 @@ bounded by ``Z_MAX`` likewise. When the noise is wide (a minimum tree whose bloc
 kept few edges at their last pass) the bounds come first: a score s = sgn w <= 0
 gives t >= g_best + s_best * lam whatever the distance, so an edge whose bound is
 at or below that is skipped without its distance, and only the few kept read X's
-row (``NOISE_FIRST_SHARE``).
+row (``NOISE_FIRST_SHARE``). That test is monotone in the edge's 53 Philox bits, so each
+slot keeps its integer threshold (``mth``, ``_pt_mth``, updated when its key changes) and
+the pass compares the bits with it: 12 bytes a slot (int32 vertex, int64 threshold), no
+bound computed, the same decisions.
 
-The candidates sit in ``slot`` in increasing vertex order, cut into blocks of
+The candidates sit in ``slot`` (int32 below 2**31 points) in increasing vertex order, cut into blocks of
 ``BLOCK`` slots; a step relaxes every live slot with the new vertex and keeps
 each block's best, then reduces the blocks in order. For the coordinate-wise
 metrics (``SOA_METRICS``) the state holds a coordinate-major copy of X (d, slots),
