@@ -33,9 +33,12 @@ bounded by ``Z_MAX`` likewise. When the noise is wide (a minimum tree whose bloc
 kept few edges at their last pass) the bounds come first: a score s = sgn w <= 0
 gives t >= g_best + s_best * lam whatever the distance, so an edge whose bound is
 at or below that is skipped without its distance, and only the few kept read X's
-row (``NOISE_FIRST_SHARE``).
+row (``NOISE_FIRST_SHARE``). That test is monotone in the edge's 53 Philox bits, so each
+slot keeps its integer threshold (``mth``, ``_pt_mth``, updated when its key changes) and
+the pass compares the bits with it: 12 bytes a slot (int32 vertex, int64 threshold), no
+bound computed, the same decisions.
 
-The candidates sit in ``slot`` in increasing vertex order, cut into blocks of
+The candidates sit in ``slot`` (int32 below 2**31 points) in increasing vertex order, cut into blocks of
 ``BLOCK`` slots; a step relaxes every live slot with the new vertex and keeps
 each block's best, then reduces the blocks in order. For the coordinate-wise
 metrics (``SOA_METRICS``) the state holds a coordinate-major copy of X (d, slots),
@@ -99,13 +102,19 @@ Z_MAX = 9.5
 # above the rounding of t (|t| < T_SKIP where the bound is used, so its error is ~1e-14)
 MARGIN = 1e-9
 
+# mth of a slot that no edge's bits can keep: above every 53-bit m (a dead slot's, and a
+# slot whose threshold t lies at or above every bound of the stream)
+NEVER = 1 << 53
+_TOP_BITS = (1 << 53) - 1
+_LN2 = math.log(2.0)
+
 # _pt_key_beats decides from the rounded difference of the keys when it exceeds this
 # share of the magnitudes subtracted (8u: far above the 3u (1 + 2u) its roundings can move it)
 _PT_SURE = 2.0 ** -50
 
 # the kernels' state: flat arrays, one row per candidate slot (prefix ``pt_``)
 PtState = namedtuple("PtState", ["slot", "sb", "gb", "parent", "xt", "tops", "topk", "rows", "need",
-                                 "meta", "edges"])
+                                 "meta", "edges", "mth"])
 _N_SLOTS, _N_DEAD, _NEXT = 0, 1, 2
 
 # the prepared points, as the kernels take them (``metrics.prepare_points``): X (n, d),
@@ -163,12 +172,72 @@ def _pt_normal(u1, u2):
     return math.sqrt(-2.0 * math.log(u1)) * math.cos(2.0 * math.pi * u2)
 
 
+@njit(cache=CACHE, inline="always")
+def _pt_keep(tl, m):
+    """The noise-first pass's test: whether the edge whose Philox bits are m (53 bits) may
+    relax a slot whose key gives tl = g + s lam (a lower bound of the edge's threshold t):
+    tl below ``T_SKIP`` and below the edge's Gumbel bound plus twice ``MARGIN`` (the
+    rounding of tl; docs/design.rst, Points). Nondecreasing in m (``gumbel_upper`` is,
+    and so is each rounded add), so the m it keeps are those >= ``_pt_mth(tl)``."""
+    return tl < T_SKIP and tl < (gumbel_upper(m) + MARGIN) + MARGIN
+
+
+@njit(cache=CACHE, nogil=True)
+def _pt_mth(tl):
+    """The smallest 53-bit m that ``_pt_keep(tl, m)`` keeps (``NEVER`` if none): a slot's
+    integer threshold, so that the noise-first pass decides an edge by one comparison of
+    its Philox bits, reading neither the slot's key nor computing the bound (the same
+    decisions: ``_pt_keep`` is monotone in m). Run when a slot's key changes (about ln n
+    times a slot), not per edge.
+
+    The bound is ln(2) (52 - E - f) for q' = floor((2**53 - m) / 2) = 2**E (1 + f)
+    (``gumbel_upper``), so the boundary lies near q' = 2**z', z' = 52 - tl / ln 2 read
+    piecewise linearly; from that estimate a galloping search brackets the boundary
+    (kept above, not kept below) and bisection closes it, each step a call of
+    ``_pt_keep`` itself: the estimate's rounding changes the number of steps (about a
+    dozen), never the result.
+    """
+    if not _pt_keep(tl, np.int64(_TOP_BITS)):
+        return np.int64(NEVER)
+    if _pt_keep(tl, np.int64(0)):
+        return np.int64(0)
+    z = min(max(52.0 - tl / _LN2, -1.0), 53.0)
+    e = math.floor(z)
+    m0 = np.int64(min(max(2.0 ** 53 - 2.0 * (2.0 ** e) * (1.0 + (z - e)), 1.0), float(_TOP_BITS)))
+    step = np.int64(1)
+    if _pt_keep(tl, m0):
+        hi = m0
+        while True:  # ends: m = 0 is not kept
+            lo = max(hi - step, np.int64(0))
+            if not _pt_keep(tl, lo):
+                break
+            hi = lo
+            step *= 2
+    else:
+        lo = m0
+        while True:  # ends: m = 2**53 - 1 is kept
+            hi = min(lo + step, np.int64(_TOP_BITS))
+            if _pt_keep(tl, hi):
+                break
+            lo = hi
+            step *= 2
+    while hi - lo > 1:  # lo not kept, hi kept
+        mid = lo + (hi - lo) // 2
+        if _pt_keep(tl, mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
 def pt_state(X, code, start):
     """The state of a Prim on the n points X (n, d) from ``start``: O(n) memory, and
     for the metrics of ``SOA_METRICS`` a coordinate-major copy of X (d, n - 1) in X's
     dtype, column k the point of slot k (for the others an empty (0, 0) array)."""
     n = X.shape[0]
-    slot = np.delete(np.arange(n, dtype=np.int64), start)
+    # int32 vertex indices below 2**31 points: half the bytes a step streams per slot
+    itype = np.int32 if n < 2 ** 31 else np.int64
+    slot = np.delete(np.arange(n, dtype=itype), start)
     nb = max(1, (n + BLOCK - 1) // BLOCK)
     meta = np.array([n - 1, 0, start], dtype=np.int64)
     if code in SOA_METRICS:
@@ -178,10 +247,12 @@ def pt_state(X, code, start):
             xt[k] = X[slot, k]
     else:
         xt = np.empty((0, 0), dtype=X.dtype)
+    # mth 0: no key yet (s = -inf), every edge is kept
     return PtState(slot, np.full(max(n - 1, 0), -np.inf), np.zeros(max(n - 1, 0)),
-                   np.full(max(n - 1, 0), start, dtype=np.int64), xt, np.ones((nb, 4)),
+                   np.full(max(n - 1, 0), start, dtype=itype), xt, np.ones((nb, 4)),
                    np.full(nb, RESCAN, dtype=np.int64), np.empty((nb, 3, BLOCK)),
-                   np.empty((nb, BLOCK), dtype=np.int64), meta, np.empty((max(n - 1, 0), 2), dtype=np.int64))
+                   np.empty((nb, BLOCK), dtype=np.int64), meta, np.empty((max(n - 1, 0), 2), dtype=np.int64),
+                   np.zeros(max(n - 1, 0), dtype=np.int64))
 
 
 @njit(cache=CACHE, inline="always")
@@ -301,10 +372,11 @@ def _pt_block(st, blk, lo, hi, v, P, nz):
         sbl = sb[lo:hi]
         gbl = gb[lo:hi]
         pal = parent[lo:hi]
+        mthl = st.mth[lo:hi]
         gu = rows[blk, 1]
         m_k = hi - lo
         hashed = tops[blk, 2] > HASH_ALL_SHARE
-        if hashed:
+        if hashed and not noise_first:
             # most edges needed their noise last time: every slot's bound in a loop of
             # its own (branch-free: it vectorizes; a dead slot's value is never read)
             for k in range(m_k):
@@ -320,37 +392,49 @@ def _pt_block(st, blk, lo, hi, v, P, nz):
         c = 0
         kept = 0
         if noise_first:
-            # a minimum tree's scores are s = sgn w <= 0, so t >= gbl + sbl lam whatever
-            # the distance: an edge whose Gumbel bound is at or below that (with MARGIN
-            # for the rounding of the sum, |t| < T_SKIP there) cannot relax and its
-            # distance is never computed; the rest take the distance from X's row
-            # (``metrics.metric_distance``: the reported weight bit for bit) and the
-            # exact path below. Wide noise (the Gumbel's scale far above the distances'
-            # spread) leaves about one edge in (steps so far) here.
+            # a minimum tree's scores are s = sgn w <= 0, so t >= tl = gbl + sbl lam
+            # whatever the distance: an edge that ``_pt_keep`` rejects (its Gumbel bound,
+            # with MARGIN for the rounding of tl, at or below tl) cannot relax and its
+            # distance is never computed. That test is m >= mth (the slot's integer
+            # threshold, ``_pt_mth``, kept beside its key), so this loop reads 12 bytes a
+            # slot (its vertex, its threshold) and compares the Philox bits: branch-free,
+            # it vectorizes; a dead slot's threshold is NEVER. Wide noise (the Gumbel's
+            # scale far above the distances' spread) keeps about one edge in (steps so
+            # far); those take the distance from X's row (``metrics.metric_distance``:
+            # the reported weight bit for bit) and the exact path below.
+            hit = need[blk]
             for k in range(m_k):
-                u = sl[k]
-                if u < 0:
-                    continue
-                tl = gbl[k] + sbl[k] * lam
-                if tl < T_SKIP:
-                    c += 1
-                    if tl < gu[k] + MARGIN:
-                        kept += 1
-                        s = sgn * metric_distance(X, v, u, code, p, aux)
-                        t = gbl[k] - (s - sbl[k]) * lam
-                        if t < T_SKIP and t < gu[k]:
-                            m = bits_of_words(ka, kb, c2, c3, v, u)
-                            if t - MARGIN < gumbel_upper(m):
-                                g = -math.log(-math.log(unit_of_bits(m)))
-                                if _pt_key_beats(s, g, sbl[k], gbl[k], b, b_hi, b_lo):
-                                    sbl[k] = s
-                                    gbl[k] = g
-                                    pal[k] = v
-                                    if tk < 0 or _pt_key_beats(s, g, ts, tg, b, b_hi, b_lo) or (
-                                            k < tk and not _pt_key_beats(ts, tg, s, g, b, b_hi, b_lo)):
-                                        ts = s
-                                        tg = g
-                                        tk = k
+                mk = mthl[k]
+                hit[k] = np.int64(bits_of_words(ka, kb, c2, c3, v, sl[k])) - mk
+                c += mk < NEVER
+            # the kept slots listed in place (hit[kept] is written after it was read) with
+            # their bits (exact in a double: m < 2**53), then their distances in a loop
+            # of their own: independent rows of X, whose cache misses overlap (one edge at
+            # a time, each waited for its row: 1 us an edge at n = 10**6)
+            for k in range(m_k):
+                if hit[k] >= 0:
+                    gu[kept] = np.float64(hit[k] + mthl[k])
+                    hit[kept] = k
+                    kept += 1
+            for q in range(kept):
+                row[q] = sgn * metric_distance(X, v, sl[hit[q]], code, p, aux)
+            for q in range(kept):
+                k = hit[q]
+                s = row[q]
+                t = gbl[k] - (s - sbl[k]) * lam
+                m = np.uint64(gu[q])
+                if t < T_SKIP and t < gumbel_upper(m) + MARGIN and t - MARGIN < gumbel_upper(m):
+                    g = -math.log(-math.log(unit_of_bits(m)))
+                    if _pt_key_beats(s, g, sbl[k], gbl[k], b, b_hi, b_lo):
+                        sbl[k] = s
+                        gbl[k] = g
+                        pal[k] = v
+                        mthl[k] = _pt_mth(g + s * lam)
+                        if tk < 0 or _pt_key_beats(s, g, ts, tg, b, b_hi, b_lo) or (
+                                k < tk and not _pt_key_beats(ts, tg, s, g, b, b_hi, b_lo)):
+                            ts = s
+                            tg = g
+                            tk = k
         for k in range(m_k if not noise_first else 0):
             u = sl[k]
             if u < 0:
@@ -370,6 +454,7 @@ def _pt_block(st, blk, lo, hi, v, P, nz):
                             sbl[k] = s
                             gbl[k] = g
                             pal[k] = v
+                            mthl[k] = _pt_mth(g + s * lam)
                             if tk < 0 or _pt_key_beats(s, g, ts, tg, b, b_hi, b_lo) or (
                                     k < tk and not _pt_key_beats(ts, tg, s, g, b, b_hi, b_lo)):
                                 ts = s
@@ -474,7 +559,7 @@ def _pt_reduce(tops, topk, nb, b, b_hi, b_lo, rule):
 
 
 @njit(cache=CACHE, nogil=True)
-def _pt_compact(slot, sb, gb, parent, xt, meta):
+def _pt_compact(slot, sb, gb, parent, xt, meta, mth):
     """Drop the dead slots, keeping the order (so the blocks are a function of the counts);
     the coordinate-major copy ``xt`` moves with its slots (O(slots d))."""
     m = meta[_N_SLOTS]
@@ -492,6 +577,7 @@ def _pt_compact(slot, sb, gb, parent, xt, meta):
             sb[j] = sb[k]
             gb[j] = gb[k]
             parent[j] = parent[k]
+            mth[j] = mth[k]
             j += 1
     meta[_N_SLOTS] = j
     meta[_N_DEAD] = 0
@@ -504,14 +590,15 @@ def _pt_select(st, step, b, b_hi, b_lo, rule):
     m = st.meta[_N_SLOTS]
     nb = (m + BLOCK - 1) // BLOCK
     k = _pt_reduce(st.tops, st.topk, nb, b, b_hi, b_lo, rule)
-    v = st.slot[k]
+    v = np.int64(st.slot[k])
     st.edges[step, 0] = st.parent[k]
     st.edges[step, 1] = v
     st.slot[k] = -1
+    st.mth[k] = NEVER  # the noise-first pass keeps no edge of a dead slot
     st.topk[k // BLOCK] = RESCAN  # its top died
     st.meta[_N_DEAD] += 1
     if 16 * st.meta[_N_DEAD] > m:  # a dead slot is still hashed and skipped until then
-        _pt_compact(st.slot, st.sb, st.gb, st.parent, st.xt, st.meta)
+        _pt_compact(st.slot, st.sb, st.gb, st.parent, st.xt, st.meta, st.mth)
         st.topk[:] = RESCAN  # the slots moved
     st.meta[_NEXT] = v
     return v
@@ -718,6 +805,7 @@ class _Chooser:
         self.rate = {True: None, False: None}  # seconds per slot relaxed, the last call of each
         self.wait = 2
         self.since = 0
+        self.calls = [0, 0]  # calls that ran the serial, the shared kernel (a log: bench scripts read it)
 
     def _pick(self):
         if not self.adaptive or self.rate[True] is None:
@@ -734,6 +822,7 @@ class _Chooser:
 
     def __call__(self, st, s0, k, *args):
         shared = self._pick()
+        self.calls[shared] += 1
         m0 = int(st.meta[_N_SLOTS])
         t0 = time.perf_counter()
         if shared:

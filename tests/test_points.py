@@ -818,3 +818,46 @@ def test_key_comparison_is_the_exact_order_of_the_keys():
         assert got == (exact > 0), (s1, g1, s0, g0, b)
         ties += abs(exact) < F(abs(s0) + 10 * b) * F(2) ** -48
     assert ties > 1000  # most cases are near-ties
+
+
+@njit
+def _mth_check(tls, ms):
+    # for each threshold: _pt_keep keeps m exactly when m >= _pt_mth (at the boundary,
+    # its neighbours, the ends and the given m); -1 if all hold, else the failing index
+    for i in range(tls.shape[0]):
+        tl = tls[i]
+        th = points._pt_mth(tl)
+        if th < points.NEVER and not points._pt_keep(tl, th):
+            return i
+        if th > 0 and points._pt_keep(tl, min(th - 1, (1 << 53) - 1)):
+            return i
+        for m in ms:
+            if points._pt_keep(tl, m) != (m >= th):
+                return i
+        for m in (th + 1, th + 2, th - 2, np.int64(0), np.int64((1 << 53) - 1)):
+            if 0 <= m < (1 << 53) and points._pt_keep(tl, m) != (m >= th):
+                return i
+    return -1
+
+
+@pytest.mark.slow_python
+def test_noise_first_threshold_keeps_exactly_what_the_bound_keeps():
+    # the noise-first pass compares an edge's Philox bits with the slot's integer threshold
+    # _pt_mth(tl) in place of the bound test _pt_keep(tl, m): the same decisions only if
+    # _pt_keep is monotone in m and the search finds its boundary. Thresholds across the
+    # bound's range, its ends (the top bound 53 ln 2 - ..., T_SKIP) and no key yet (-inf)
+    rng = np.random.default_rng(30)
+    tls = np.concatenate([rng.uniform(-5.0, 40.0, 3000), np.linspace(36.0, 37.6, 200),
+                          [-np.inf, -1e300, -3.7, 0.0, 1e-300, points.T_SKIP, np.nextafter(points.T_SKIP, 0),
+                           np.inf, 53 * np.log(2.0), np.nextafter(53 * np.log(2.0), 0)]])
+    # m near 1 - U = 2**-k (the bound's binades), and uniform
+    ms = np.concatenate([(1 << 53) - (np.int64(1) << np.arange(0, 53, dtype=np.int64)),
+                         (1 << 53) - (np.int64(1) << np.arange(1, 53, dtype=np.int64)) + 1,
+                         rng.integers(0, 1 << 53, 2000, dtype=np.int64)]).astype(np.int64)
+    assert _mth_check(tls, ms) == -1
+    # monotone in m on sorted samples: the up-set the threshold describes
+    srt = np.sort(ms)
+    for tl in rng.uniform(-4.0, 37.0, 50):
+        kept = np.array([points._pt_keep(tl, m) for m in srt])
+        assert not np.any(kept[:-1] & ~kept[1:]), tl
+    assert points._pt_mth(-np.inf) == 0 and points._pt_mth(points.T_SKIP) == points.NEVER

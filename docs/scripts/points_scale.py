@@ -64,23 +64,40 @@ def _args_of(X, rule, sensitivity):
 def per_slot(X, rule, sensitivity, skip, steps):
     """Seconds per slot relaxed over steps skip .. skip + steps - 1 of the release: (wall
     clock, CPU time of the process) (the CPU time of one thread is what a loaded machine
-    does not inflate; with two threads it sums both, spinning included)."""
+    does not inflate; with two threads it sums both, spinning included), the (wall, CPU)
+    seconds of the first ``skip`` steps, and the share of the timed chunks that ran the
+    shared kernel (``points._Chooser``; 0 when the serial kernel ran alone)."""
+    from fastpamst_nb import points
     from fastpamst_nb.chunks import run_in_chunks
-    from fastpamst_nb.points import pt_prim
 
     P, sgn, code, key, lam, b = _args_of(X, rule, sensitivity)
     n = X.shape[0]
     took = {}
+    choosers = []
+    init = points._Chooser.__init__
+
+    def counting_init(self, *args, **kw):  # the chooser of this call, to read its choices
+        init(self, *args, **kw)
+        choosers.append(self)
 
     def advance(step, n_steps):
+        t0, c0 = time.perf_counter(), time.process_time()
         run_in_chunks(step, skip)
+        took["skip"] = (time.perf_counter() - t0, time.process_time() - c0)
+        before = list(choosers[-1].calls) if choosers else [0, 0]
         t0, c0 = time.perf_counter(), time.process_time()
         run_in_chunks(lambda s0, k: step(skip + s0, k), steps)
         took["t"], took["cpu"] = time.perf_counter() - t0, time.process_time() - c0
+        calls = [a - b for a, b in zip(choosers[-1].calls, before)] if choosers else [1, 0]
+        took["shared"] = calls[1] / max(1, sum(calls))
 
-    pt_prim(P, 0, sgn, code, key, lam, b, advance=advance)
+    points._Chooser.__init__ = counting_init
+    try:
+        points.pt_prim(P, 0, sgn, code, key, lam, b, advance=advance)
+    finally:
+        points._Chooser.__init__ = init
     slots = sum(n - 1 - s for s in range(skip, skip + steps))
-    return took["t"] / slots, took["cpu"] / slots
+    return took["t"] / slots, took["cpu"] / slots, took["skip"], took["shared"]
 
 
 def scale_table(ns, ds, dtypes, threads, skip, steps, project, rules):
@@ -88,8 +105,11 @@ def scale_table(ns, ds, dtypes, threads, skip, steps, project, rules):
     X0 = np.random.default_rng(0).random((2000, 2))
     per_slot(X0, "exact", 0.0, 1, 10)  # compile
     per_slot(X0, "gumbel", 1.0, 1, 10)
-    print(f"# per-slot costs from steps {skip} .. {skip + steps - 1}; projection T({project:g}) = c * N^2 / 2")
-    print(f"{'n':>9} {'d':>3} {'dtype':>7} {'thr':>3} {'rule':>13} {'ns/slot':>8} {'cpu ns':>7} {'proj. min':>9} {'load':>5}")
+    print(f"# per-slot costs from steps {skip} .. {skip + steps - 1}; projection T({project:g}) = c * N^2 / 2, "
+          f"and at N = n: the measured first {skip} steps + c * (N - {skip})^2 / 2 ('+skip'); wall clock "
+          f"(CPU of the process in parentheses); 'shared': the share of timed chunks on the shared kernel")
+    print(f"{'n':>9} {'d':>3} {'dtype':>7} {'thr':>3} {'rule':>13} {'ns/slot':>8} {'cpu ns':>7} {'proj. min':>9} "
+          f"{'+skip min (cpu)':>16} {'shared':>6} {'load':>5}")
     for n in ns:
         for d in ds:
             for dtype in dtypes:
@@ -97,10 +117,13 @@ def scale_table(ns, ds, dtypes, threads, skip, steps, project, rules):
                 for t in threads:
                     numba.set_num_threads(t)
                     for rule, s in rules:
-                        c, cpu = per_slot(X, rule, s, skip, steps)
+                        c, cpu, (sk_t, sk_cpu), shared = per_slot(X, rule, s, skip, steps)
                         name = "exact" if rule == "exact" else f"gumbel {s:g}"
+                        rest = (project - skip) ** 2 / 2
+                        plus = (f"{(sk_t + c * rest) / 60:7.1f} ({(sk_cpu + cpu * rest) / 60:5.1f})"
+                                if project == n else "--")
                         print(f"{n:>9} {d:>3} {dtype:>7} {t:>3} {name:>13} {c * 1e9:8.2f} {cpu * 1e9:7.2f} "
-                              f"{c * project ** 2 / 2 / 60:9.1f} {_load():5.2f}", flush=True)
+                              f"{c * project ** 2 / 2 / 60:9.1f} {plus:>16} {shared:6.2f} {_load():5.2f}", flush=True)
 
 
 def sklearn_ratio(n, d=20, sensitivities=(1e-3, 1.0), sk_seconds=None):
