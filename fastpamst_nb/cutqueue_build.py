@@ -170,10 +170,11 @@ def _hset_grow(table, counts, bits):
 # into a few *islands* of buckets. Every bucket of an island is a bucket of the
 # queue, empty or not, so the pass over W need not find them: an entry whose score
 # lies inside an island costs a compare per island (a vectorized, branch-free
-# listing), and only the others (an outlier, a heavy tail) get a key and probe the
-# hash set of buckets. Which buckets the islands add changes only how many empty
-# buckets the queue holds (a walk passes an empty bucket at a stop test's cost),
-# never which edge a bucket holds: the law is the same whatever the sample.
+# listing), and only the others (an outlier, a heavy tail) get a key and an append
+# to a buffer of ids, sorted after (the hash set is built once from the ids). Which
+# buckets the islands add changes only how many empty buckets the queue holds (a
+# walk passes an empty bucket at a stop test's cost), never which edge a bucket
+# holds: the law is the same whatever the sample.
 _COARSE_SHIFT = 6
 # the islands' buckets: at most m / _COARSE_BUDGET plus this many
 _COARSE_SLACK = 1 << 16
