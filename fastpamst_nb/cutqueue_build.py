@@ -170,10 +170,11 @@ def _hset_grow(table, counts, bits):
 # into a few *islands* of buckets. Every bucket of an island is a bucket of the
 # queue, empty or not, so the pass over W need not find them: an entry whose score
 # lies inside an island costs a compare per island (a vectorized, branch-free
-# listing), and only the others (an outlier, a heavy tail) get a key and probe the
-# hash set of buckets. Which buckets the islands add changes only how many empty
-# buckets the queue holds (a walk passes an empty bucket at a stop test's cost),
-# never which edge a bucket holds: the law is the same whatever the sample.
+# listing), and only the others (an outlier, a heavy tail) get a key and an append
+# to a buffer of ids, sorted after (the hash set is built once from the ids). Which
+# buckets the islands add changes only how many empty buckets the queue holds (a
+# walk passes an empty bucket at a stop test's cost), never which edge a bucket
+# holds: the law is the same whatever the sample.
 _COARSE_SHIFT = 6
 # the islands' buckets: at most m / _COARSE_BUDGET plus this many
 _COARSE_SLACK = 1 << 16
@@ -335,16 +336,17 @@ def _in_islands(x, b):
 
 
 @njit(cache=CACHE, nogil=True)
-def _hset_outside(table, counts, bits, used, W, i0, i1, scale, rlo, rhi, bounds):
-    """Add to the hash set the aligned bucket ids of the upper triangle of W's rows
-    i0 .. i1 - 1 that lie outside every island [rlo[r], rhi[r]), counting their
-    entries, while the table keeps room for a row at most half full. Returns (next
-    row, ids in the set). ``bounds``: ``_range_scores``. A chunk of a row whose
-    entries all score surely inside an island costs a vectorized count of them (the
-    pass streams W); only a chunk with others lists them (branch-free) and keys them.
-    ``scale``: (sgn, s, inv, kmin, bshift) of the keys."""
+def _ids_outside(buf, used, W, i0, i1, scale, rlo, rhi, bounds):
+    """Append to ``buf`` (from ``used`` on) the aligned bucket ids of the upper triangle
+    of W's rows i0 .. i1 - 1 that lie outside every island [rlo[r], rhi[r]) (a run of
+    one id written once), while ``buf`` keeps room for a whole row. Returns (next row,
+    ids in ``buf``). ``bounds``: ``_range_scores``. A chunk of a row whose entries all
+    score surely inside an island costs a vectorized count of them (the pass streams
+    W); only a chunk with others lists them (branch-free) and keys them. No probe: the
+    caller sorts the ids (``_outside_part``); a probe of a hash set per entry cost
+    Pareto weights' pass 225 ns an entry (two cache misses, the set and its counts,
+    2026-11-27). ``scale``: (sgn, s, inv, kmin, bshift) of the keys."""
     sgn, s, inv, kmin, bshift = scale
-    mask = (np.int64(1) << bits) - 1
     n = W.shape[0]
     R = rlo.shape[0]
     b = np.empty(2 * _MAX_RANGES, dtype=np.float64)  # a local copy: no aliasing with W
@@ -353,9 +355,8 @@ def _hset_outside(table, counts, bits, used, W, i0, i1, scale, rlo, rhi, bounds)
     hit = np.empty(_PASS_CHUNK, dtype=np.int64)
     flag = np.empty(_PASS_CHUNK, dtype=np.int64)
     last = -1
-    h = 0
     i = i0
-    while i < i1 and 2 * (used + n) <= mask + 1:
+    while i < i1 and used + n <= buf.shape[0]:
         row = W[i]
         for c0 in range(i + 1, n, _PASS_CHUNK):
             c1 = min(c0 + _PASS_CHUNK, n)
@@ -376,32 +377,13 @@ def _hset_outside(table, counts, bits, used, W, i0, i1, scale, rlo, rhi, bounds)
                 for r in range(R):
                     if rlo[r] <= a < rhi[r]:
                         near = True
-                if near:
-                    continue
-                if a != last:  # runs of one bucket skip the probe
+                # branch-free append; a run of one bucket (an outlier's row) is written once
+                buf[used] = a
+                used += (not near) & (a != last)
+                if not near:
                     last = a
-                    h = _hset_slot(table, mask, bits, a)
-                    if table[h] < 0:
-                        table[h] = a
-                        used += 1
-                counts[h] += 1
         i += 1
     return i, used
-
-
-@njit(cache=CACHE, nogil=True)
-def _hset_ranges(table, bits, used, rlo, rhi):
-    """Add every id of the islands [rlo[r], rhi[r]) to the hash set (room checked by
-    the caller; none of them is in it yet: ``_hset_outside`` skipped them)."""
-    mask = (np.int64(1) << bits) - 1
-    for r in range(rlo.shape[0]):
-        for a in range(rlo[r], rhi[r]):
-            h = _hset_home(a, bits)
-            while table[h] >= 0:
-                h = (h + 1) & mask
-            table[h] = a
-            used += 1
-    return used
 
 
 def _grow_for(table, counts, bits, used, need):
@@ -414,35 +396,39 @@ def _grow_for(table, counts, bits, used, need):
     return table, counts, bits
 
 
-@njit(cache=CACHE, nogil=True)
-def _hset_union(table, counts, bits, used, other, other_counts):
-    """Add the ids of the set ``other`` and their counts into the set ``table`` (room
-    for them checked by the caller); returns the ids in the set."""
-    mask = (np.int64(1) << bits) - 1
-    for t in range(other.shape[0]):
-        a = other[t]
-        if a < 0:
-            continue
-        h = _hset_slot(table, mask, bits, a)
-        if table[h] < 0:
-            table[h] = a
-            used += 1
-        counts[h] += other_counts[t]
-    return used
+# the outside ids' buffer starts with this many slots; when full it is sorted and
+# deduplicated, and doubled when still over half full (at most twice the distinct ids)
+_BUF_MIN = 1 << 16
+
+
+def _distinct(x):
+    """The distinct values of x, increasing. ``np.sort`` (vectorized on this machine:
+    1.8 ms for 129,448 ids) and a mask: ``np.unique`` took 0.25 s for them (numpy
+    2.4, 2026-11-27)."""
+    x = np.sort(x)
+    if x.shape[0] < 2:
+        return x
+    keep = np.empty(x.shape[0], dtype=np.bool_)
+    keep[0] = True
+    np.not_equal(x[1:], x[:-1], out=keep[1:])
+    return x[keep]
 
 
 def _outside_part(W, i0, i1, scale, ranges, bounds):
-    """The set (table, counts, bits, used) of the occupied buckets outside the islands
-    of W's rows i0 .. i1 - 1 (upper triangle)."""
-    bits = 4
-    table = np.full(1 << bits, -1, dtype=np.int64)
-    counts = np.zeros(1 << bits, dtype=np.int64)
+    """The occupied aligned buckets outside the islands of W's rows i0 .. i1 - 1 (upper
+    triangle): their ids, increasing and distinct."""
+    buf = np.empty(max(_BUF_MIN, 4 * W.shape[0]), dtype=np.int64)
     used = 0
     i = i0
     while i < i1:
-        table, counts, bits = _grow_for(table, counts, bits, used, W.shape[0])
-        i, used = _hset_outside(table, counts, bits, used, W, i, i1, scale, ranges.lo, ranges.hi, bounds)
-    return table, counts, bits, used
+        i, used = _ids_outside(buf, used, W, i, i1, scale, ranges.lo, ranges.hi, bounds)
+        if i < i1:  # full: deduplicate (numpy's sort releases the GIL), grow if need be
+            ids = _distinct(buf[:used])
+            used = ids.shape[0]
+            if 2 * (used + W.shape[0]) > buf.shape[0]:
+                buf = np.empty(2 * buf.shape[0] + W.shape[0], dtype=np.int64)
+            buf[:used] = ids
+    return _distinct(buf[:used])
 
 
 # the islands' pass runs in parts side by side on the validation's threads from this
@@ -456,10 +442,12 @@ _PASS_PARTS = 2
 def _islands(graph, sgn, s, inv, kmin, bshift, ranges=None):
     """The buckets of a dense compressed queue: every aligned bucket of the islands
     (``_island_ranges``, or ``ranges``), empty or not, and the occupied ones outside
-    them, in a hash set; returns (table, bits, the ids in increasing order) (a dense
-    queue sizes its buckets lazily: no counts). One pass over the upper triangle, in parts side by side
-    above _PARALLEL_MIN edges, in which an entry of an island costs a few compares
-    and only the others a key and a probe (docs/design.rst, Compressed buckets)."""
+    them, in a hash set; returns (table, bits, the ids in increasing order, each slot's
+    rank among them) (a dense queue sizes its buckets lazily: no counts). One pass over
+    the upper triangle, in parts side by side above _PARALLEL_MIN edges, in which an
+    entry of an island costs a few compares and only the others a key and an append to
+    a buffer, deduplicated by sorting; the set is built once from the sorted ids
+    (docs/design.rst, Compressed buckets)."""
     W, n, m = graph.W, graph.n, graph.m
     if ranges is None:
         ranges = _island_ranges(W, sgn, s, inv, kmin, _key_range(graph, sgn, s)[1], bshift, m)
@@ -471,31 +459,35 @@ def _islands(graph, sgn, s, inv, kmin, bshift, ranges=None):
     rows = [0] + [n - int(math.sqrt((1 - k / parts) * n * n)) for k in range(1, parts)] + [n]
     found = run_side_by_side([
         (lambda k=k: _outside_part(W, rows[k], rows[k + 1], scale, ranges, bounds)) for k in range(parts)])
-    table, counts, bits, used = found[0]
-    for other, other_counts, _, other_used in found[1:]:
-        table, counts, bits = _grow_for(table, counts, bits, used, other_used)
-        used = _hset_union(table, counts, bits, used, other, other_counts)
-    outside = np.sort(table[table >= 0])
-    table, counts, bits = _grow_for(table, counts, bits, used, int((ranges.hi - ranges.lo).sum()))
-    used = _hset_ranges(table, bits, used, ranges.lo, ranges.hi)
+    outside = _distinct(np.concatenate(found)) if parts > 1 else found[0]
+    # the ids in order: the islands' runs merged with the sorted others (a stable sort
+    # of a few sorted runs: timsort)
     ids = np.concatenate([outside] + [np.arange(lo, hi, dtype=np.int64) for lo, hi in zip(ranges.lo, ranges.hi)])
-    return table, bits, np.sort(ids, kind="stable")
+    ids = np.sort(ids, kind="stable")
+    # the set, at most half full, built once from the ids in order, with each slot's rank
+    bits = 4
+    while 2 * ids.shape[0] > 1 << bits:
+        bits += 1
+    if bits > _HSET_BITS:  # 2**30 buckets: beyond what the memory check admits
+        raise AssertionError("gq_build: the hash set outgrew its 31-bit hash")
+    table, slot_rank = _hset_build(ids, bits)
+    return table, bits, ids, slot_rank
 
 
 @njit(cache=CACHE, nogil=True)
-def _hset_ranks(table, bits, occupied):
-    """Each slot's rank: the index in ``occupied`` (increasing) of the id it holds
-    (every id of the set is there; free slots get 0, never read)."""
+def _hset_build(ids, bits):
+    """A hash set of 2**bits slots holding the distinct ``ids`` (-1 marks a free slot),
+    and each slot's rank: the index of its id in ``ids`` (free slots: 0, never read)."""
     mask = (np.int64(1) << bits) - 1
-    slot_rank = np.zeros(table.shape[0], dtype=np.int64)
-    for i in range(occupied.shape[0]):
-        h = _hset_home(occupied[i], bits)
-        while table[h] != occupied[i]:
-            if table[h] < 0:
-                raise AssertionError("gq_build: an island's id is missing from the set")
+    table = np.full(np.int64(1) << bits, -1, dtype=np.int64)
+    slot_rank = np.zeros(np.int64(1) << bits, dtype=np.int64)
+    for i in range(ids.shape[0]):
+        h = _hset_home(ids[i], bits)
+        while table[h] >= 0:
             h = (h + 1) & mask
+        table[h] = ids[i]
         slot_rank[h] = i
-    return slot_rank
+    return table, slot_rank
 
 
 @njit(cache=CACHE, nogil=True)
@@ -697,8 +689,7 @@ def _compress(graph, sgn, s, inv, kmin, bshift, rank_t, ranked):
     if graph.dense:
         # the ids in order: the islands' runs merged with the sorted others (a stable
         # sort of a few sorted runs: timsort), then each slot's rank by a lookup per id
-        table, bits, occupied = _islands(graph, sgn, s, inv, kmin, bshift)
-        slot_rank = _hset_ranks(table, bits, occupied)
+        table, bits, occupied, slot_rank = _islands(graph, sgn, s, inv, kmin, bshift)
     else:
         table, counts, bits = _occupied(graph, sgn, s, inv, kmin, bshift)
         valid = np.flatnonzero(table >= 0)
