@@ -21,7 +21,7 @@ from .cutqueue import (
 from .keys import discretize
 from .sampler import (
     _HASH_MUL, _HASH_SHIFT, ST_BLOCK_DRAWS, ST_BLOCK_EXTRA, ST_BOTTOM_CALLS, ST_BOTTOM_K, ST_BOTTOM_WINS,
-    ST_NODES, ST_STEPS, _seen_set, binomial, rnm_select_roles,
+    ST_NODES, ST_STEPS, _seen_set, binomial, extra_share, rnm_select_roles,
 )
 
 
@@ -456,10 +456,8 @@ def prim_csr_private(q, graph, visited, edges, step0, n_steps, v, key_rate, thet
                         t = best - ktop
                         if c == 1 or t >= zmax:
                             break
-                        tt = max(t, 0.0)
-                        span = -math.expm1(-r * (zmax - tt))
-                        pc = math.exp(-r * tt) * span / -math.expm1(-r * zmax)
-                        kx = binomial(c - 1, min(pc, 1.0), rng)
+                        tt, span, pc = extra_share(t, r, zmax)
+                        kx = binomial(c - 1, pc, rng)
                         stats[ST_BLOCK_EXTRA] += kx
                         if kx == 0:
                             break

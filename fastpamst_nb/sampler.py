@@ -121,6 +121,18 @@ def max_noise(c, r, rng):
     return survival_inv(-math.expm1(math.log(_u01(rng)) / c), r)
 
 
+@njit(cache=CACHE, nogil=True)
+def extra_share(t, r, zmax):
+    """For Z exponential of rate r: (tt, span, p) with tt = max(t, 0), span =
+    P(Z <= zmax | Z > tt) (what a draw of Z in (tt, zmax] needs) and p =
+    P(t < Z <= zmax | Z <= zmax) (at most 1), the chance that another member of a group
+    whose maximum noise is zmax also beats t. Written with expm1 so neither underflows
+    when r * t is large. Scalars only: both selections call it once a group."""
+    tt = max(t, 0.0)
+    span = -math.expm1(-r * (zmax - tt))
+    return tt, span, min(math.exp(-r * tt) * span / -math.expm1(-r * zmax), 1.0)
+
+
 # waiting-time gaps at or above this cannot fit in n (n < 2**62 is required)
 _GAP_CAP = 2.0 ** 62
 
@@ -394,12 +406,10 @@ def _resolve(lay, keys, counts, st, cut, W, visited, r, rng, stats, level, node,
     t = best - ktop
     if c == 1 or t >= zmax:
         return best, win_g, win_code
-    # P(t < Z <= zmax | Z <= zmax) and Z = t + Exp truncated to [0, zmax - t],
-    # written with expm1 so neither underflows when r * t is large
-    tt = max(t, 0.0)
-    span = -math.expm1(-r * (zmax - tt))
-    pc = math.exp(-r * tt) * span / -math.expm1(-r * zmax)
-    k = binomial(c - 1, min(pc, 1.0), rng)
+    # the other members above t: Binomial(c - 1, P(t < Z <= zmax | Z <= zmax)), each
+    # then Z = t + Exp truncated to [0, zmax - t]
+    tt, span, pc = extra_share(t, r, zmax)
+    k = binomial(c - 1, pc, rng)
     stats[ST_BLOCK_EXTRA] += k
     if k == 0:
         return best, win_g, win_code
