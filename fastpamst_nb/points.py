@@ -135,6 +135,25 @@ def _pt_beats(s1, g1, s0, g0, b):
 
 
 @njit(cache=CACHE, inline="always")
+def _pt_relax(k, s, m, v, sbl, gbl, pal, mthl, lam, b, b_hi, b_lo, ts, tg, tk):
+    """GUMBEL's relaxation of slot k by the edge from v (score s, its Gumbel's bits m),
+    once the bound let the edge through: the Gumbel from its two logarithms, the slot's
+    best key, parent and threshold replaced if the edge's key beats it, and the block's
+    top (ts, tg, tk) returned, ties to the lower slot. Called only for the few edges the
+    bound keeps (about n ln n a release), so its arrays' reference counts do not weigh."""
+    g = -math.log(-math.log(unit_of_bits(m)))
+    if _pt_key_beats(s, g, sbl[k], gbl[k], b, b_hi, b_lo):
+        sbl[k] = s
+        gbl[k] = g
+        pal[k] = v
+        mthl[k] = _pt_mth(g + s * lam)
+        if tk < 0 or _pt_key_beats(s, g, ts, tg, b, b_hi, b_lo) or (
+                k < tk and not _pt_key_beats(ts, tg, s, g, b, b_hi, b_lo)):
+            return s, g, k
+    return ts, tg, tk
+
+
+@njit(cache=CACHE, inline="always")
 def _pt_key_beats(s1, g1, s0, g0, b, b_hi, b_lo):
     """GUMBEL's exact order: whether s1 + g1 * b beats s0 + g0 * b, i.e. whether the key
     (-s1) - b * g1 is below (-s0) - b * g0, in the dense engine's double-double keys
@@ -424,17 +443,8 @@ def _pt_block(st, blk, lo, hi, v, P, nz):
                 t = gbl[k] - (s - sbl[k]) * lam
                 m = np.uint64(gu[q])
                 if t < T_SKIP and t < gumbel_upper(m) + MARGIN and t - MARGIN < gumbel_upper(m):
-                    g = -math.log(-math.log(unit_of_bits(m)))
-                    if _pt_key_beats(s, g, sbl[k], gbl[k], b, b_hi, b_lo):
-                        sbl[k] = s
-                        gbl[k] = g
-                        pal[k] = v
-                        mthl[k] = _pt_mth(g + s * lam)
-                        if tk < 0 or _pt_key_beats(s, g, ts, tg, b, b_hi, b_lo) or (
-                                k < tk and not _pt_key_beats(ts, tg, s, g, b, b_hi, b_lo)):
-                            ts = s
-                            tg = g
-                            tk = k
+                    ts, tg, tk = _pt_relax(k, s, m, v, sbl, gbl, pal, mthl, lam, b, b_hi, b_lo,
+                                           ts, tg, tk)
         for k in range(m_k if not noise_first else 0):
             u = sl[k]
             if u < 0:
@@ -449,17 +459,8 @@ def _pt_block(st, blk, lo, hi, v, P, nz):
                     m = bits_of_words(ka, kb, c2, c3, v, u)
                     # below: G <= bound <= t - MARGIN, the exact test would not relax
                     if t - MARGIN < gumbel_upper(m):
-                        g = -math.log(-math.log(unit_of_bits(m)))
-                        if _pt_key_beats(s, g, sbl[k], gbl[k], b, b_hi, b_lo):
-                            sbl[k] = s
-                            gbl[k] = g
-                            pal[k] = v
-                            mthl[k] = _pt_mth(g + s * lam)
-                            if tk < 0 or _pt_key_beats(s, g, ts, tg, b, b_hi, b_lo) or (
-                                    k < tk and not _pt_key_beats(ts, tg, s, g, b, b_hi, b_lo)):
-                                ts = s
-                                tg = g
-                                tk = k
+                        ts, tg, tk = _pt_relax(k, s, m, v, sbl, gbl, pal, mthl, lam, b, b_hi,
+                                               b_lo, ts, tg, tk)
         if full:  # a pass of its own: a flag tested in the loop above slows it
             ts = -np.inf
             tg = 0.0
