@@ -20,7 +20,7 @@ from fastpamst_nb import bench
 from fastpamst_nb.cutqueue import code_ends, code_pack, gq_join, gq_update, gq_update_csr
 from fastpamst_nb.cutqueue_build import gq_build
 from fastpamst_nb.graph import as_graph
-from fastpamst_nb.prim import prim_csr_private
+from fastpamst_nb.prim import prim_csr_private, prim_dense_private
 from fastpamst_nb.sampler import (
     N_STATS, ST_BOTTOM_CALLS, ST_NODES, _cut_members, _seen_add, _seen_set, binomial, max_noise, rnm_select,
 )
@@ -225,11 +225,12 @@ def test_batched_cut_members_are_every_qualifying_edge_once():
     assert pvalue >= 1e-4
 
 
-# --- the sparse driver's written-out selection ------------------------------------
-# prim.prim_csr_private runs rnm_select's walk in its own body (no call taking arrays
-# per step). It must draw exactly what rnm_select draws, in the same order: a whole
-# release through it and through the reference loop below (gq_update_csr, then
-# rnm_select) gives the same edges and the same counters for the same seed.
+# --- the drivers run rnm_select's own code (sampler.rnm_steps) -------------------
+# A driver runs a chunk of steps in one call of sampler.rnm_steps: the cut update (the
+# sparse one written out there, the dense one gq_update's), then the selection that
+# rnm_select makes. A whole release through the driver and through the reference
+# loop below (gq_update_csr or gq_update, then rnm_select) gives the same edges and
+# the same counters for the same seed.
 
 @njit
 def _csr_reference_steps(q, indptr, indices, data, visited, edges, v, r, theta, bucket_width, rng,
@@ -242,6 +243,18 @@ def _csr_reference_steps(q, indptr, indices, data, visited, edges, v, r, theta, 
         edges[step, 0] = np.searchsorted(indptr, p, side="right") - 1
         edges[step, 1] = indices[p]
         v = indices[p]
+
+
+@njit
+def _dense_reference_steps(q, W, visited, edges, v, r, theta, bucket_width, rng, stats):
+    n = W.shape[0]
+    for step in range(edges.shape[0]):
+        gq_join(q.layout, q.cut, v, visited)
+        gq_update(q, W[v], v, visited, v * n)
+        a, b = code_ends(rnm_select(q, W, visited, r, theta, bucket_width, rng, stats))
+        edges[step, 0] = a
+        edges[step, 1] = b
+        v = b
 
 
 def _csr_release(graph, r, theta, bucket_width, seed, written_out):
@@ -259,11 +272,9 @@ def _csr_release(graph, r, theta, bucket_width, seed, written_out):
 
 
 @pytest.mark.parametrize("shape", ["uniform", "outlier", "clusters", "integers"])
-@pytest.mark.parametrize("rate", [0.02, 3.0, 300.0])
-# (never stopping early, or buckets of single groups, is too slow as Python)
-@pytest.mark.parametrize("theta, bucket_width", [(0.03, 2.0), (1.0, 0.5),
-                                                 pytest.param(math.inf, 0.0, marks=pytest.mark.slow_python),
-                                                 pytest.param(0.0, math.inf, marks=pytest.mark.slow_python)])
+@pytest.mark.parametrize("rate", [0.02, 300.0])
+# (bucket_width < 0: per-group counts, nodes of single groups)
+@pytest.mark.parametrize("theta, bucket_width", [(0.03, 2.0), pytest.param(1.0, -1.0, marks=pytest.mark.slow_python)])
 def test_sparse_driver_draws_as_rnm_select(shape, rate, theta, bucket_width):
     A = bench.shape_weights(shape, 150, seed=3, sparse=True)
     graph = as_graph(A * 64.0)  # s = 1: keys are the weights' 64ths
@@ -276,3 +287,25 @@ def test_sparse_driver_draws_as_rnm_select(shape, rate, theta, bucket_width):
     if bucket_width == 2.0 and rate == 300.0:  # what the cases are for: the block layer, compressed keys
         assert lay.layered == (shape == "clusters")
         assert lay.direct == (shape in ("uniform", "clusters"))
+    assert lay.group_counts == (bucket_width < 0)
+
+
+@pytest.mark.parametrize("shape, sensitivity", [("integers", 1e-5), ("pareto", 1e-3), ("uniform", 1.0)])
+def test_dense_driver_draws_as_rnm_select(shape, sensitivity):
+    W = bench.shape_weights(shape, 120, seed=4)
+    s = sensitivity / 16
+    r = 0.05 / sensitivity * s
+    out = []
+    for driver in (True, False):
+        q = gq_build(as_graph(W), -1.0, s, r, 2.0)
+        visited = np.zeros(W.shape[0], dtype=np.bool_)
+        edges = np.empty((W.shape[0] - 1, 2), dtype=np.int64)
+        stats = np.zeros(N_STATS, dtype=np.int64)
+        rng = np.random.default_rng(6)
+        if driver:
+            prim_dense_private(q, W, visited, edges, 0, W.shape[0] - 1, 0, r, 0.03, 2.0, rng, stats)
+        else:
+            _dense_reference_steps(q, W, visited, edges, 0, r, 0.03, 2.0, rng, stats)
+        out.append((edges, stats))
+    np.testing.assert_array_equal(out[0][0], out[1][0])
+    np.testing.assert_array_equal(out[0][1], out[1][1])
