@@ -13,7 +13,6 @@ import math
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from numba import njit
 
 import fastpamst_nb as fp
 from fastpamst_nb import window as topwin
@@ -99,49 +98,12 @@ def expected_sequences(weights, lam, s, noise="exponential", maximum=False, star
     return naive.prim_sequence_distribution(W, adjacency, start, step_probs)
 
 
-@njit
 def _restore(q, q0):
-    """Every array of queue q set back to the pristine queue q0's (same build)."""
-    q.keys.key[:] = q0.keys.key
-    q.keys.rank[:] = q0.keys.rank
-    q.keys.table[:] = q0.keys.table
-    q.keys.slot_rank[:] = q0.keys.slot_rank
-    q.counts.bucket[:] = q0.counts.bucket
-    q.counts.block[:] = q0.counts.block
-    q.counts.group[:] = q0.counts.group
-    q.counts.total[:] = q0.counts.total
-    q.store.start[:] = q0.store.start
-    q.store.cap[:] = q0.store.cap
-    q.store.fill[:] = q0.store.fill
-    q.store.slots[:] = q0.store.slots
-    q.store.ends[:] = q0.store.ends
-    q.store.materialized[:] = q0.store.materialized
-    q.store.open_bucket[:] = q0.store.open_bucket
-    q.store.sized[:] = q0.store.sized
-    q.cut.inside[:] = q0.cut.inside
-    q.cut.rest[:] = q0.cut.rest
-    q.cut.where[:] = q0.cut.where
-    q.cut.sizes[:] = q0.cut.sizes
-
-
-@njit
-def _dense_releases(q, q0, W, r, theta, bucket_width, rng, out, stats):
-    # the releases _fast_pamst_graph would make one by one with the same generator: a
-    # fresh queue (q0's copy), the whole release from vertex 0 in one driver call
-    visited = np.zeros(W.shape[0], dtype=np.bool_)
-    for i in range(out.shape[0]):
-        _restore(q, q0)
-        visited[:] = False
-        prim_dense_private(q, W, visited, out[i], 0, out.shape[1], 0, r, theta, bucket_width, rng, stats)
-
-
-@njit
-def _csr_releases(q, q0, graph, r, theta, bucket_width, rng, out, stats):
-    visited = np.zeros(graph.n, dtype=np.bool_)
-    for i in range(out.shape[0]):
-        _restore(q, q0)
-        visited[:] = False
-        prim_csr_private(q, graph, visited, out[i], 0, out.shape[1], 0, r, theta, bucket_width, rng, stats)
+    """Every array of queue q set back to the pristine queue q0's (the same build)."""
+    for part, part0 in zip(q, q0):
+        for a, a0 in zip(part, part0):
+            if isinstance(a, np.ndarray):
+                a[...] = a0
 
 
 def released_counts(weights, rho, sensitivity, discretization, *, noise="exponential",
@@ -151,8 +113,8 @@ def released_counts(weights, rho, sensitivity, discretization, *, noise="exponen
     with fast_pamst's top window (its top buckets then sized at build).
 
     The releases are ``_fast_pamst_graph``'s with one seeded generator (the same draws,
-    so the same trees), run in one compiled loop on copies of one built queue: the
-    Python call per release (the build, the tree) cost more than the release itself.
+    so the same trees), each a driver call on a copy of one built queue: the build and
+    the tree of a whole ``_fast_pamst_graph`` call cost more than the release itself.
     ``test_released_counts_are_the_releases`` checks the two against each other."""
     rng = np.random.default_rng(seed)
     s = sensitivity if discretization is None else discretization
@@ -167,10 +129,17 @@ def released_counts(weights, rho, sensitivity, discretization, *, noise="exponen
     q = gq_build(graph, sgn, s, r, bucket_width, win)
     out = np.empty((runs, n - 1, 2), dtype=np.int64)
     stats = np.zeros(N_STATS, dtype=np.int64)
-    if graph.dense:
-        _dense_releases(q, q0, graph.W, r, theta, bucket_width, rng, out, stats)
-    else:
-        _csr_releases(q, q0, graph, r, theta, bucket_width, rng, out, stats)
+    visited = np.zeros(n, dtype=np.bool_)
+    for i in range(runs):
+        # the release _fast_pamst_graph would make with the same generator: a fresh
+        # queue (q0's copy), the whole release from vertex 0 in one driver call (a
+        # compiled loop around the drivers compiled their walk again: 30 s)
+        _restore(q, q0)
+        visited[:] = False
+        if graph.dense:
+            prim_dense_private(q, graph.W, visited, out[i], 0, n - 1, 0, r, theta, bucket_width, rng, stats)
+        else:
+            prim_csr_private(q, graph, visited, out[i], 0, n - 1, 0, r, theta, bucket_width, rng, stats)
     rows, counts = np.unique(out.reshape(runs, -1), axis=0, return_counts=True)
     counts = {tuple(map(tuple, row.reshape(-1, 2).tolist())): int(c) for row, c in zip(rows, counts)}
     return counts, stats, fp.privacy.fast_pamst_rate(rho, sensitivity, n, s, noise)

@@ -20,7 +20,7 @@ from fastpamst_nb import bench
 from fastpamst_nb.cutqueue import code_ends, code_pack, gq_join, gq_update, gq_update_csr
 from fastpamst_nb.cutqueue_build import gq_build
 from fastpamst_nb.graph import as_graph
-from fastpamst_nb.prim import prim_csr_private, prim_dense_private
+from fastpamst_nb.prim import prim_csr_private
 from fastpamst_nb.sampler import (
     N_STATS, ST_BOTTOM_CALLS, ST_NODES, _cut_members, _seen_add, _seen_set, binomial, max_noise, rnm_select,
 )
@@ -227,10 +227,10 @@ def test_batched_cut_members_are_every_qualifying_edge_once():
 
 # --- the drivers run rnm_select's own code (sampler.rnm_steps) -------------------
 # A driver runs a chunk of steps in one call of sampler.rnm_steps: the cut update (the
-# sparse one written out there, the dense one gq_update's), then the selection that
-# rnm_select makes. A whole release through the driver and through the reference
-# loop below (gq_update_csr or gq_update, then rnm_select) gives the same edges and
-# the same counters for the same seed.
+# sparse one written out there), then the selection that rnm_select makes. A whole
+# sparse release through the driver and through the reference loop below
+# (gq_update_csr, then rnm_select) gives the same edges and the same counters for the
+# same seed. (The dense driver's update is gq_update's own: tests/test_queue.py.)
 
 @njit
 def _csr_reference_steps(q, indptr, indices, data, visited, edges, v, r, theta, bucket_width, rng,
@@ -243,18 +243,6 @@ def _csr_reference_steps(q, indptr, indices, data, visited, edges, v, r, theta, 
         edges[step, 0] = np.searchsorted(indptr, p, side="right") - 1
         edges[step, 1] = indices[p]
         v = indices[p]
-
-
-@njit
-def _dense_reference_steps(q, W, visited, edges, v, r, theta, bucket_width, rng, stats):
-    n = W.shape[0]
-    for step in range(edges.shape[0]):
-        gq_join(q.layout, q.cut, v, visited)
-        gq_update(q, W[v], v, visited, v * n)
-        a, b = code_ends(rnm_select(q, W, visited, r, theta, bucket_width, rng, stats))
-        edges[step, 0] = a
-        edges[step, 1] = b
-        v = b
 
 
 def _csr_release(graph, r, theta, bucket_width, seed, written_out):
@@ -288,24 +276,3 @@ def test_sparse_driver_draws_as_rnm_select(shape, rate, theta, bucket_width):
         assert lay.layered == (shape == "clusters")
         assert lay.direct == (shape in ("uniform", "clusters"))
     assert lay.group_counts == (bucket_width < 0)
-
-
-@pytest.mark.parametrize("shape, sensitivity", [("integers", 1e-5), ("pareto", 1e-3), ("uniform", 1.0)])
-def test_dense_driver_draws_as_rnm_select(shape, sensitivity):
-    W = bench.shape_weights(shape, 120, seed=4)
-    s = sensitivity / 16
-    r = 0.05 / sensitivity * s
-    out = []
-    for driver in (True, False):
-        q = gq_build(as_graph(W), -1.0, s, r, 2.0)
-        visited = np.zeros(W.shape[0], dtype=np.bool_)
-        edges = np.empty((W.shape[0] - 1, 2), dtype=np.int64)
-        stats = np.zeros(N_STATS, dtype=np.int64)
-        rng = np.random.default_rng(6)
-        if driver:
-            prim_dense_private(q, W, visited, edges, 0, W.shape[0] - 1, 0, r, 0.03, 2.0, rng, stats)
-        else:
-            _dense_reference_steps(q, W, visited, edges, 0, r, 0.03, 2.0, rng, stats)
-        out.append((edges, stats))
-    np.testing.assert_array_equal(out[0][0], out[1][0])
-    np.testing.assert_array_equal(out[0][1], out[1][1])
