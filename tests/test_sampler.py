@@ -225,12 +225,11 @@ def test_batched_cut_members_are_every_qualifying_edge_once():
     assert pvalue >= 1e-4
 
 
-# --- the drivers run rnm_select's own code (sampler.rnm_steps) -------------------
-# A driver runs a chunk of steps in one call of sampler.rnm_steps: the cut update (the
-# sparse one written out there), then the selection that rnm_select makes. A whole
-# sparse release through the driver and through the reference loop below
-# (gq_update_csr, then rnm_select) gives the same edges and the same counters for the
-# same seed. (The dense driver's update is gq_update's own: tests/test_queue.py.)
+# --- the sparse driver's written-out selection ------------------------------------
+# prim.prim_csr_private runs rnm_select's walk (sampler.rnm_steps) written out in its
+# own body. It must draw exactly what rnm_select draws, in the same order: a whole
+# release through it and through the reference loop below (gq_update_csr, then
+# rnm_select) gives the same edges and the same counters for the same seed.
 
 @njit
 def _csr_reference_steps(q, indptr, indices, data, visited, edges, v, r, theta, bucket_width, rng,
