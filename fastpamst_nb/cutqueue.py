@@ -36,7 +36,7 @@ Measurements behind the code).
   sub-bucket: a slot stores its sub-bucket (instead of its group offset, which
   the edge's weight gives back when a draw needs it), and the sampler splits the
   one or two wide buckets it reaches by partitioning their compacted slots
-  (``sampler._walk_wide``), O(their slots) per selection.
+  (``sampler.rnm_steps``, inside its walk), O(their slots) per selection.
   ``q.store.open_bucket`` = (bucket, unprocessed slots) while the sampler is
   inside one.
 * **Slot store** (``q.store``). Each bucket owns a region of the slot pool,
@@ -518,10 +518,16 @@ def gq_update(q, row, v, visited, rank_base):
     the code), and with many buckets the layered kernel was several times faster
     than the general one.
     """
-    lay, cnt, st = q.layout, q.counts, q.store
+    gq_update_roles(q.layout, q.keys, q.counts, q.store, q.cut, row, v, visited, rank_base)
+
+
+@jit_only
+def gq_update_roles(lay, keys, cnt, st, cut, row, v, visited, rank_base):
+    """``gq_update`` on the queue's role tuples (``sampler.rnm_steps`` holds them, not
+    the queue)."""
     mat = st.materialized[0]
     # the counting loops read every entry
-    ythr = _filter_floor(lay, q.keys, mat) if lay.lazy_counts else 0.0
+    ythr = _filter_floor(lay, keys, mat) if lay.lazy_counts else 0.0
     sc = UpdateScalars(lay.sgn, lay.s, lay.inv, lay.kmin, lay.bucket_shift, mat, lay.block_shift,
                        lay.sub_shift if lay.wide else np.int64(0), lay.hash_bits, ythr,
                        lay.direct, lay.group_counts, lay.layered, np.int64(rank_base))
@@ -531,16 +537,16 @@ def gq_update(q, row, v, visited, rank_base):
             _update_plain(row, v, visited, st.slots, st.start, st.fill, cnt.bucket, sc)
         else:
             _update_compressed(row, v, visited, st.slots, st.start, st.fill, cnt.bucket, cnt.block,
-                               q.keys.table, q.keys.slot_rank, sc)
+                               keys.table, keys.slot_rank, sc)
         # every other entry of the row is an edge: to the n_rest unvisited vertices
         # it joins the cut, to the n_in - 1 visited ones other than v it leaves it
-        delta = q.cut.sizes[1] - (q.cut.sizes[0] - 1)
+        delta = cut.sizes[1] - (cut.sizes[0] - 1)
     elif lay.direct and not lay.group_counts:
         delta = _update_layered(row, v, visited, st.slots, st.start, st.fill, cnt.bucket, cnt.block,
                                 sc)
     else:
         delta = _update_general(row, v, visited, st.slots, st.start, st.fill, cnt.bucket, cnt.block,
-                                cnt.group, q.keys.rank, sc)
+                                cnt.group, keys.rank, sc)
     cnt.total[0] += delta
 
 

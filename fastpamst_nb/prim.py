@@ -15,13 +15,13 @@ from numba import njit
 
 from .core import CACHE, jit_only
 from .cutqueue import (
-    BLOCK, BUCKET, ROOT, _rank_group as rank_group, code_ends, gq_join, gq_update, slot_code, slot_offset,
+    BLOCK, BUCKET, ROOT, _rank_group as rank_group, slot_code, slot_offset,
     slot_pack,
 )
 from .keys import discretize
 from .sampler import (
     _HASH_MUL, _HASH_SHIFT, ST_BLOCK_DRAWS, ST_BLOCK_EXTRA, ST_BOTTOM_CALLS, ST_BOTTOM_K, ST_BOTTOM_WINS,
-    ST_NODES, ST_STEPS, _seen_set, binomial, extra_share, rnm_select_roles,
+    ST_NODES, ST_STEPS, _seen_set, binomial, extra_share, rnm_select_roles, rnm_steps,
 )
 
 
@@ -197,21 +197,14 @@ def prim_dense_private(q, W, visited, edges, step0, n_steps, v, key_rate, theta,
 
     When v joins the tree, row v of W is read once: edges to unvisited vertices
     join the cut (one scattered append), edges to visited ones leave it (a
-    counter decrement; their slots die lazily). Then one private selection.
-    The caller runs the steps in chunks so that a long release can be interrupted.
+    counter decrement; their slots die lazily). Then one private selection
+    (``sampler.rnm_steps``, the one selection path, which runs the chunk's steps on the
+    queue's arrays read off once). The caller runs the steps in chunks so that a long
+    release can be interrupted.
     """
-    n = W.shape[0]
-    lay, keys, counts, st, cut = q.layout, q.keys, q.counts, q.store, q.cut
-    for step in range(step0, step0 + n_steps):
-        gq_join(lay, cut, v, visited)
-        gq_update(q, W[v], v, visited, v * n)
-        code = rnm_select_roles(lay, keys, counts, st, cut, W, visited, key_rate, theta,
-                                bucket_width, rng, stats)
-        a, b = code_ends(code)
-        edges[step, 0] = a
-        edges[step, 1] = b
-        v = b
-    return v
+    no_int = np.empty(0, dtype=np.int64)
+    return rnm_steps(q.layout, q.keys, q.counts, q.store, q.cut, W, no_int, no_int, np.empty(0),
+                     visited, edges, step0, n_steps, v, key_rate, theta, bucket_width, rng, stats, np.int64(0))
 
 
 # the seen set of prim_csr_private's distinct draws is this table, reused, while it
@@ -225,10 +218,13 @@ def prim_csr_private(q, graph, visited, edges, step0, n_steps, v, key_rate, thet
     """As :func:`prim_dense_private` on a symmetric CSR topology: ``graph``, a sparse
     :class:`fastpamst_nb.graph.Graph` (its ``indptr``, ``indices``, ``data`` are read).
 
-    The selection is ``sampler.rnm_select_roles`` written out for a sparse queue
+    The selection is ``sampler.rnm_steps``'s walk written out for a sparse queue
     (every bucket materialized and counted, no wide buckets, no cut sides), in this
     body, on the queue's arrays read off once per chunk: the same draws in the same
-    order, so the same trees. A call, or an inlined helper, that receives arrays
+    order, so the same trees (``tests/test_sampler.py`` compares whole releases). Run
+    through ``rnm_steps`` itself, sparse releases measured 10-40% slower on the
+    compressed and layered shapes (docs/design.rst, One selection path), so this
+    twin stays until that is understood. A call, or an inlined helper, that receives arrays
     pays two atomic reference counts per array (docs/design.rst, Where the time goes,
     sparse); here a step calls nothing that takes an array but the rare binomial
     tail. Queues with per-group counts (``bucket_width < 0``, a test setting) take

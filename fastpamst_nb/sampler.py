@@ -44,10 +44,11 @@ from numba import njit
 
 from .core import CACHE, jit_only
 from .cutqueue import (
-    BUCKET, GROUP, ROOT, code_pack, gq_compact, gq_count, gq_group, gq_key, gq_select, gq_slot_group,
-    gq_take, gq_take_cut, gq_top, gq_width_shift, slot_code, slot_offset,
+    BLOCK, BUCKET, GROUP, ROOT, _rank_group, code_ends, code_pack, gq_compact, gq_group, gq_join,
+    gq_take_cut, gq_update_roles, slot_code, slot_offset, slot_pack,
 )
 from .cutqueue_materialize import gq_materialize
+from .keys import discretize
 
 
 # stats counters (an int64 array the caller may pass; tests read them)
@@ -74,9 +75,8 @@ _UNCOUNTED_THETA = 64.0
 _CUT_SHARE = 8
 _CUT_NODE_WIDTH = 2.0
 
-# node kinds beyond the queue's levels GROUP, BUCKET, BLOCK and ROOT
+# the node kind beyond the queue's levels GROUP, BUCKET, BLOCK and ROOT
 SUB = np.int64(4)    # a slot range of the open wide bucket, every slot active (node = first slot)
-WIDE = np.int64(5)   # a wide bucket, resolved by its fine sub-buckets (_walk_wide)
 
 
 @jit_only
@@ -116,9 +116,17 @@ def tail_noise(t, log_pt, r, rng):
 
 
 @njit(cache=CACHE, nogil=True)
+def max_noise_u(u, c, r):
+    """The maximum of c i.i.d. noises from a uniform u in (0, 1): S^-1(1 - u^(1/c)),
+    written -log(-expm1(log(u) / c)) / r (docs/errata.rst, erratum 1). Scalars only:
+    the walk calls it at every node it draws."""
+    return -math.log(-math.expm1(math.log(u) / c)) / r
+
+
+@njit(cache=CACHE, nogil=True)
 def max_noise(c, r, rng):
     """The maximum of c i.i.d. noises: S^-1(1 - U^(1/c)) (docs/errata.rst, erratum 1)."""
-    return survival_inv(-math.expm1(math.log(_u01(rng)) / c), r)
+    return max_noise_u(_u01(rng), c, r)
 
 
 @njit(cache=CACHE, nogil=True)
@@ -175,51 +183,6 @@ def binomial(n, p, rng):
     return n - k if flip else k
 
 
-# The kernels below take the queue's role tuples (lay, keys, counts, st, cut), not
-# the queue: numba increments and decrements the reference count of every array a
-# call passes, so a call passing the whole queue (18 arrays) costs more than one
-# passing its counters. The per-node helpers take no tuple with arrays
-# beyond the few they read, and the draws are inlined into the one kernel that
-# looks up a node's edges (_resolve) or the bottom candidates (_bottom).
-
-@jit_only(inline="always")
-def _take_below(lay, keys, counts, st, cut, W, level, node, count, pmax, visited, rng):
-    """A uniformly random active edge of a node (level BUCKET, BLOCK, ROOT = the whole
-    cut, or SUB = ``count`` slots of the open wide bucket from slot ``node``) among
-    its groups <= pmax, given their number ``count``; returns (group, code)."""
-    if level == SUB:
-        slot = st.slots[node + np.int64(rng.random() * count)]
-        return gq_slot_group(lay, W, st.open_bucket[0], slot), slot_code(slot)
-    total = counts.total[0]
-    if level == ROOT and lay.dense and count * lay.n >= total:
-        # 1/n of the cut or more qualifies: draw from the cut itself, in at most n
-        # tries expected, and no bucket is touched. A rank among the buckets would
-        # count, size and materialize them all: most of a release for the seeds that
-        # needed it (docs/design.rst, Measurements behind the code)
-        return gq_take_cut(lay, keys, cut, W, pmax, 64 * (total // count + 1), rng)
-    if level == ROOT and lay.lazy_counts and st.materialized[0] > 0:
-        # a rank among every bucket's count: count (and materialize) them all, once
-        gq_materialize(lay, keys, counts, st, cut, W, np.int64(0))
-    bb, w = gq_select(lay, counts, level, node, np.int64(rng.random() * count))
-    if bb == st.open_bucket[0]:
-        # the open wide bucket: its unprocessed edges are its first open_bucket[1]
-        # slots (compacted), and the rank fell among them
-        slot = st.slots[st.start[bb] + w]
-        return gq_slot_group(lay, W, bb, slot), slot_code(slot)
-    if bb < st.materialized[0]:
-        gq_materialize(lay, keys, counts, st, cut, W, bb)
-    lo = bb << lay.bucket_shift
-    top = (np.int64(1) << lay.bucket_shift) - 1
-    active = counts.bucket[bb]
-    if not lay.group_counts or pmax - lo >= top:
-        # a whole bucket: without group counts, p always sits at a bucket's top
-        return gq_take(lay, st, W, bb, np.int64(0), top, active, active, visited, rng)
-    c = np.int64(0)
-    for g in range(lo, pmax + 1):
-        c += counts.group[g]
-    return gq_take(lay, st, W, bb, np.int64(0), pmax - lo, c, active, visited, rng)
-
-
 # multiplicative hashing (Knuth, TAOCP vol. 3, 6.4): middle bits of code * M, M odd.
 # Codes are < 2**40 (a dense code is ``code_pack(a, b)`` = a << 20 | b, a sparse one a CSR position) and
 # M < 2**23, so the product fits in int64 (no wrap-around, the same in plain Python)
@@ -252,26 +215,6 @@ def _seen_add(seen, code):
         i = (i + 1) & mask
     seen[i] = code
     return True
-
-
-@jit_only(inline="always")
-def _distinct_edge(lay, keys, counts, st, cut, W, level, node, count, pmax, seen, n_seen,
-                   visited, rng):
-    """As ``_take_below``, but not one of the n_seen codes in ``seen``, to which it
-    is added (uniform over the rest).
-
-    Rejection accepts with probability (count - n_seen) / count >= 1 / count, so
-    64 (count + 1) tries fail only with probability < e**-64 when the counts are
-    right; past them (or when asked for more edges than exist) the counts are wrong
-    and the kernel raises instead of spinning.
-    """
-    if n_seen >= count:
-        raise AssertionError("rnm_select: asked for more distinct edges than the node holds")
-    for _ in range(64 * (count + 1)):
-        g, code = _take_below(lay, keys, counts, st, cut, W, level, node, count, pmax, visited, rng)
-        if _seen_add(seen, code):
-            return g, code
-    raise AssertionError("rnm_select: no fresh edge found; the queue's counts are inconsistent")
 
 
 @jit_only
@@ -319,132 +262,6 @@ def _cut_members(lay, keys, cut, W, k, pmax, count, seen, rng, gs, codes):
                     got += 1
 
 
-@jit_only(inline="always")
-def _bottom_count(r, theta, rng, stats, remaining, t):
-    """The adaptive stop before a node (docs/design.rst, The adaptive bottom trick):
-    when the ``remaining`` edges, whose keys are all at most t below the best value so
-    far, expect fewer than theta noises above t, the walk stops and
-    k ~ Binomial(remaining, P(Z > t)) of them get a noise from the tail above t.
-    Returns (k, log P(Z > t)), or k = -1 when the walk goes on."""
-    log_pt = log_survival(t, r)
-    if remaining * math.exp(log_pt) >= theta:
-        return np.int64(-1), log_pt
-    stats[ST_BOTTOM_CALLS] += 1
-    k = binomial(remaining, math.exp(log_pt), rng)
-    stats[ST_BOTTOM_K] += k
-    return k, log_pt
-
-
-@jit_only
-def _bottom(lay, keys, counts, st, cut, W, visited, r, rng, stats, k, p, k0, remaining,
-            t, log_pt, best, win_g, win_code):
-    """The bottom trick's k candidates: k distinct uniformly random edges among the
-    ``remaining`` active edges of groups <= p (keys <= gq_key(p)), each with a noise
-    conditioned on Z > t (t = best - ktop); the others cannot beat ``best``.
-    Returns the updated (best, win_g, win_code)."""
-    if k == 0:
-        return best, win_g, win_code
-    seen = _seen_set(k)
-    from_cut = lay.dense and remaining * lay.n >= counts.total[0]  # as _take_below draws them
-    gs = np.empty(k if from_cut else 0, dtype=np.int64)
-    codes = np.empty(k if from_cut else 0, dtype=np.int64)
-    if from_cut:
-        _cut_members(lay, keys, cut, W, k, p, remaining, seen, rng, gs, codes)
-    for i in range(k):
-        if from_cut:
-            g, code = gs[i], codes[i]
-        else:
-            g, code = _distinct_edge(lay, keys, counts, st, cut, W, ROOT, np.int64(0), remaining, p,
-                                     seen, i, visited, rng)
-        val = np.float64(gq_key(lay, keys, g) - k0) + tail_noise(t, log_pt, r, rng)
-        if val > best:
-            best = val
-            win_g = g
-            win_code = code
-            stats[ST_BOTTOM_WINS] += 1
-    return best, win_g, win_code
-
-
-@jit_only(inline="always")
-def _node_at(lay, keys, counts, p, first, r, bucket_width):
-    """The node a walk at group p resolves next: the largest aligned node whose top
-    is p (on the first step any node holding p: nothing above p is active) that is
-    empty or narrow enough (r * key span <= bucket_width) to be resolved whole; buckets
-    always are when groups are not tracked, and a non-empty wide bucket is WIDE.
-    Returns (level, node, lo, count)."""
-    for lv in range(2 if lay.layered else 1, 0, -1):  # BLOCK, then BUCKET
-        w = gq_width_shift(lay, lv)
-        if not first and (p + 1) & ((np.int64(1) << w) - 1) != 0:
-            continue
-        nd = p >> w
-        cc = gq_count(counts, lv, nd)
-        nlo = nd << w
-        if lv == BUCKET and lay.wide and cc > 0:
-            return WIDE, nd, nlo, cc
-        if (cc == 0 or (lv == BUCKET and not lay.group_counts)
-                or r * np.float64(gq_key(lay, keys, p) - gq_key(lay, keys, nlo)) <= bucket_width):
-            return lv, nd, nlo, cc
-    return GROUP, p, p, counts.group[p]
-
-
-@jit_only(inline="always")
-def _resolve(lay, keys, counts, st, cut, W, visited, r, rng, stats, level, node, c, p, k0,
-             ktop, zmax, best, win_g, win_code):
-    """A node of c > 0 edges of groups <= p (keys <= ktop + k0) whose maximum noise
-    zmax could beat the best so far (ktop + zmax > best): its carrier, a uniformly
-    random member, gets zmax; the c - 1 others have i.i.d. noises conditioned on
-    being <= zmax, which matter only above t = best - ktop, so a Binomial number of
-    them, distinct and uniform, get a noise from the law doubly truncated to
-    (t, zmax]. Returns the updated (best, win_g, win_code)."""
-    stats[ST_BLOCK_DRAWS] += 1
-    carrier_g, carrier = _take_below(lay, keys, counts, st, cut, W, level, node, c, p, visited, rng)
-    val = np.float64(gq_key(lay, keys, carrier_g) - k0) + zmax
-    if val > best:
-        best = val
-        win_g = carrier_g
-        win_code = carrier
-    t = best - ktop
-    if c == 1 or t >= zmax:
-        return best, win_g, win_code
-    # the other members above t: Binomial(c - 1, P(t < Z <= zmax | Z <= zmax)), each
-    # then Z = t + Exp truncated to [0, zmax - t]
-    tt, span, pc = extra_share(t, r, zmax)
-    k = binomial(c - 1, pc, rng)
-    stats[ST_BLOCK_EXTRA] += k
-    if k == 0:
-        return best, win_g, win_code
-    seen = _seen_set(k + 1)
-    _seen_add(seen, carrier)
-    if level == ROOT and lay.dense and c * lay.n >= counts.total[0]:
-        # the whole cut's members (a node of uncounted buckets) in one batch of cut draws
-        gs = np.empty(k, dtype=np.int64)
-        codes = np.empty(k, dtype=np.int64)
-        _cut_members(lay, keys, cut, W, k, p, c, seen, rng, gs, codes)
-        for i in range(k):
-            best, win_g, win_code = _extra_value(gq_key(lay, keys, gs[i]) - k0, gs[i], codes[i], tt,
-                                                 span, r, rng, best, win_g, win_code)
-        return best, win_g, win_code
-    # (no empty batch arrays allocated here: this path runs at most steps)
-    for i in range(k):
-        g, code = _distinct_edge(lay, keys, counts, st, cut, W, level, node, c, p, seen, i + 1,
-                                 visited, rng)
-        best, win_g, win_code = _extra_value(gq_key(lay, keys, g) - k0, g, code, tt, span, r, rng,
-                                             best, win_g, win_code)
-    return best, win_g, win_code
-
-
-@jit_only(inline="always")
-def _extra_value(dk, g, code, tt, span, r, rng, best, win_g, win_code):
-    """One of ``_resolve``'s other members (key dk above k0): its noise from the law
-    doubly truncated to (tt, tt + span in survival terms], and the updated best."""
-    u = _u01(rng)
-    z = tt - math.log1p(-u * span) / r
-    val = np.float64(dk) + z
-    if val > best:
-        return val, g, code
-    return best, win_g, win_code
-
-
 @jit_only
 def _split_top(slots, lo, hi, fmax):
     """Move the slots of slots[lo:hi] in fine sub-bucket ``fmax`` to the end of the range;
@@ -463,211 +280,625 @@ def _split_top(slots, lo, hi, fmax):
     return hi - j, nxt
 
 
+
+
+# the seen set of a selection's distinct draws is this table, reused while it stays at
+# most half full (_seen_set's rule: a table of any power-of-two size at most half full
+# gives the same answers, so the draws do not depend on which one is used)
+_SEEN_SMALL = 64
+
+
 @jit_only
-def _walk_wide(lay, keys, counts, st, cut, W, visited, r, theta, rng, stats, b, p, first,
-               k0, remaining, best, win_g, win_code):
-    """Resolve wide bucket b (key span above bucket_width) by its fine sub-buckets, top down,
-    as ``rnm_select`` resolves buckets: the bucket (materialized) is compacted, and
-    each sub-bucket's slots are moved to the end of the unprocessed range (one pass
-    over it, which also finds the next sub-bucket). While the walk is inside b,
-    ``st.open_bucket`` = (b, unprocessed slots) lets bottom draws reach b's
-    unprocessed edges. Returns (best, win_g, win_code, remaining, stopped by the
-    bottom trick)."""
-    # wide queues count lazily: the walk materialized b before it could see b's count
-    gq_compact(lay, st, b, visited)
-    if b < st.materialized[0] or st.fill[b] != counts.bucket[b]:
-        raise AssertionError("rnm_select: a wide bucket's slots disagree with its count")
-    slots = st.slots
-    lo = st.start[b]
-    hi = lo + st.fill[b]
-    base = b << lay.bucket_shift
-    sub_shift = lay.sub_shift
-    fmax = np.int64(-1)
-    for i in range(lo, hi):
-        fmax = max(fmax, slot_offset(slots[i]))
-    st.open_bucket[0] = b
-    stopped = False
-    while fmax >= 0:
-        st.open_bucket[1] = hi - lo
-        ptop = min(p, base + ((fmax + 1) << sub_shift) - 1)
-        ktop = np.float64(gq_key(lay, keys, ptop) - k0)
-        # the stop test as in rnm_select's walk, written out: a helper taking the queue's
-        # arrays would count their references at every node (docs/design.rst, Call costs)
-        if not first:
-            t = best - ktop
-            k, log_pt = _bottom_count(r, theta, rng, stats, remaining, t)
-            if k >= 0:
-                if k > 0:  # most stops draw no candidate: no call, so no reference counts
-                    best, win_g, win_code = _bottom(lay, keys, counts, st, cut, W, visited, r,
-                                                    rng, stats, k, ptop, k0, remaining, t, log_pt,
-                                                    best, win_g, win_code)
-                stopped = True
+def rnm_steps(lay, keys, counts, st, cut, W, indptr, indices, data, visited, edges, step0, n_steps,
+              v, r, theta, bucket_width, rng, stats, select_only):
+    """Fast-PAMST's steps ``step0 .. step0 + n_steps - 1`` on the queue's role tuples
+    (``lay``, ``keys``, ``counts``, ``st``, ``cut``: a ``GroupQueue``'s fields): vertex
+    ``v`` joins the tree (its row of W, dense, or its CSR row ``indptr``/``indices``/
+    ``data``, sparse, joins or leaves the cut), then one private selection, whose edge
+    goes to ``edges[step]``; returns the next vertex to join. With ``select_only`` it
+    makes one selection on the cut as it is and returns the winning edge's code (a
+    dense ``code_pack(a, b)``, a sparse CSR position): ``rnm_select``.
+
+    This is the one selection path of both drivers and of ``rnm_select``. It is written
+    out in this body, on the queue's arrays read off once per call, because numba
+    counts references to every array a call (or an inlined helper) receives: the
+    helpers it calls per node take scalars (``max_noise_u``, ``extra_share``); what
+    takes arrays runs only on rare events (a stop that draws candidates:
+    ``binomial``; a materialization; a node drawn from the cut; a wide bucket's
+    partition). docs/design.rst, One selection path.
+
+    The walk (module docstring; docs/design.rst, One selection): from the top group
+    down, node by node (a block, a bucket, a group where a bucket is wider than
+    ``bucket_width`` noise units with per-group counts, the sub-buckets of a wide
+    bucket, or the uncounted buckets as one node drawn from the cut), the stop test
+    first, then the node's maximum noise; a node whose maximum could win gets its
+    carrier (a uniformly random active member) and a Binomial number of extra members;
+    a stop gets a Binomial number of bottom candidates. Every candidate is a uniformly
+    random active member of its node drawn by one block of code below: rank
+    selection among the counts, then rejection over one bucket's slots (or uniform
+    pairs of a dense cut, or slots of an open wide bucket).
+
+    Parameters
+    ----------
+    lay, keys, counts, st, cut : QueueLayout, GroupKeys, QueueCounts, SlotStore, CutSides
+    W : (n, n) array
+        The dense weights (an empty (0, 0) array for a sparse graph).
+    indptr, indices, data : int64, int64, float64 arrays
+        The sparse graph's CSR arrays (empty for a dense graph).
+    visited : bool array (n,)
+    edges : int64 array (n - 1, 2)
+    step0, n_steps, v : int
+    r : float
+        Noise rate in key units (lam * s).
+    theta, bucket_width : float
+        The stop's expected candidates and the widest node resolved whole, in noise
+        units (speed only: the law does not depend on them).
+    rng : numpy.random.Generator
+    stats : int64 array (N_STATS,)
+    select_only : int
+        1: one selection, no update (``rnm_select``); 0: the steps. (An int64, not a
+        literal: numba compiles a callee once per literal argument.)
+
+    Complexity: O(n) a dense step for its row (O(deg v) sparse), then O(1) expected per
+    node visited and per candidate drawn.
+    """
+    n = lay.n
+    dense, direct, wide, layered, lazy = lay.dense, lay.direct, lay.wide, lay.layered, lay.lazy_counts
+    group_counts = lay.group_counts
+    sgn, s, inv, kmin = lay.sgn, lay.s, lay.inv, lay.kmin
+    n_buckets, n_blocks, n_groups = lay.n_buckets, lay.n_blocks, lay.n_groups
+    bshift, block_shift, sub_shift = lay.bucket_shift, lay.block_shift, lay.sub_shift
+    slots, start, fill, ends = st.slots, st.start, st.fill, st.ends
+    materialized, open_bucket = st.materialized, st.open_bucket
+    bucket, block, group, total = counts.bucket, counts.block, counts.group, counts.total
+    key_base, rank = keys.key, keys.rank
+    low = (np.int64(1) << bshift) - 1  # a group's offset in its bucket; the top offset
+    blk_w = bshift + block_shift  # log2 of the groups a block spans
+    width = _CUT_NODE_WIDTH * bucket_width
+    seen_small = np.full(_SEEN_SMALL, -1, dtype=np.int64)
+    v = np.int64(v)
+    for step in range(step0, step0 + n_steps):
+        if not select_only:
+            if dense:
+                gq_join(lay, cut, v, visited)
+                gq_update_roles(lay, keys, counts, st, cut, W[v], v, visited, v * n)
+            else:
+                visited[v] = True  # gq_join: a sparse queue keeps no cut sides
+                # v's CSR row joins or leaves the cut (gq_update_csr, flat); a sparse
+                # edge's code is its CSR position in the row of its visited end
+                delta = 0
+                for e in range(indptr[v], indptr[v + 1]):
+                    if direct:
+                        g = discretize(data[e], sgn, s, inv) - kmin
+                    else:
+                        g = _rank_group(rank[e], data[e], sgn, s, inv, kmin, bshift)
+                    b = g >> bshift
+                    if visited[indices[e]]:
+                        d = -1
+                    else:
+                        d = 1
+                        slots[start[b] + fill[b]] = slot_pack(g - (b << bshift), e)
+                        fill[b] += 1
+                    if group_counts:
+                        group[g] += d
+                    bucket[b] += d
+                    if layered:
+                        block[b >> block_shift] += d
+                    delta += d
+                total[0] += delta
+
+        # ================= one selection =================
+        stats[ST_STEPS] += 1
+        if total[0] <= 0:
+            raise AssertionError("rnm_select: the cut is empty (is the graph connected?)")
+        # ---- the top: gq_top over the counted buckets; with lazy counts, the top of
+        # the uncounted ones when they are one cut node, else materialize lower
+        lowest = materialized[0] if lazy else np.int64(0)
+        tried = False
+        p = np.int64(-1)
+        while True:
+            bt = n_buckets - 1
+            if layered:
+                j = n_blocks - 1
+                while j >= 0 and block[j] == 0:
+                    j -= 1
+                bt = min((j + 1) << block_shift, n_buckets) - 1
+            while bt >= lowest and bucket[bt] == 0:
+                bt -= 1
+            if bt >= lowest:
+                p = min((bt + 1) << bshift, n_groups) - 1
+                if group_counts:
+                    glo = bt << bshift
+                    while p >= glo and group[p] == 0:
+                        p -= 1
+                    if p < glo:
+                        raise AssertionError("gq_top: a bucket's count disagrees with its groups'")
                 break
-        first = False
-        c, nxt = _split_top(slots, lo, hi, fmax)
-        stats[ST_NODES] += 1
-        zmax = max_noise(c, r, rng)
-        if ktop + zmax > best:
-            best, win_g, win_code = _resolve(lay, keys, counts, st, cut, W, visited, r, rng,
-                                             stats, SUB, hi - c, c, ptop, k0, ktop, zmax, best,
-                                             win_g, win_code)
-        remaining -= c
-        hi -= c
-        p = base + (fmax << sub_shift) - 1
-        fmax = nxt
-    st.open_bucket[0] = -1
-    return best, win_g, win_code, remaining, stopped
+            if lowest <= 0:
+                raise AssertionError("gq_top: the cut is not empty but every counter is 0")
+            if not tried:
+                tried = True
+                p = min(lowest << bshift, n_groups) - 1
+                kp = kmin + p if direct else key_base[p >> bshift] + (p & low)
+                if r * np.float64(kp - kmin) <= width:
+                    break
+            gq_materialize(lay, keys, counts, st, cut, W, lowest - 1)
+            lowest = materialized[0]
+        k0 = kmin + p if direct else key_base[p >> bshift] + (p & low)
 
+        remaining = total[0]
+        best = -np.inf
+        win_g = np.int64(-1)
+        win_code = np.int64(-1)
+        first = True
+        done = False  # the walk is over; a single group's win still needs its edge
+        # the open wide bucket (-1: none): its unprocessed slots [wlo, whi), base group,
+        # first group and largest unprocessed sub-bucket
+        wb = np.int64(-1)
+        wlo = whi = wbase = wnlo = fmax = np.int64(0)
+        while True:
+            # what this pass resolves: n_draw members of node (level, node) of c active
+            # edges of groups <= pmax; kind 1: a carrier (noise zmax) and its extra
+            # members, 2: bottom candidates above t, 3: the winning group's edge
+            kind = 0
+            level = BUCKET
+            node = np.int64(0)
+            c = np.int64(0)
+            n_draw = np.int64(0)
+            pmax = p
+            ktop = 0.0
+            zmax = 0.0
+            t = 0.0
+            last = False  # the walk ends after these draws
+            th = theta
+            kp = np.int64(0)
+            uncounted = False
+            whole = False
+            if done or remaining <= 0:
+                if win_code >= 0:
+                    break
+                if win_g < 0:
+                    raise AssertionError("rnm_select: no edge won; the queue's counts are inconsistent")
+                # a single group won: its edge is a uniformly random member
+                kind, level, node, c, n_draw, last = 3, GROUP, win_g, group[win_g], np.int64(1), True
+            elif wb >= 0:
+                # inside a wide bucket: its fine sub-buckets, top down (_split_top)
+                if fmax < 0:
+                    open_bucket[0] = -1
+                    wb = -1
+                    first = False
+                    p = wnlo - 1
+                    continue
+                open_bucket[1] = whi - wlo
+                pmax = min(p, wbase + ((fmax + 1) << sub_shift) - 1)
+                ktop = np.float64((kmin + pmax if direct else key_base[pmax >> bshift] + (pmax & low)) - k0)
+                th = theta
+            else:
+                if p < 0:
+                    raise AssertionError("rnm_select: the walk left the queue; its counts are inconsistent")
+                kp = kmin + p if direct else key_base[p >> bshift] + (p & low)
+                ktop = np.float64(kp - k0)
+                # the walk reached the buckets not counted yet (lazy counts); the
+                # remaining edges, those of groups <= p, may be one node drawn from the cut
+                uncounted = lazy and (p >> bshift) < materialized[0]
+                whole = (uncounted and remaining * _CUT_SHARE >= total[0]
+                         and r * np.float64(kp - kmin) <= width)
+                # before counting more buckets (a pass over the cut) the walk stops
+                # while the bottom trick expects at most _UNCOUNTED_THETA candidates
+                th = max(theta, _UNCOUNTED_THETA) if uncounted and not whole else theta
+            if kind == 0 and not first:
+                # the adaptive stop (docs/design.rst, The adaptive bottom trick)
+                t = best - ktop
+                pt = math.exp(-r * max(t, 0.0))
+                if remaining * pt < th:
+                    stats[ST_BOTTOM_CALLS] += 1
+                    kb = binomial(remaining, pt, rng)
+                    stats[ST_BOTTOM_K] += kb
+                    if kb == 0:
+                        done = True
+                        continue
+                    kind, level, node, c, n_draw, last = 2, ROOT, np.int64(0), remaining, kb, True
+            if kind == 0 and wb >= 0:
+                first = False
+                c, nxt = _split_top(slots, wlo, whi, fmax)
+                stats[ST_NODES] += 1
+                u = rng.random()
+                while u == 0.0:
+                    u = rng.random()
+                zmax = max_noise_u(u, c, r)
+                remaining -= c
+                whi -= c
+                p = wbase + (fmax << sub_shift) - 1
+                fmax = nxt
+                if not ktop + zmax > best:
+                    continue
+                kind, level, node, n_draw = 1, SUB, whi, np.int64(1)
+            elif kind == 0:
+                if uncounted and whole:
+                    # one node of `remaining` edges, its members uniform pairs of the cut
+                    # (docs/design.rst, Wide nodes drawn from the cut)
+                    stats[ST_NODES] += 1
+                    stats[ST_CUT_NODES] += 1
+                    c = remaining
+                    u = rng.random()
+                    while u == 0.0:
+                        u = rng.random()
+                    zmax = max_noise_u(u, c, r)
+                    if not ktop + zmax > best:
+                        done = True
+                        continue
+                    kind, level, node, n_draw, last = 1, ROOT, np.int64(0), np.int64(1), True
+                else:
+                    if uncounted:
+                        gq_materialize(lay, keys, counts, st, cut, W, p >> bshift)
+                    # the node at p: the largest aligned node whose top is p (on the
+                    # first step any node holding p) that is empty or at most
+                    # bucket_width noise units wide; a bucket always is without group
+                    # counts; a non-empty wide bucket opens; else the group p
+                    level = GROUP
+                    node = p
+                    nlo = p
+                    found = False
+                    if layered and (first or ((p + 1) & ((np.int64(1) << blk_w) - 1)) == 0):
+                        nd = p >> blk_w
+                        lo_g = nd << blk_w
+                        klo = kmin + lo_g if direct else key_base[lo_g >> bshift] + (lo_g & low)
+                        if block[nd] == 0 or r * np.float64(kp - klo) <= bucket_width:
+                            level, node, nlo, c, found = BLOCK, nd, lo_g, block[nd], True
+                    if not found and (first or ((p + 1) & low) == 0):
+                        nd = p >> bshift
+                        lo_g = nd << bshift
+                        cc = bucket[nd]
+                        if wide and cc > 0:
+                            # open the wide bucket: compacted (it was materialized before
+                            # its count could be seen), its largest sub-bucket found
+                            gq_compact(lay, st, nd, visited)
+                            if nd < materialized[0] or fill[nd] != cc:
+                                raise AssertionError("rnm_select: a wide bucket's slots disagree with its count")
+                            wlo = start[nd]
+                            whi = wlo + fill[nd]
+                            wbase = lo_g
+                            wnlo = lo_g
+                            fmax = -1
+                            for x in range(wlo, whi):
+                                fmax = max(fmax, slot_offset(slots[x]))
+                            open_bucket[0] = nd
+                            wb = nd
+                            continue
+                        klo = kmin + lo_g if direct else key_base[lo_g >> bshift] + (lo_g & low)
+                        if cc == 0 or not group_counts or r * np.float64(kp - klo) <= bucket_width:
+                            level, node, nlo, c, found = BUCKET, nd, lo_g, cc, True
+                    if not found:
+                        c = group[p]
+                    first = False
+                    stats[ST_NODES] += 1
+                    remaining -= c
+                    p = nlo - 1
+                    if c == 0:
+                        continue
+                    u = rng.random()
+                    while u == 0.0:
+                        u = rng.random()
+                    zmax = max_noise_u(u, c, r)
+                    if level == GROUP:
+                        stats[ST_GROUP_DRAWS] += 1
+                        if ktop + zmax > best:
+                            best = ktop + zmax
+                            win_g = pmax
+                            win_code = -1
+                        continue
+                    if not ktop + zmax > best:
+                        # below best, neither the carrier nor the c - 1 smaller noises
+                        # can win, so no edge is looked up
+                        continue
+                    kind, n_draw = 1, np.int64(1)
+            if kind == 1:
+                stats[ST_BLOCK_DRAWS] += 1
 
-@jit_only(inline="always")
-def _cut_node(lay, keys, r, width, p):
-    """Whether the active edges of groups <= p, all below the counted buckets, are
-    resolved as one node drawn from the cut (``rnm_select``): their key span is at
-    most ``width`` noise units. Speed only."""
-    return r * np.float64(gq_key(lay, keys, p) - lay.kmin) <= width
+            # ---- n_draw uniformly random active members of the node, distinct but
+            # for the carrier and the group's edge: the carrier gets zmax, its extra
+            # members a noise doubly truncated to (t, zmax], bottom candidates t + Exp
+            carrier_phase = kind == 1
+            from_cut = dense and level == ROOT and c * n >= total[0]
+            seen = seen_small
+            small = True
+            if kind == 2 and 2 * n_draw > _SEEN_SMALL:
+                seen = _seen_set(n_draw)
+                small = False
+            used = False
+            n_seen = np.int64(0)
+            tt = 0.0
+            span = 0.0
+            i = np.int64(0)
+            tries = np.int64(0)
+            if kind == 2 and from_cut:
+                # at least 1/n of the cut qualifies: the candidates are uniform pairs
+                # of the cut, drawn in one batch (_cut_members)
+                gs = np.empty(n_draw, dtype=np.int64)
+                codes = np.empty(n_draw, dtype=np.int64)
+                _cut_members(lay, keys, cut, W, n_draw, pmax, c, seen, rng, gs, codes)
+                used = True
+                for x in range(n_draw):
+                    u = rng.random()
+                    while u == 0.0:
+                        u = rng.random()
+                    gx = gs[x]
+                    val = np.float64((kmin + gx if direct else key_base[gx >> bshift] + (gx & low)) - k0) + (
+                        max(t, 0.0) - math.log(u) / r)
+                    if val > best:
+                        best = val
+                        win_g = gx
+                        win_code = codes[x]
+                        stats[ST_BOTTOM_WINS] += 1
+                i = n_draw
+            while i < n_draw:
+                distinct = not carrier_phase and kind != 3
+                if distinct:
+                    # rejection of the members drawn already accepts with probability
+                    # >= 1/c: past 64 (c + 1) tries the counts are wrong
+                    if n_seen >= c:
+                        raise AssertionError("rnm_select: asked for more distinct edges than the node holds")
+                    tries += 1
+                    if tries > 64 * (c + 1):
+                        raise AssertionError("rnm_select: no fresh edge found; the queue's counts are inconsistent")
+                # -- one uniformly random active member (g, code) of the node
+                g = np.int64(-1)
+                code = np.int64(-1)
+                bb = np.int64(0)
+                cnt = np.int64(0)
+                if level == SUB:
+                    # the slots of a sub-bucket of the open wide bucket, all active
+                    slot = slots[node + np.int64(rng.random() * c)]
+                    code = slot_code(slot)
+                    ga, gu = code_ends(code)
+                    g = discretize(np.float64(W[ga, gu]), sgn, s, inv) - kmin
+                elif from_cut:
+                    # uniform (visited, unvisited) pairs, at least 1/n of them qualifying
+                    g, code = gq_take_cut(lay, keys, cut, W, pmax, 64 * (total[0] // c + 1), rng)
+                else:
+                    lo_off = np.int64(0)
+                    hi_off = low
+                    open_hit = False
+                    if level == GROUP:
+                        bb = node >> bshift
+                        lo_off = node - (bb << bshift)
+                        hi_off = lo_off
+                        cnt = c
+                    else:
+                        if level == ROOT and lazy and materialized[0] > 0:
+                            # a rank among every bucket's count: count them all, once
+                            gq_materialize(lay, keys, counts, st, cut, W, np.int64(0))
+                        # gq_select: the bucket of the rk-th active edge of the node
+                        rk = np.int64(rng.random() * c)
+                        if level == BUCKET:
+                            bb = node
+                        else:
+                            j = np.int64(0)
+                            if level == ROOT and layered:
+                                while j < n_blocks and rk >= block[j]:
+                                    rk -= block[j]
+                                    j += 1
+                                if j == n_blocks:
+                                    raise AssertionError("gq_select: rank beyond the cut's counts")
+                                j = j << block_shift
+                                end = min(j + (np.int64(1) << block_shift), n_buckets)
+                            elif level == ROOT:
+                                end = n_buckets
+                            else:
+                                j = node << block_shift
+                                end = min(j + (np.int64(1) << block_shift), n_buckets)
+                            while j < end and rk >= bucket[j]:
+                                rk -= bucket[j]
+                                j += 1
+                            if j == end:
+                                raise AssertionError("gq_select: rank beyond the node's counts")
+                            bb = j
+                        if bb == open_bucket[0]:
+                            # the open wide bucket: its unprocessed edges are its first
+                            # open_bucket[1] slots (compacted), and the rank fell among them
+                            slot = slots[start[bb] + rk]
+                            code = slot_code(slot)
+                            ga, gu = code_ends(code)
+                            g = discretize(np.float64(W[ga, gu]), sgn, s, inv) - kmin
+                            open_hit = True
+                        else:
+                            cnt = bucket[bb]
+                            if group_counts and pmax - (bb << bshift) < low:
+                                # the groups <= pmax of the node's top bucket
+                                hi_off = pmax - (bb << bshift)
+                                cnt = 0
+                                for x in range(bb << bshift, pmax + 1):
+                                    cnt += group[x]
+                    if not open_hit:
+                        # gq_take: a uniformly random active slot of bucket bb whose group
+                        # offset lies in [lo_off, hi_off], cnt of them
+                        if bb < materialized[0]:
+                            gq_materialize(lay, keys, counts, st, cut, W, bb)
+                        if bb < materialized[0]:
+                            raise AssertionError("gq_take: the bucket is not materialized")
+                        active = bucket[bb]
+                        lo_s = start[bb]
+                        if fill[bb] > 2 * active:
+                            # compact: more than half of its slots are dead
+                            kk = lo_s
+                            for x in range(lo_s, lo_s + fill[bb]):
+                                sx = slots[x]
+                                cx = slot_code(sx)
+                                if not visited[code_ends(cx)[1] if dense else ends[cx]]:
+                                    slots[kk] = sx
+                                    kk += 1
+                            fill[bb] = kk - lo_s
+                        f = fill[bb]
+                        base = bb << bshift
+                        whole_b = lo_off == 0 and hi_off >= low
+                        if whole_b or f <= 8 * cnt:
+                            # acceptance >= 1/8 with right counts; after 1000 misses
+                            # (probability < 1e-57) the scan below, which fails loudly
+                            # if the counts are wrong
+                            for _ in range(1000):
+                                sx = slots[lo_s + np.int64(rng.random() * f)]
+                                cx = slot_code(sx)
+                                if not visited[code_ends(cx)[1] if dense else ends[cx]]:
+                                    if wide:
+                                        ga, gu = code_ends(cx)
+                                        gx = discretize(np.float64(W[ga, gu]), sgn, s, inv) - kmin
+                                    else:
+                                        gx = base + slot_offset(sx)
+                                    if whole_b or lo_off <= gx - base <= hi_off:
+                                        g = gx
+                                        code = cx
+                                        break
+                        if code < 0:
+                            jj = np.int64(rng.random() * cnt)
+                            for x in range(lo_s, lo_s + f):
+                                sx = slots[x]
+                                cx = slot_code(sx)
+                                if not visited[code_ends(cx)[1] if dense else ends[cx]]:
+                                    if wide:
+                                        ga, gu = code_ends(cx)
+                                        gx = discretize(np.float64(W[ga, gu]), sgn, s, inv) - kmin
+                                    else:
+                                        gx = base + slot_offset(sx)
+                                    if whole_b or lo_off <= gx - base <= hi_off:
+                                        if jj == 0:
+                                            g = gx
+                                            code = cx
+                                            break
+                                        jj -= 1
+                            if code < 0:
+                                raise AssertionError("gq_take: count exceeds the active edges of the range")
+                # -- what the member is for
+                if kind == 3:
+                    win_code = code
+                    break
+                if distinct:
+                    # _seen_add: open addressing, -1 = free
+                    mask = seen.shape[0] - 1
+                    h = ((code * _HASH_MUL) >> _HASH_SHIFT) & mask
+                    fresh = True
+                    while seen[h] >= 0:
+                        if seen[h] == code:
+                            fresh = False
+                            break
+                        h = (h + 1) & mask
+                    if not fresh:
+                        continue
+                    seen[h] = code
+                    used = True
+                    n_seen += 1
+                dk = np.float64((kmin + g if direct else key_base[g >> bshift] + (g & low)) - k0)
+                if carrier_phase:
+                    # the carrier gets zmax; the c - 1 others matter only above
+                    # t = best - ktop: Binomial(c - 1, P(t < Z <= zmax | Z <= zmax)) of
+                    # them, distinct and uniform, from the law doubly truncated to (t, zmax]
+                    carrier_phase = False
+                    val = dk + zmax
+                    if val > best:
+                        best = val
+                        win_g = g
+                        win_code = code
+                    t = best - ktop
+                    if c == 1 or t >= zmax:
+                        break
+                    tt, span, pc = extra_share(t, r, zmax)
+                    kx = binomial(c - 1, pc, rng)
+                    stats[ST_BLOCK_EXTRA] += kx
+                    if kx == 0:
+                        break
+                    if 2 * (kx + 1) > _SEEN_SMALL:
+                        seen = _seen_set(kx + 1)
+                        small = False
+                    mask = seen.shape[0] - 1
+                    seen[((code * _HASH_MUL) >> _HASH_SHIFT) & mask] = code
+                    used = True
+                    n_seen = 1
+                    if from_cut:
+                        # the whole cut's members in one batch of cut draws
+                        gs = np.empty(kx, dtype=np.int64)
+                        codes = np.empty(kx, dtype=np.int64)
+                        _cut_members(lay, keys, cut, W, kx, pmax, c, seen, rng, gs, codes)
+                        for x in range(kx):
+                            u = rng.random()
+                            while u == 0.0:
+                                u = rng.random()
+                            gx = gs[x]
+                            val = np.float64((kmin + gx if direct else key_base[gx >> bshift] + (gx & low)) - k0) + (
+                                tt - math.log1p(-u * span) / r)
+                            if val > best:
+                                best = val
+                                win_g = gx
+                                win_code = codes[x]
+                        break
+                    n_draw = 1 + kx
+                    i = 1
+                    tries = 0
+                    continue
+                u = rng.random()
+                while u == 0.0:
+                    u = rng.random()
+                if kind == 2:
+                    # the tail above t: max(t, 0) + Exp(r), memoryless
+                    val = dk + (max(t, 0.0) - math.log(u) / r)
+                    if val > best:
+                        best = val
+                        win_g = g
+                        win_code = code
+                        stats[ST_BOTTOM_WINS] += 1
+                else:
+                    val = dk + (tt - math.log1p(-u * span) / r)
+                    if val > best:
+                        best = val
+                        win_g = g
+                        win_code = code
+                i += 1
+                tries = 0
+            if used and small:
+                for x in range(_SEEN_SMALL):
+                    seen_small[x] = -1
+            if kind == 3:
+                break
+            if last:
+                done = True
+        if wb >= 0:
+            open_bucket[0] = -1
 
-
-@jit_only(inline="always")
-def _counted_top(lay, keys, counts, st, cut, W, r, width):
-    """``gq_top``, materializing (and so counting) lower buckets while the counted
-    ones are all empty (``lazy_counts``); each pass at least doubles their range.
-    Where the uncounted buckets are one cut node (``_cut_node``), the top group of
-    the uncounted range instead: nothing lies above it, and nothing is counted."""
-    lowest = st.materialized[0] if lay.lazy_counts else np.int64(0)
-    p = gq_top(lay, counts, lowest)
-    if p == -2:
-        top = min(lowest << lay.bucket_shift, lay.n_groups) - 1
-        if _cut_node(lay, keys, r, width, top):
-            return top
-    while p == -2:
-        gq_materialize(lay, keys, counts, st, cut, W, lowest - 1)
-        lowest = st.materialized[0]
-        p = gq_top(lay, counts, lowest)
-    return p
+        if select_only:
+            return win_code
+        if dense:
+            a, b = code_ends(win_code)
+        else:
+            b = indices[win_code]
+            # the row of CSR position win_code (np.searchsorted(indptr, p, "right") - 1),
+            # a scalar search: the call took the array
+            lo_r = np.int64(0)
+            hi_r = indptr.shape[0]
+            while lo_r < hi_r:
+                mid = (lo_r + hi_r) >> 1
+                if indptr[mid] <= win_code:
+                    lo_r = mid + 1
+                else:
+                    hi_r = mid
+            a = lo_r - 1
+        edges[step, 0] = a
+        edges[step, 1] = b
+        v = b
+    return v
 
 
 @jit_only
 def rnm_select(q, W, visited, r, theta, bucket_width, rng, stats):
     """One private selection from the cut held by ``q``; returns the winning edge's code
-    (``rnm_select_roles`` on the queue's role tuples: the same draws, the same edge)."""
+    (``rnm_steps`` with ``select_only``: the drivers' own path, the same draws)."""
     return rnm_select_roles(q.layout, q.keys, q.counts, q.store, q.cut, W, visited, r, theta,
                             bucket_width, rng, stats)
 
 
 @jit_only
 def rnm_select_roles(lay, keys, counts, st, cut, W, visited, r, theta, bucket_width, rng, stats):
-    """One private selection from the cut held by a queue's role tuples (``lay``, ``keys``,
-    ``counts``, ``st``, ``cut``: a ``GroupQueue``'s fields); returns the winning edge's code.
-
-    The dense driver calls it with the role tuples it reads off the queue once per chunk:
-    unpacking the queue here counted references to its arrays a second time at every
-    step (docs/design.rst, Where the time goes, sparse). ``rnm_select`` takes the queue.
-    The sparse driver (``prim.prim_csr_private``) runs this walk written out in its own
-    body, with the same draws in the same order (``tests/test_sampler.py`` compares
-    them): a change of the walk here is a change there too.
-
-    Parameters
-    ----------
-    lay, keys, counts, st, cut : QueueLayout, GroupKeys, QueueCounts, SlotStore, CutSides
-        The cut (at least one active edge).
-    W : (n, n) array
-        The dense weights (an empty array for a sparse graph), read to materialize
-        buckets and to draw bottom candidates straight from the cut.
-    visited : bool array (n,)
-    r : float
-        Noise rate in key units (lam * s).
-    theta : float
-        Stop and run the bottom trick once the expected number of remaining
-        noises above the current best is below theta (speed only).
-    bucket_width : float
-        Largest r * (key span) of a node resolved as a whole (speed only).
-    rng : numpy.random.Generator
-    stats : int64 array (N_STATS,)
-
-    Complexity: O(1) expected per node visited and per candidate drawn; with the default theta and bucket_width a
-    handful of buckets per selection on the paper's benchmark. Keys are int64
-    and only differences to the top key k0 are turned into floats, so a constant
-    offset of every weight (a multiple of s) leaves the law unchanged.
+    """One private selection from the cut held by a queue's role tuples; returns the
+    winning edge's code (``rnm_steps`` with ``select_only``; see it for the parameters).
     """
-    stats[ST_STEPS] += 1
-    width = _CUT_NODE_WIDTH * bucket_width
-    p = _counted_top(lay, keys, counts, st, cut, W, r, width)
-    k0 = gq_key(lay, keys, p)
-    remaining = counts.total[0]
-    best = -np.inf
-    win_g = np.int64(-1)
-    win_code = np.int64(-1)
-    first = True
-    while remaining > 0:
-        if p < 0:
-            raise AssertionError("rnm_select: the walk left the queue; its counts are inconsistent")
-        ktop = np.float64(gq_key(lay, keys, p) - k0)
-        # the walk reached the buckets that are not counted yet (lazy counts)
-        uncounted = lay.lazy_counts and (p >> lay.bucket_shift) < st.materialized[0]
-        # the remaining edges are those of groups <= p: one node drawn from the cut
-        whole = (uncounted and remaining * _CUT_SHARE >= counts.total[0]
-                 and _cut_node(lay, keys, r, width, p))
-        if not first:
-            t = best - ktop
-            # before counting more buckets (a pass over the cut, and over W to size
-            # them) the walk stops while the bottom trick expects
-            # at most _UNCOUNTED_THETA candidates; it is exact wherever it stops
-            k, log_pt = _bottom_count(r, max(theta, _UNCOUNTED_THETA) if uncounted and not whole
-                                      else theta, rng, stats, remaining, t)
-            if k >= 0:
-                if k > 0:  # most stops draw no candidate: no call, so no reference counts
-                    best, win_g, win_code = _bottom(lay, keys, counts, st, cut, W, visited, r,
-                                                    rng, stats, k, p, k0, remaining, t, log_pt,
-                                                    best, win_g, win_code)
-                break
-        if uncounted:
-            if whole:
-                # one node of `remaining` edges, its members drawn as uniform pairs of
-                # the cut (at least 1/_CUT_SHARE of them qualify), so nothing is
-                # counted, sized or written (docs/design.rst, Wide nodes drawn from the cut)
-                stats[ST_NODES] += 1
-                stats[ST_CUT_NODES] += 1
-                zmax = max_noise(remaining, r, rng)
-                if ktop + zmax > best:
-                    best, win_g, win_code = _resolve(lay, keys, counts, st, cut, W, visited, r,
-                                                     rng, stats, ROOT, np.int64(0), remaining, p,
-                                                     k0, ktop, zmax, best, win_g, win_code)
-                break
-            gq_materialize(lay, keys, counts, st, cut, W, p >> lay.bucket_shift)
-        level, node, lo, c = _node_at(lay, keys, counts, p, first, r, bucket_width)
-        if level == WIDE:
-            best, win_g, win_code, remaining, stopped = _walk_wide(
-                lay, keys, counts, st, cut, W, visited, r, theta, rng, stats, node, p, first,
-                k0, remaining, best, win_g, win_code)
-            if stopped:
-                break
-            first = False
-            p = lo - 1
-            continue
-        first = False
-        stats[ST_NODES] += 1
-        if c > 0:
-            zmax = max_noise(c, r, rng)
-            if level == GROUP:
-                stats[ST_GROUP_DRAWS] += 1
-                if ktop + zmax > best:
-                    best = ktop + zmax
-                    win_g = p
-                    win_code = -1
-            elif ktop + zmax > best:
-                # below best, neither the carrier nor the c - 1 smaller noises can win,
-                # so no edge is looked up
-                best, win_g, win_code = _resolve(lay, keys, counts, st, cut, W, visited, r,
-                                                 rng, stats, level, node, c, p, k0, ktop, zmax,
-                                                 best, win_g, win_code)
-        remaining -= c
-        p = lo - 1
-    if win_code < 0:
-        # a single group won: its edge is a uniformly random member
-        b = win_g >> lay.bucket_shift
-        if b < st.materialized[0]:
-            gq_materialize(lay, keys, counts, st, cut, W, b)
-        goff = win_g - (b << lay.bucket_shift)
-        _, win_code = gq_take(lay, st, W, b, goff, goff, counts.group[win_g], counts.bucket[b],
-                              visited, rng)
-    return win_code
+    no_int = np.empty(0, dtype=np.int64)
+    return rnm_steps(lay, keys, counts, st, cut, W, no_int, no_int, np.empty(0), visited,
+                     np.empty((0, 2), dtype=np.int64), np.int64(0), np.int64(1), np.int64(0), r, theta,
+                     bucket_width, rng, stats, np.int64(1))

@@ -19,7 +19,9 @@ from fastpamst_nb import window as topwin
 from fastpamst_nb.api import DEFAULT_BUCKET_WIDTH, DEFAULT_THETA, _fast_pamst_graph
 from fastpamst_nb.graph import as_graph
 from fastpamst_nb.cutqueue_build import gq_build
+from fastpamst_nb.prim import prim_csr_private, prim_dense_private
 from fastpamst_nb.sampler import (
+    N_STATS,
     ST_BLOCK_DRAWS,
     ST_BLOCK_EXTRA,
     ST_BOTTOM_K,
@@ -96,27 +98,51 @@ def expected_sequences(weights, lam, s, noise="exponential", maximum=False, star
     return naive.prim_sequence_distribution(W, adjacency, start, step_probs)
 
 
+def _restore(q, q0):
+    """Every array of queue q set back to the pristine queue q0's (the same build)."""
+    for part, part0 in zip(q, q0):
+        for a, a0 in zip(part, part0):
+            if isinstance(a, np.ndarray):
+                a[...] = a0
+
+
 def released_counts(weights, rho, sensitivity, discretization, *, noise="exponential",
                     maximum=False, theta=DEFAULT_THETA, bucket_width=DEFAULT_BUCKET_WIDTH, seed=0, runs=RUNS,
                     window=False):
     """Counts of the released edge sequences over ``runs`` releases. ``window``: validate
-    with fast_pamst's top window (its top buckets then sized at build)."""
+    with fast_pamst's top window (its top buckets then sized at build).
+
+    The releases are ``_fast_pamst_graph``'s with one seeded generator (the same draws,
+    so the same trees), each a driver call on a copy of one built queue: the build and
+    the tree of a whole ``_fast_pamst_graph`` call cost more than the release itself.
+    ``test_released_counts_are_the_releases`` checks the two against each other."""
     rng = np.random.default_rng(seed)
     s = sensitivity if discretization is None else discretization
+    n = weights.shape[0]
+    r = fp.privacy.fast_pamst_key_rate(rho, sensitivity, n, s, noise)  # as the release's
     win = None
     if window:
-        r = fp.privacy.fast_pamst_key_rate(rho, sensitivity, weights.shape[0], s, noise)  # as the release's
         win = topwin.top_window(1.0 if maximum else -1.0, s, r, bucket_width)
     graph = as_graph(weights, window=win)  # validated once; the loop runs the release itself
-    counts = {}
-    stats = None
-    for _ in range(runs):
-        tree, st = _fast_pamst_graph(graph, rho, sensitivity, s, 0, rng, noise, maximum, theta, bucket_width,
-                                     None, win)
-        key = tuple(map(tuple, tree.edges.tolist()))
-        counts[key] = counts.get(key, 0) + 1
-        stats = st if stats is None else stats + st
-    return counts, stats, tree.info["rate"]
+    sgn = 1.0 if maximum else -1.0
+    q0 = gq_build(graph, sgn, s, r, bucket_width, win)
+    q = gq_build(graph, sgn, s, r, bucket_width, win)
+    out = np.empty((runs, n - 1, 2), dtype=np.int64)
+    stats = np.zeros(N_STATS, dtype=np.int64)
+    visited = np.zeros(n, dtype=np.bool_)
+    for i in range(runs):
+        # the release _fast_pamst_graph would make with the same generator: a fresh
+        # queue (q0's copy), the whole release from vertex 0 in one driver call (a
+        # compiled loop around the drivers compiled their walk again: 30 s)
+        _restore(q, q0)
+        visited[:] = False
+        if graph.dense:
+            prim_dense_private(q, graph.W, visited, out[i], 0, n - 1, 0, r, theta, bucket_width, rng, stats)
+        else:
+            prim_csr_private(q, graph, visited, out[i], 0, n - 1, 0, r, theta, bucket_width, rng, stats)
+    rows, counts = np.unique(out.reshape(runs, -1), axis=0, return_counts=True)
+    counts = {tuple(map(tuple, row.reshape(-1, 2).tolist())): int(c) for row, c in zip(rows, counts)}
+    return counts, stats, fp.privacy.fast_pamst_rate(rho, sensitivity, n, s, noise)
 
 
 def _check(weights, rho, sensitivity, discretization, noise="exponential", maximum=False, **knobs):
@@ -144,6 +170,24 @@ def test_exponential_noise_matches_exact_rnm(config, knobs):
         assert stats[ST_BOTTOM_K] > 0
     if knobs == "widest-blocks":
         assert stats[ST_BLOCK_DRAWS] > 0
+
+
+@pytest.mark.parametrize("config, maximum", [("far", False), ("sparse", False), ("integer", True)])
+def test_released_counts_are_the_releases(config, maximum):
+    # released_counts runs the releases in a compiled loop: the same trees, in the same
+    # order of draws, as _fast_pamst_graph's one by one with the same generator
+    weights, rho, sensitivity, disc = CONFIGS[config]
+    s = sensitivity if disc is None else disc
+    rng = np.random.default_rng(0)
+    graph = as_graph(weights)
+    want = {}
+    for _ in range(200):
+        tree, _ = _fast_pamst_graph(graph, rho, sensitivity, s, 0, rng, "exponential", maximum,
+                                    DEFAULT_THETA, DEFAULT_BUCKET_WIDTH)
+        key = tuple(map(tuple, tree.edges.tolist()))
+        want[key] = want.get(key, 0) + 1
+    got, _, _ = released_counts(weights, rho, sensitivity, disc, maximum=maximum, runs=200)
+    assert got == want and len(got) >= 3
 
 
 @pytest.mark.parametrize("wide", [True, False], ids=["wide", "compressed"])

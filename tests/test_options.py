@@ -454,7 +454,7 @@ def test_jit_only_kernels_refuse_a_python_call_but_run_from_njit():
 
     from fastpamst_nb import cutqueue, sampler
 
-    for kernel in (cutqueue.gq_top, cutqueue.gq_take, sampler.rnm_select, sampler._take_below):
+    for kernel in (cutqueue.gq_top, cutqueue.gq_take, sampler.rnm_select, sampler.rnm_steps):
         assert isinstance(kernel, core.JitOnlyDispatcher), kernel
         with pytest.raises(TypeError, match=r"jit-only kernel: call it from an @njit function"):
             kernel(1, 2)
