@@ -3,12 +3,14 @@ What a release allocates).
 
     python docs/scripts/release_memory.py N CASE [NOISE] [SENSITIVITY]
     python docs/scripts/release_memory.py 12000 uniform exponential 1e-5 1e-3 0.1 1
+    python docs/scripts/release_memory.py 12000 shape:outlier,shape:pareto exponential 1e-5 0.1
 
 CASE is uniform, equal, ints, outlier or pareto, or ``shape:NAME`` for a row of
 ``fastpamst bench --shapes`` (``bench.SHAPES``: uniform, outlier, pareto, clusters,
 integers, lognormal). Several sensitivities run one after the other on the same W. The
 kernels are warmed up and W is built first; a thread then samples VmRSS (Linux)
-every 0.5 ms during the release. The growth is printed in MiB and as a multiple of
+every 0.5 ms during the release. CASE may list several, separated by commas (one W
+at a time), each release in a process of its own. The growth is printed in MiB and as a multiple of
 the input (W's bytes).
 """
 
@@ -52,7 +54,21 @@ def main(argv):
     n, case = int(argv[0]), argv[1]
     noise = argv[2] if len(argv) > 2 else "exponential"
     sensitivities = [float(a) for a in argv[3:]] or [1e-5]
+    cases = case.split(",")
+    if len(cases) * len(sensitivities) > 1:
+        # one process a release: pages a first release freed stay with the process, and a
+        # second release in it reuses them without growing its RSS
+        import subprocess
+        for one in cases:
+            for d in sensitivities:
+                subprocess.run([sys.executable, __file__, str(n), one, noise, repr(d)], check=True)
+        return
     fp.fast_pamst(np.ones((50, 50)), 1.0, 1.0, rng=0, noise=noise)  # compile first
+    for one in case.split(","):
+        measure(n, one, noise, sensitivities)
+
+
+def measure(n, case, noise, sensitivities):
     W = weights(n, case, np.random.default_rng(0))
     for sensitivity in sensitivities:
         fp.fast_pamst(weights(120, case, np.random.default_rng(0)), 0.1, sensitivity, rng=0,
