@@ -335,6 +335,19 @@ def _in_islands(x, b):
                     | ((x >= b[12]) & (x < b[13])) | ((x >= b[14]) & (x < b[15])))
 
 
+@jit_only(inline="always")
+def _in_islands1(x, b):
+    """``_in_islands`` for at most 1 island (the others are empty: never inside)."""
+    return np.int64((x >= b[0]) & (x < b[1]))
+
+
+@jit_only(inline="always")
+def _in_islands4(x, b):
+    """``_in_islands`` for at most 4 islands."""
+    return np.int64(((x >= b[0]) & (x < b[1])) | ((x >= b[2]) & (x < b[3]))
+                    | ((x >= b[4]) & (x < b[5])) | ((x >= b[6]) & (x < b[7])))
+
+
 @njit(cache=CACHE, nogil=True)
 def _ids_outside(buf, used, W, i0, i1, scale, rlo, rhi, bounds):
     """Append to ``buf`` (from ``used`` on) the aligned bucket ids of the upper triangle
@@ -361,10 +374,24 @@ def _ids_outside(buf, used, W, i0, i1, scale, rlo, rhi, bounds):
         for c0 in range(i + 1, n, _PASS_CHUNK):
             c1 = min(c0 + _PASS_CHUNK, n)
             out = 0
-            for t in range(c1 - c0):
-                f = 1 - _in_islands(sgn * np.float64(row[c0 + t]), b)
-                flag[t] = f
-                out += f
+            # the compares of the islands in use only (one loop each, so that each
+            # vectorizes): the outlier's and the integers' one island cost 2 compares an
+            # entry instead of 16 (the same entries listed)
+            if R <= 1:
+                for t in range(c1 - c0):
+                    f = 1 - _in_islands1(sgn * np.float64(row[c0 + t]), b)
+                    flag[t] = f
+                    out += f
+            elif R <= 4:
+                for t in range(c1 - c0):
+                    f = 1 - _in_islands4(sgn * np.float64(row[c0 + t]), b)
+                    flag[t] = f
+                    out += f
+            else:
+                for t in range(c1 - c0):
+                    f = 1 - _in_islands(sgn * np.float64(row[c0 + t]), b)
+                    flag[t] = f
+                    out += f
             if out == 0:
                 continue
             k = 0

@@ -24,7 +24,8 @@ from fastpamst_nb.cutqueue_build import gq_build
 from fastpamst_nb.sampler import N_STATS, ST_CUT_NODES, ST_NODES, ST_STEPS
 
 import naive
-from test_fast_pamst import expected_sequences, released_counts
+from test_fast_pamst import expected_sequences
+from test_hard_inputs import released_counts  # the compiled loop of releases
 
 pytestmark = pytest.mark.nojit_lane  # the NUMBA_DISABLE_JIT=1 lane runs this file but its slow_python tests
 

@@ -25,8 +25,8 @@ from fastpamst_nb.graph import as_graph
 from fastpamst_nb.cutqueue_build import gq_build
 from fastpamst_nb.keys import bucket_shift_for, exact_inverse
 from fastpamst_nb.sampler import ST_GROUP_DRAWS, ST_NODES, ST_STEPS
-from test_fast_pamst import expected_sequences, released_counts
-from test_hard_inputs import _rho_for_rate
+from test_fast_pamst import expected_sequences
+from test_hard_inputs import _rho_for_rate, released_counts  # the compiled loop of releases
 
 pytestmark = pytest.mark.nojit_lane  # the NUMBA_DISABLE_JIT=1 lane runs this file but its slow_python tests
 

@@ -2,9 +2,16 @@
 What a release allocates).
 
     python docs/scripts/release_memory.py N CASE [NOISE] [SENSITIVITY]
+    python docs/scripts/release_memory.py 12000 uniform exponential 1e-5 1e-3 0.1 1
+    python docs/scripts/release_memory.py 12000 shape:outlier,shape:pareto exponential 1e-5 0.1
 
-CASE is uniform, equal, ints, outlier or pareto. The kernels are warmed up and W is
-built first; a thread then samples VmRSS (Linux) every 0.5 ms during the release.
+CASE is uniform, equal, ints, outlier or pareto, or ``shape:NAME`` for a row of
+``fastpamst bench --shapes`` (``bench.SHAPES``: uniform, outlier, pareto, clusters,
+integers, lognormal). Several sensitivities run one after the other on the same W. The
+kernels are warmed up and W is built first; a thread then samples VmRSS (Linux)
+every 0.5 ms during the release. CASE may list several, separated by commas (one W
+at a time), each release in a process of its own. The growth is printed in MiB and as a multiple of
+the input (W's bytes).
 """
 
 import sys
@@ -25,6 +32,9 @@ def rss_bytes():
 
 
 def weights(n, case, rng):
+    if case.startswith("shape:"):
+        from fastpamst_nb import bench
+        return bench.shape_weights(case[len("shape:"):], n)
     if case == "equal":
         return np.ones((n, n))
     if case == "ints":
@@ -43,27 +53,46 @@ def weights(n, case, rng):
 def main(argv):
     n, case = int(argv[0]), argv[1]
     noise = argv[2] if len(argv) > 2 else "exponential"
-    sensitivity = float(argv[3]) if len(argv) > 3 else 1e-5
+    sensitivities = [float(a) for a in argv[3:]] or [1e-5]
+    cases = case.split(",")
+    if len(cases) * len(sensitivities) > 1:
+        # one process a release: pages a first release freed stay with the process, and a
+        # second release in it reuses them without growing its RSS
+        import subprocess
+        for one in cases:
+            for d in sensitivities:
+                subprocess.run([sys.executable, __file__, str(n), one, noise, repr(d)], check=True)
+        return
     fp.fast_pamst(np.ones((50, 50)), 1.0, 1.0, rng=0, noise=noise)  # compile first
+    for one in case.split(","):
+        measure(n, one, noise, sensitivities)
+
+
+def measure(n, case, noise, sensitivities):
     W = weights(n, case, np.random.default_rng(0))
-    before = rss_bytes()
-    peak = [before]
-    done = threading.Event()
+    for sensitivity in sensitivities:
+        fp.fast_pamst(weights(120, case, np.random.default_rng(0)), 0.1, sensitivity, rng=0,
+                      noise=noise)  # this layout's kernels
+        before = rss_bytes()
+        peak = [before]
+        done = threading.Event()
 
-    def sample():
-        while not done.is_set():
-            peak[0] = max(peak[0], rss_bytes())
-            time.sleep(0.0005)
+        def sample():
+            while not done.is_set():
+                peak[0] = max(peak[0], rss_bytes())
+                time.sleep(0.0005)
 
-    thread = threading.Thread(target=sample)
-    thread.start()
-    fp.fast_pamst(W, 0.1, sensitivity, rng=0, noise=noise)
-    peak[0] = max(peak[0], rss_bytes())
-    done.set()
-    thread.join()
-    slots = 8 * n * (n - 1) // 2
-    print(f"n = {n}, {case}, {noise}, sensitivity = {sensitivity:g}: peak RSS growth "
-          f"{(peak[0] - before) / 2**20:.1f} MiB (slot store {slots / 2**20:.1f} MiB, W {W.nbytes / 2**20:.1f} MiB)")
+        thread = threading.Thread(target=sample)
+        thread.start()
+        fp.fast_pamst(W, 0.1, sensitivity, rng=0, noise=noise)
+        peak[0] = max(peak[0], rss_bytes())
+        done.set()
+        thread.join()
+        slots = 8 * n * (n - 1) // 2
+        grow = peak[0] - before
+        print(f"n = {n}, {case}, {noise}, sensitivity = {sensitivity:g}: peak RSS growth "
+              f"{grow / 2**20:.1f} MiB = {grow / W.nbytes:.3f}x the input (slot store "
+              f"{slots / 2**20:.1f} MiB, W {W.nbytes / 2**20:.1f} MiB)", flush=True)
 
 
 if __name__ == "__main__":
