@@ -42,6 +42,7 @@ counters; ``gd_steps`` advances it by k Prim steps, so a long release runs in ch
 import math
 from collections import namedtuple
 
+import llvmlite
 import numba
 import numpy as np
 from llvmlite import ir
@@ -151,13 +152,27 @@ def gumbel_upper_eps(m):
     return _upper_from(m, _C_UP_EPS)
 
 
+def _prefetch_name(llvm_major, opaque=False):
+    """The name of LLVM's prefetch intrinsic for a pointer in address space 0, which
+    carries the pointer's type: ``"llvm.prefetch.p0"`` for an opaque pointer (LLVM 17 and
+    later know no other; llvmlite 0.44's LLVM 15 only when it enables them, its
+    ``opaque_pointers_enabled``), ``"llvm.prefetch.p0i8"`` for the typed ``i8*`` of
+    LLVM 14 (numba 0.59-0.60) and of LLVM 15 as llvmlite 0.44 runs it by default."""
+    return "llvm.prefetch.p0" if llvm_major >= 17 or opaque else "llvm.prefetch.p0i8"
+
+
+_PREFETCH_NAME = _prefetch_name(llvm_version_info[0],
+                                bool(getattr(llvmlite, "opaque_pointers_enabled", False)))
+
+#: Positions a block of the dense kernel's hashing loop: the row's cache lines under a
+#: block's positions are prefetched before it is hashed, so that the relaxation, which
+#: gathers them, finds them in L2 (the hashing is arithmetic; the memory is idle during it)
+_HASH_BLOCK = 64
+
 if numba.config.DISABLE_JIT:  # an intrinsic cannot run as Python: the hint is a no-op there
     def _prefetch(a, i):
         pass
 else:
-    # the intrinsic's name carries its pointer type: "p0" once LLVM's pointers are opaque (15+)
-    _PREFETCH_NAME = "llvm.prefetch.p0" if llvm_version_info[0] >= 15 else "llvm.prefetch.p0i8"
-
     @intrinsic
     def _prefetch(typingctx, a, i):
         """A hint to bring the cache line of the 1-d array element a[i] into L2
@@ -174,12 +189,6 @@ else:
             builder.call(fn, [ptr, i32(0), i32(2), i32(1)])
             return context.get_dummy_value()
         return types.void(a, i), codegen
-
-
-#: Positions a block of the dense kernel's hashing loop: the row's cache lines under a
-#: block's positions are prefetched before it is hashed, so that the relaxation, which
-#: gathers them, finds them in L2 (the hashing is arithmetic; the memory is idle during it)
-_HASH_BLOCK = 64
 
 
 def split(b):
@@ -224,12 +233,12 @@ assert TOP_BLOCK == 1 << _TOP_SHIFT
 # rest: unvisited vertices, increasing; hi/lo: their best keys at the same positions;
 # parent: each vertex's tree end (indexed by vertex: the removal shifts one array less);
 # U: the bounds of one step's edges; th/tl/tv: each block of TOP_BLOCK vertices'
-# smallest (key, vertex) among its unvisited vertices (tv = -1: none yet); imp: the
-# positions improved in one step; cand: the positions whose edge passed the skip test
-# in one step; state: [r (unvisited count), gone (position of the vertex that joined
-# last, to remove; r: none), cur (that vertex)]
+# smallest (key, vertex) among its unvisited vertices (tv = -1: none yet); cand: the
+# positions whose edge passed the skip test in one step, then (a prefix, compacted in
+# place) those the exact path improved; state: [r (unvisited count), gone (position of
+# the vertex that joined last, to remove; r: none), cur (that vertex)]
 GumbelDense = namedtuple("GumbelDense", ["rest", "hi", "lo", "parent", "U", "th", "tl", "tv",
-                                         "imp", "cand", "state"])
+                                         "cand", "state"])
 
 # The noise's scalars, as the kernels take them (one argument, not seven): c: the sign of
 # the weights times the keys' scale (``_scale``); kw: the key's four words
@@ -238,11 +247,13 @@ GumbelDense = namedtuple("GumbelDense", ["rest", "hi", "lo", "parent", "U", "th"
 GumbelNoise = namedtuple("GumbelNoise", ["c", "kw", "b", "b_hi", "b_lo", "inv_b", "plain"])
 
 # The parallel dense kernel's state (positions are vertices): hi/lo: each vertex's best
-# key; parent: its tree end; U: one step's bounds; seen: the tree's vertices; state:
+# key; parent: its tree end; U: one step's bounds; seen: the tree's vertices; cand: the
+# vertices whose edge passed the skip test in one step, listed in their thread block's
+# part (as the block's positions, from 0); state:
 # [r, -1, cur (the vertex that joined last)]; top_hi/top_lo/top_k: each thread block's
 # smallest (key, vertex), n_threads long
-GumbelPar = namedtuple("GumbelPar", ["hi", "lo", "parent", "U", "seen", "state", "top_hi",
-                                     "top_lo", "top_k"])
+GumbelPar = namedtuple("GumbelPar", ["hi", "lo", "parent", "U", "seen", "cand", "state",
+                                     "top_hi", "top_lo", "top_k"])
 
 # The sparse kernel's graph (a validated symmetric CSR topology, float64 data) and
 # state: hi/lo: each vertex's best key; visited: the tree's vertices; H: the heap's flat
@@ -262,8 +273,7 @@ def gd_new(n, start):
     nb = (n + TOP_BLOCK - 1) // TOP_BLOCK
     return GumbelDense(rest, hi, lo, parent, np.empty(n - 1), np.full(nb, np.inf),
                        np.full(nb, np.inf), np.full(nb, -1, dtype=np.int64),
-                       np.empty(n - 1, dtype=np.int64), np.empty(n - 1, dtype=np.int64),
-                       state)
+                       np.empty(n - 1, dtype=np.int64), state)
 
 
 @njit(cache=CACHE, inline="always")
@@ -290,15 +300,16 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
     pass): an edge whose threshold t = (c w - K) / b is at least ``U[k]`` cannot relax
     (one compare); the others (about n ln n in all) are listed in ``cand`` and, after
     the loops, hash again for the uniform and take the exact path (inside the loops,
-    each cost a branch misprediction and the row loads in flight). The argmin (ties:
-    the smallest vertex) reads the blocks' smallest keys (``th, tl, tv``), which the
+    each cost a branch misprediction and the row loads in flight); the improved ones
+    are compacted in place at the head of ``cand``. The argmin (ties: the smallest
+    vertex) reads the blocks' smallest keys (``th, tl, tv``), which the
     relaxations update after the loops and of which only the joined vertex's block is
     rescanned: O(n / TOP_BLOCK + TOP_BLOCK) a step.
     O(n) per step, no noise kept across steps. ``plain``: the two logarithms on
     every edge, no skip (the reference path).
     """
     c, kw, b, b_hi, b_lo, inv_b, plain = nz  # scalars for the per-edge loops
-    rest, hi, lo, parent, U, th, tl, tv, imp, cand, state = s  # GumbelDense's fields
+    rest, hi, lo, parent, U, th, tl, tv, cand, state = s  # GumbelDense's fields
     ka, kb, c2, c3 = kw[0], kw[1], kw[2], kw[3]
     r = state[0]
     gone = state[1]
@@ -363,11 +374,11 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
                 hi[k] = h
                 lo[k] = l
                 parent[v] = cur
-                imp[ni] = k  # its block's top: after the loops
+                cand[ni] = k  # its block's top after the loops: compacted in place (ni <= i)
                 ni += 1
         # the improved vertices' blocks (kept out of the loops above, which it slowed)
         for i in range(ni):
-            k = imp[i]
+            k = cand[i]
             v = rest[k]
             j = v >> _TOP_SHIFT
             if _key_less(hi[k], lo[k], v, th[j], tl[j], tv[j]):
@@ -413,7 +424,7 @@ def gd_steps_parallel(W, nz, s, edges, step0, n_steps, n_threads):
     its tops ``n_threads`` long), advanced in place.
     """
     c, kw, b, b_hi, b_lo, inv_b, plain = nz  # scalars for the per-edge loops
-    hi, lo, parent, U, seen, state, top_hi, top_lo, top_k = s  # GumbelPar's fields
+    hi, lo, parent, U, seen, cand, state, top_hi, top_lo, top_k = s  # GumbelPar's fields
     n = W.shape[0]
     T = n_threads
     chunk = (n + T - 1) // T
@@ -436,23 +447,34 @@ def gd_steps_parallel(W, nz, s, edges, step0, n_steps, n_threads):
             else:
                 for j in range(v1 - v0):
                     Ub[j] = gumbel_upper_eps(bits_of_words(ka, kb, c2, c3, cur, v0 + j))
+            cb = cand[v0:v1]
             th = np.inf
             tl = np.inf
             tk = -1
+            nc = 0
             for j in range(v1 - v0):
                 if sb[j]:
                     continue
-                x = c * np.float64(rb[j])
                 h = hb[j]
                 l = lb[j]
-                if ((x - h) - l) * inv_b < Ub[j]:
-                    u = unit_of_words(ka, kb, c2, c3, cur, v0 + j)
-                    h, l, better = _exact(x, h, l, u, b, b_hi, b_lo)
-                    if better:
-                        hb[j] = h
-                        lb[j] = l
-                        pb[j] = cur
+                # the argmin over the keys before this step: a listed vertex's key can
+                # only fall, and its new one joins the minimum after the exact path
                 th, tl, tk = _dd_min(h, l, v0 + j, th, tl, tk)
+                if ((c * np.float64(rb[j]) - h) - l) * inv_b < Ub[j]:
+                    cb[nc] = j  # the exact path after the loop (as gd_steps)
+                    nc += 1
+            for i in range(nc):
+                j = cb[i]
+                u = unit_of_words(ka, kb, c2, c3, cur, v0 + j)
+                h, l, better = _exact(c * np.float64(rb[j]), hb[j], lb[j], u, b, b_hi, b_lo)
+                if better:
+                    hb[j] = h
+                    lb[j] = l
+                    pb[j] = cur
+                    if _key_less(h, l, v0 + j, th, tl, tk):
+                        th = h
+                        tl = l
+                        tk = v0 + j
             top_hi[t] = th
             top_lo[t] = tl
             top_k[t] = tk
@@ -534,7 +556,8 @@ def gumbel_dense(W, start, maximum, lam, key, threads=None, plain=False, run=Non
         top_lo = np.empty(T)
         top_k = np.empty(T, dtype=np.int64)
 
-        ps = GumbelPar(hi, lo, parent, U, seen, state, top_hi, top_lo, top_k)
+        ps = GumbelPar(hi, lo, parent, U, seen, np.empty(n, dtype=np.int64), state, top_hi,
+                       top_lo, top_k)
 
         def advance(step0, k):
             gd_steps_parallel(W, nz, ps, edges, step0, k, T)

@@ -9,6 +9,8 @@ process). Run from a checkout beside ``shared/``::
 It runs with whichever fastpamst_nb is installed, so the same command measures
 another version (before and after a change). ``--sparse N`` also times a random
 topology with about 7 N stored edges against scipy's ``minimum_spanning_tree``.
+``--count`` also counts, beside each, the edges that take the exact path (and of them
+those that relax): the weights change the time only through that count.
 ``--kernel`` also times the dense kernel alone (``gumbel.gumbel_dense`` on one thread,
 no validation) beside each full call. ``--cpu`` times the floor and the kernel alone by
 the process's CPU time instead of the wall clock (both run on one thread; on a machine
@@ -24,6 +26,7 @@ import time
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit
 from scipy.sparse.csgraph import minimum_spanning_tree
 
 import fastpamst_nb as fp
@@ -39,23 +42,66 @@ def _load_floor(path):
 
 
 def shapes(W, seed=0):
-    """The shapes of real weights (Uniform(0, 1) W reshaped; every one symmetric)."""
+    """The shapes of real weights (Uniform(0, 1) W reshaped; every one symmetric), as
+    (name, matrix) pairs made one at a time (at n = 16,000 each is 2 GiB)."""
     n = W.shape[0]
     rng = np.random.default_rng(seed)
-    out = {}
     A = W.copy()
     A[0, 1] = A[1, 0] = 1e4
-    out["one outlier edge 1e4"] = A
+    yield "one outlier edge 1e4", A
+    del A
     P = np.triu(rng.pareto(0.7, (n, n)), 1)
-    out["Pareto alpha 0.7"] = P + P.T
+    P += P.T
+    yield "Pareto alpha 0.7", P
+    del P
     c = np.arange(n) % 3
-    out["three clusters 1000 apart"] = W + 1000.0 * np.abs(c[:, None] - c[None, :])
+    C = np.abs(c[:, None] - c[None, :]).astype(np.float64)
+    C *= 1000.0
+    C += W
+    yield "three clusters 1000 apart", C
+    del C
     Z = np.triu(rng.integers(0, 100, (n, n)).astype(np.float64), 1)
     i, j = rng.integers(0, n, 10), rng.integers(0, n, 10)
     Z[np.minimum(i, j), np.maximum(i, j)] = 1e9
     Z = np.triu(Z, 1)
-    out["integers 0..99, ten 1e9"] = Z + Z.T
-    return out
+    Z += Z.T
+    yield "integers 0..99, ten 1e9", Z
+
+
+@njit(cache=True)
+def _count_exact_path(W, c, ka, kb, c2, c3, b, b_hi, b_lo, inv_b):
+    """The dense kernels' work on W, counted: Prim over the same noisy keys (vertex
+    indexed, the same skip test), returning (edges that took the exact path, of them
+    the relaxations). The counts are the kernels' whatever their layout."""
+    n = W.shape[0]
+    hi = np.full(n, np.inf)
+    lo = np.zeros(n)
+    seen = np.zeros(n, np.bool_)
+    cur = 0
+    seen[0] = True
+    listed = 0
+    improved = 0
+    for _ in range(n - 1):
+        row = W[cur]
+        for v in range(n):
+            if seen[v]:
+                continue
+            x = c * np.float64(row[v])
+            m = philox.bits_of_words(ka, kb, c2, c3, cur, v)
+            if ((x - hi[v]) - lo[v]) * inv_b < gumbel.gumbel_upper_eps(m):
+                listed += 1
+                h, l, better = gumbel._exact(x, hi[v], lo[v], philox.unit_of_bits(m), b, b_hi, b_lo)
+                if better:
+                    improved += 1
+                    hi[v] = h
+                    lo[v] = l
+        best = -1
+        for v in range(n):
+            if not seen[v] and (best < 0 or hi[v] < hi[best] or (hi[v] == hi[best] and lo[v] < lo[best])):
+                best = v
+        seen[best] = True
+        cur = best
+    return listed, improved
 
 
 def best(repeat, f, clock=time.perf_counter):
@@ -74,6 +120,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--sparse", type=int, default=0)
     ap.add_argument("--kernel", action="store_true", help="also time the dense kernel alone")
+    ap.add_argument("--count", action="store_true",
+                    help="also count the edges that take the exact path (and relax)")
     ap.add_argument("--cpu", action="store_true",
                     help="time the floor and the kernel alone by CPU time (full calls: wall clock)")
     a = ap.parse_args()
@@ -94,6 +142,15 @@ def main():
         lam = privacy.gumbel_rate(RHO, d, M.shape[0])
         tk = best(a.repeat, lambda: gumbel.gumbel_dense(M, 0, False, lam, key, threads=1), one)
         return f" (kernel alone {tk / t0:.2f}x)"
+
+    def count(M, d):
+        if not a.count:
+            return ""
+        lam = privacy.gumbel_rate(RHO, d, M.shape[0])
+        b, b_hi, b_lo, inv_b, f = gumbel._scale(lam)
+        listed, improved = _count_exact_path(M, f, *philox.key_words(*key), b, b_hi, b_lo, inv_b)
+        n = M.shape[0]
+        return f" [exact path {listed} = {listed / (n * np.log(n)):.2f} n ln n, {improved} relaxed]"
     for n in a.n:
         W = floor.uniform(n, 0)
         ts = best(a.repeat, lambda: floor.floor_prim(W), one)
@@ -105,10 +162,13 @@ def main():
               f"{best(a.repeat, lambda: fp.exact_mst(W)) / tw:.2f}x", flush=True)
         for d in (1e-5, 1e-3, 0.1, 1.0):
             t = best(a.repeat, lambda: fp.fast_pamst(W, rho=RHO, sensitivity=d, noise="gumbel", rng=1))
-            print(f"  Uniform(0, 1), sensitivity {d:g}: {t / tw:.2f}x{kernel(W, d)}", flush=True)
-        for name, M in shapes(W).items():
+            print(f"  Uniform(0, 1), sensitivity {d:g}: {t / tw:.2f}x{kernel(W, d)}{count(W, d)}",
+                  flush=True)
+        for name, M in shapes(W):
             t = best(a.repeat, lambda: fp.fast_pamst(M, rho=RHO, sensitivity=1e-3, noise="gumbel", rng=1))
-            print(f"  {name}, sensitivity 1e-3: {t / tw:.2f}x{kernel(M, 1e-3)}", flush=True)
+            print(f"  {name}, sensitivity 1e-3: {t / tw:.2f}x{kernel(M, 1e-3)}{count(M, 1e-3)}",
+                  flush=True)
+            del M
     if a.sparse:
         n = a.sparse
         rng = np.random.default_rng(0)

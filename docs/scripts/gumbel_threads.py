@@ -38,7 +38,8 @@ def prange_kernel(W, lam, key, T):
     seen[0] = True
     nz = gumbel.GumbelNoise(float(f), kw, b, b_hi, b_lo, inv_b, False)
     s = gumbel.GumbelPar(np.full(n, np.inf), np.zeros(n), np.zeros(n, dtype=np.int64),
-                         np.empty(n), seen, np.array([n - 1, -1, 0], dtype=np.int64),
+                         np.empty(n), seen, np.empty(n, dtype=np.int64),
+                         np.array([n - 1, -1, 0], dtype=np.int64),
                          np.empty(T), np.empty(T), np.empty(T, dtype=np.int64))
     gumbel.gd_steps_parallel(W, nz, s, edges, 0, n - 1, T)
     return edges
