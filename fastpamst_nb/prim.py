@@ -202,9 +202,8 @@ def prim_dense_private(q, W, visited, edges, step0, n_steps, v, key_rate, theta,
     queue's arrays read off once). The caller runs the steps in chunks so that a long
     release can be interrupted.
     """
-    no_int = np.empty(0, dtype=np.int64)
-    return rnm_steps(q.layout, q.keys, q.counts, q.store, q.cut, W, no_int, no_int, np.empty(0),
-                     visited, edges, step0, n_steps, v, key_rate, theta, bucket_width, rng, stats, np.int64(0))
+    return rnm_steps(q.layout, q.keys, q.counts, q.store, q.cut, W, visited, edges, step0, n_steps, v,
+                     key_rate, theta, bucket_width, rng, stats, np.int64(0))
 
 
 # the seen set of prim_csr_private's distinct draws is this table, reused, while it

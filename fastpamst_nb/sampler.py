@@ -44,8 +44,8 @@ from numba import njit
 
 from .core import CACHE, jit_only
 from .cutqueue import (
-    BLOCK, BUCKET, GROUP, ROOT, _rank_group, code_ends, code_pack, gq_compact, gq_group, gq_join,
-    gq_take_cut, gq_update_roles, slot_code, slot_offset, slot_pack,
+    BLOCK, BUCKET, GROUP, ROOT, code_ends, code_pack, gq_compact, gq_group, gq_join,
+    gq_take_cut, gq_update_roles, slot_code, slot_offset,
 )
 from .cutqueue_materialize import gq_materialize
 from .keys import discretize
@@ -289,15 +289,16 @@ _SEEN_SMALL = 64
 
 
 @jit_only
-def rnm_steps(lay, keys, counts, st, cut, W, indptr, indices, data, visited, edges, step0, n_steps,
-              v, r, theta, bucket_width, rng, stats, select_only):
+def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, r, theta,
+              bucket_width, rng, stats, select_only):
     """Fast-PAMST's steps ``step0 .. step0 + n_steps - 1`` on the queue's role tuples
     (``lay``, ``keys``, ``counts``, ``st``, ``cut``: a ``GroupQueue``'s fields): vertex
-    ``v`` joins the tree (its row of W, dense, or its CSR row ``indptr``/``indices``/
-    ``data``, sparse, joins or leaves the cut), then one private selection, whose edge
-    goes to ``edges[step]``; returns the next vertex to join. With ``select_only`` it
-    makes one selection on the cut as it is and returns the winning edge's code (a
-    dense ``code_pack(a, b)``, a sparse CSR position): ``rnm_select``.
+    ``v`` joins the tree (its row of W joins or leaves the cut), then one private
+    selection, whose edge goes to ``edges[step]``; returns the next vertex to join: the
+    dense driver. With ``select_only`` it makes one selection on the cut as it is, dense
+    or sparse, and returns the winning edge's code (a dense ``code_pack(a, b)``, a
+    sparse CSR position): ``rnm_select``. A sparse release's steps run in
+    ``prim.prim_csr_private``, whose written-out twin of this walk measured faster.
 
     This is the one selection path of both drivers and of ``rnm_select``. It is written
     out in this body, on the queue's arrays read off once per call, because numba
@@ -323,8 +324,6 @@ def rnm_steps(lay, keys, counts, st, cut, W, indptr, indices, data, visited, edg
     lay, keys, counts, st, cut : QueueLayout, GroupKeys, QueueCounts, SlotStore, CutSides
     W : (n, n) array
         The dense weights (an empty (0, 0) array for a sparse graph).
-    indptr, indices, data : int64, int64, float64 arrays
-        The sparse graph's CSR arrays (empty for a dense graph).
     visited : bool array (n,)
     edges : int64 array (n - 1, 2)
     step0, n_steps, v : int
@@ -339,7 +338,7 @@ def rnm_steps(lay, keys, counts, st, cut, W, indptr, indices, data, visited, edg
         1: one selection, no update (``rnm_select``); 0: the steps. (An int64, not a
         literal: numba compiles a callee once per literal argument.)
 
-    Complexity: O(n) a dense step for its row (O(deg v) sparse), then O(1) expected per
+    Complexity: O(n) a dense step for its row, then O(1) expected per
     node visited and per candidate drawn.
     """
     n = lay.n
@@ -351,7 +350,7 @@ def rnm_steps(lay, keys, counts, st, cut, W, indptr, indices, data, visited, edg
     slots, start, fill, ends = st.slots, st.start, st.fill, st.ends
     materialized, open_bucket = st.materialized, st.open_bucket
     bucket, block, group, total = counts.bucket, counts.block, counts.group, counts.total
-    key_base, rank = keys.key, keys.rank
+    key_base = keys.key
     low = (np.int64(1) << bshift) - 1  # a group's offset in its bucket; the top offset
     blk_w = bshift + block_shift  # log2 of the groups a block spans
     width = _CUT_NODE_WIDTH * bucket_width
@@ -359,33 +358,13 @@ def rnm_steps(lay, keys, counts, st, cut, W, indptr, indices, data, visited, edg
     v = np.int64(v)
     for step in range(step0, step0 + n_steps):
         if not select_only:
-            if dense:
-                gq_join(lay, cut, v, visited)
-                gq_update_roles(lay, keys, counts, st, cut, W[v], v, visited, v * n)
-            else:
-                visited[v] = True  # gq_join: a sparse queue keeps no cut sides
-                # v's CSR row joins or leaves the cut (gq_update_csr, flat); a sparse
-                # edge's code is its CSR position in the row of its visited end
-                delta = 0
-                for e in range(indptr[v], indptr[v + 1]):
-                    if direct:
-                        g = discretize(data[e], sgn, s, inv) - kmin
-                    else:
-                        g = _rank_group(rank[e], data[e], sgn, s, inv, kmin, bshift)
-                    b = g >> bshift
-                    if visited[indices[e]]:
-                        d = -1
-                    else:
-                        d = 1
-                        slots[start[b] + fill[b]] = slot_pack(g - (b << bshift), e)
-                        fill[b] += 1
-                    if group_counts:
-                        group[g] += d
-                    bucket[b] += d
-                    if layered:
-                        block[b >> block_shift] += d
-                    delta += d
-                total[0] += delta
+            if not dense:
+                # a sparse queue's steps run in prim.prim_csr_private (its written-out
+                # twin of this walk, measured faster there: docs/design.rst, One
+                # selection path); here a sparse queue only selects (rnm_select)
+                raise AssertionError("rnm_steps: the steps of a sparse queue run in prim_csr_private")
+            gq_join(lay, cut, v, visited)
+            gq_update_roles(lay, keys, counts, st, cut, W[v], v, visited, v * n)
 
         # ================= one selection =================
         stats[ST_STEPS] += 1
@@ -864,21 +843,7 @@ def rnm_steps(lay, keys, counts, st, cut, W, indptr, indices, data, visited, edg
 
         if select_only:
             return win_code
-        if dense:
-            a, b = code_ends(win_code)
-        else:
-            b = indices[win_code]
-            # the row of CSR position win_code (np.searchsorted(indptr, p, "right") - 1),
-            # a scalar search: the call took the array
-            lo_r = np.int64(0)
-            hi_r = indptr.shape[0]
-            while lo_r < hi_r:
-                mid = (lo_r + hi_r) >> 1
-                if indptr[mid] <= win_code:
-                    lo_r = mid + 1
-                else:
-                    hi_r = mid
-            a = lo_r - 1
+        a, b = code_ends(win_code)
         edges[step, 0] = a
         edges[step, 1] = b
         v = b
@@ -898,7 +863,5 @@ def rnm_select_roles(lay, keys, counts, st, cut, W, visited, r, theta, bucket_wi
     """One private selection from the cut held by a queue's role tuples; returns the
     winning edge's code (``rnm_steps`` with ``select_only``; see it for the parameters).
     """
-    no_int = np.empty(0, dtype=np.int64)
-    return rnm_steps(lay, keys, counts, st, cut, W, no_int, no_int, np.empty(0), visited,
-                     np.empty((0, 2), dtype=np.int64), np.int64(0), np.int64(1), np.int64(0), r, theta,
-                     bucket_width, rng, stats, np.int64(1))
+    return rnm_steps(lay, keys, counts, st, cut, W, visited, np.empty((0, 2), dtype=np.int64), np.int64(0),
+                     np.int64(1), np.int64(0), r, theta, bucket_width, rng, stats, np.int64(1))
