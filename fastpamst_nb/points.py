@@ -361,7 +361,7 @@ def _pt_fth(w, fc):
     return np.float32(t * (1.0 + 2.0 ** -22) + 2.0 ** -148)
 
 
-@njit(cache=CACHE, inline="always")
+@njit(cache=CACHE, nogil=True)
 def _pt_f32_sum(xf, X, v, lo, hi, out):
     """out[k - lo] = the float32 sum of squares of slot k's rounded coordinates minus v's
     (coordinate after coordinate over contiguous slots, float32 only: 8 lanes on AVX2),
@@ -378,7 +378,7 @@ def _pt_f32_sum(xf, X, v, lo, hi, out):
             out[k] += x * x
 
 
-@njit(cache=CACHE, inline="always")
+@njit(cache=CACHE, nogil=True)
 def _pt_f32_lo(s32, fc, m_k, out):
     """out[k] = a lower bound of the float64 distance (or squared distance) from S32 = s32[k]
     (``filter_consts``): every rounding below is covered by a shrink factor, so that
@@ -428,6 +428,14 @@ def _pt_soa_row(xt, X, v, lo, hi, code, out):
 
 
 @njit(cache=CACHE, nogil=True)
+def _pt_dist(X, v, u, code, p, aux):
+    """``metrics.metric_distance(X, v, u, ...)`` as a call of its own: the float32 filter's
+    few survivors take it, so that the kernels do not inline the distance's every metric
+    again (compile time; a call costs nanoseconds against the row's cache miss)."""
+    return metric_distance(X, v, u, code, p, aux)
+
+
+@njit(cache=CACHE, nogil=True)
 def _pt_exact_filtered(st, blk, lo, hi, v, P, sgn):
     """EXACT on a minimum tree with the float32 filter: S32 of every slot of the block
     (``_pt_f32_sum``), the slots whose S32 lies below their threshold ``fth`` listed (the
@@ -452,7 +460,7 @@ def _pt_exact_filtered(st, blk, lo, hi, v, P, sgn):
         hit[kept] = k
         kept += fsl[k] < fthl[k]
     for q in range(kept):
-        row[q] = sgn * metric_distance(X, v, sl[hit[q]], P.code, P.p, P.aux)
+        row[q] = sgn * _pt_dist(X, v, sl[hit[q]], P.code, P.p, P.aux)
     ts = -np.inf
     tk = -1
     full = st.topk[blk] == RESCAN
@@ -479,6 +487,60 @@ def _pt_exact_filtered(st, blk, lo, hi, v, P, sgn):
     st.tops[blk, 0] = ts
     st.tops[blk, 1] = 0.0
     st.topk[blk] = tk + lo if tk >= 0 else -1
+
+
+@njit(cache=CACHE, nogil=True)
+def _pt_gumbel_flagged(st, blk, lo, hi, v, P, nz, ts, tg, tk):
+    """GUMBEL's distance-first pass of a hashed block with the float32 filter (narrow noise:
+    most edges below T_SKIP), once ``rows[blk, 0]`` holds the distances' lower bounds and
+    ``rows[blk, 1]`` the Gumbel bounds (+ ``MARGIN``): a branch-free pass (it vectorizes)
+    flags the edges whose threshold t from the lower bound lies below T_SKIP and below the
+    bound (t is monotone in the distance: an edge not flagged is one the float64 pass
+    skips too); dead slots are never flagged (their keys are stale). The flagged edges take
+    the bound test again, then their float64 distance and the exact path. Returns the
+    block's top (ts, tg, tk) and the counts (c: t < T_SKIP, kept: what the noise-first
+    pass would keep), which count dead slots too (speed choices only). A function of its
+    own: the kernels' compile time."""
+    sl = st.slot[lo:hi]
+    sbl = st.sb[lo:hi]
+    gbl = st.gb[lo:hi]
+    pal = st.parent[lo:hi]
+    mthl = st.mth[lo:hi]
+    row = st.rows[blk, 0]
+    gu = st.rows[blk, 1]
+    hit = st.need[blk]
+    sgn = nz.sgn
+    lam = nz.lam
+    ka = nz.k0 & _MASK
+    kb = nz.k0 >> _S32
+    c2 = nz.k1 & _MASK
+    c3 = nz.k1 >> _S32
+    m_k = hi - lo
+    c = 0
+    kept = 0
+    for k in range(m_k):
+        gk = gbl[k]
+        sk = sbl[k]
+        t = gk - (sgn * row[k] - sk) * lam
+        g = gu[k]
+        c += t < T_SKIP
+        kept += gk + sk * lam < g + MARGIN
+        row[k] = t
+        hit[k] = (t < T_SKIP) & (t < g) & (sl[k] >= 0)
+    nh = 0
+    for k in range(m_k):  # the flagged slots listed in place (nh <= k)
+        if hit[k] != 0:
+            hit[nh] = k
+            nh += 1
+    for q in range(nh):
+        k = hit[q]
+        u = sl[k]
+        m = bits_of_words(ka, kb, c2, c3, v, u)
+        if row[k] - MARGIN < gumbel_upper(m):
+            s = sgn * _pt_dist(P.X, v, u, P.code, P.p, P.aux)
+            ts, tg, tk = _pt_relax(k, s, m, v, sbl, gbl, pal, mthl, lam, nz.b, nz.b_hi, nz.b_lo,
+                                   ts, tg, tk)
+    return ts, tg, tk, c, kept
 
 
 @njit(cache=CACHE, nogil=True)
@@ -637,33 +699,7 @@ def _pt_block(st, blk, lo, hi, v, P, nz):
                     ts, tg, tk = _pt_relax(k, s, m, v, sbl, gbl, pal, mthl, lam, b, b_hi, b_lo,
                                            ts, tg, tk)
         if filt and hashed and not noise_first:
-            # the float32 filter, most edges below T_SKIP (narrow noise): a branch-free
-            # pass (it vectorizes) flags the edges whose threshold from the distance's lower
-            # bound lies below their Gumbel's bound; dead slots are never flagged (their
-            # keys are stale); c and kept count them too (speed only)
-            hit = need[blk]
-            for k in range(m_k):
-                gk = gbl[k]
-                sk = sbl[k]
-                t = gk - (sgn * row[k] - sk) * lam
-                g = gu[k]
-                c += t < T_SKIP
-                kept += gk + sk * lam < g + MARGIN
-                row[k] = t
-                hit[k] = (t < T_SKIP) & (t < g) & (sl[k] >= 0)
-            nh = 0
-            for k in range(m_k):  # the flagged slots listed in place (nh <= k)
-                if hit[k] != 0:
-                    hit[nh] = k
-                    nh += 1
-            for q in range(nh):
-                k = hit[q]
-                u = sl[k]
-                m = bits_of_words(ka, kb, c2, c3, v, u)
-                if row[k] - MARGIN < gumbel_upper(m):
-                    s = sgn * metric_distance(X, v, u, code, p, aux)
-                    ts, tg, tk = _pt_relax(k, s, m, v, sbl, gbl, pal, mthl, lam, b, b_hi, b_lo,
-                                           ts, tg, tk)
+            ts, tg, tk, c, kept = _pt_gumbel_flagged(st, blk, lo, hi, v, P, nz, ts, tg, tk)
         for k in range(m_k if not (noise_first or (filt and hashed)) else 0):
             u = sl[k]
             if u < 0:
@@ -679,7 +715,7 @@ def _pt_block(st, blk, lo, hi, v, P, nz):
                     # below: G <= bound <= t - MARGIN, the exact test would not relax
                     if t - MARGIN < gumbel_upper(m):
                         if filt:  # row held a lower bound: the distance itself now
-                            s = sgn * metric_distance(X, v, u, code, p, aux)
+                            s = sgn * _pt_dist(X, v, u, code, p, aux)
                         ts, tg, tk = _pt_relax(k, s, m, v, sbl, gbl, pal, mthl, lam, b, b_hi,
                                                b_lo, ts, tg, tk)
         if full:  # a pass of its own: a flag tested in the loop above slows it

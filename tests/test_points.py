@@ -164,7 +164,9 @@ def test_coordinate_major_rows_are_the_metric_distances_bit_for_bit(metric, dtyp
     P = metrics.prepare_points(X, metric, _p(metric))
     st = points.pt_state(P[0], P[1], 5)
     m = st.slot.shape[0]
-    assert (st.xt.shape == (7, m) and st.xt.dtype == dtype) == (P[1] in points.SOA_METRICS)
+    # the kernels read float64 points (float32 widens exactly: the same distances)
+    assert P[0].dtype == np.float64 and not P[0].flags.writeable
+    assert (st.xt.shape == (7, m) and st.xt.dtype == np.float64) == (P[1] in points.SOA_METRICS)
     ref = np.empty(m)
     metrics.metric_row(P[0], 5, st.slot, 0, m, P[1], P[2], P[3], ref)
     if P[1] in points.SOA_METRICS:
@@ -360,6 +362,7 @@ def test_float32_filter_bounds_are_rigorous(metric):
 
 
 @pytest.mark.parametrize("metric", ["euclidean", "sqeuclidean"])
+@pytest.mark.slow_python
 def test_float32_filter_gives_the_float64_kernels_trees(metric):
     # the same edges, in the same order, with the filter and without (the float64 kernel),
     # for the exact tree and the gumbel release with narrow and wide noise, on near-ties,
