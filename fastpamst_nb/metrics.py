@@ -196,9 +196,9 @@ def refuse_matrix_options(metric, topology=None, symmetric=None):
 def prepare_points(X, metric, p, name="X"):
     """Check points X (n, d) for ``metric``; return ``(Xk, code, p, aux)`` for the kernels.
 
-    ``Xk`` is X itself when it is a C-contiguous float32/float64 array (never
-    modified), a float64 copy otherwise, and a float64 copy in radians for
-    haversine. All checks read only X's shape, dtype and O(n d) values, before
+    ``Xk`` is a read-only view of X when X is a C-contiguous float64 array (never
+    modified), of a float64 copy otherwise (float32 widens exactly: the same distances),
+    and of a float64 copy in radians for haversine. All checks read only X's shape, dtype and O(n d) values, before
     any O(n^2) work.
     """
     code, p = check_metric(metric, p)
@@ -229,7 +229,10 @@ def prepare_points(X, metric, p, name="X"):
     if code == HAVERSINE and d != 2:
         raise ValueError(f"metric='haversine' reads (latitude, longitude) in degrees: {name} must have "
                          f"d = 2 columns, got d = {d}")
-    if A.dtype not in (np.float32, np.float64):
+    # float64 for the kernels: a float32 coordinate widens exactly, so every distance (computed
+    # in float64) is the same, and the points kernels compile once (one numba type: float64,
+    # read-only, C) instead of once per dtype; the float32 filter's copy is float32 anyway
+    if A.dtype != np.float64:
         A = A.astype(np.float64)
     if not A.flags.c_contiguous:
         A = np.ascontiguousarray(A)
@@ -256,6 +259,11 @@ def prepare_points(X, metric, p, name="X"):
                              f"pass {name}[:, ::-1]")
         A = np.radians(A.astype(np.float64))
         aux = np.cos(A[:, 0])
+    # a read-only view for the kernels, whatever X's flags: one numba type per dtype (a
+    # writable and a read-only X compiled every points kernel twice), and the kernels
+    # cannot write to the user's array
+    A = A.view()
+    A.setflags(write=False)
     return A, code, p, aux
 
 

@@ -45,6 +45,10 @@ metrics (``SOA_METRICS``) the state holds a coordinate-major copy of X (d, slots
 column k the point of slot k, so that a block's distances are computed coordinate
 after coordinate over contiguous slots (the loop vectorizes), each summed in the
 order of ``metrics.metric_distance``: the same doubles as the reported weights.
+For a minimum tree on euclidean or sqeuclidean points (``FILTER_METRICS``, EXACT and
+GUMBEL) the copy is in float32 (``xf``) and filters: each slot's sum of squares in float32,
+with a proven error bound (``filter_consts``), rules out most edges, and only the rest take
+their float64 distance from X's row, so the decisions are the float64 kernel's.
 A slot whose vertex joined dies (-1); the slots (and the copy) are compacted when
 the dead exceed a sixteenth of the slots (O(n) in all: the slots shrink by a
 sixteenth or more each time), so that few dead slots are hashed.
@@ -108,13 +112,32 @@ NEVER = 1 << 53
 _TOP_BITS = (1 << 53) - 1
 _LN2 = math.log(2.0)
 
+# The float32 filter (docs/design.rst, Points, "A float32 filter"): for a minimum tree on
+# these metrics the state holds a float32 coordinate-major copy xf of X, and a step first
+# computes each slot's sum of squares S32 in float32 (half the bytes of the float64 copy,
+# twice the lanes); only a slot whose S32 could still give a float64 distance that relaxes
+# it computes that distance, from X's row (``metrics.metric_distance``: the reported weight
+# bit for bit). The bound is rigorous (``filter_consts``), so the decisions are the float64
+# kernel's.
+FILTER_METRICS = (EUCLIDEAN, SQEUCLIDEAN)
+# the filter's range: coordinates of magnitude M in [2**-40, 2**40] (no float32 overflow of
+# a sum of squares, no subnormal copy of the largest coordinate) and d <= 4096 (so that
+# the float64 roundings stay below the 2**-38 the bounds allow them)
+_F_MMIN, _F_MMAX, _F_DMAX = 2.0 ** -40, 2.0 ** 40, 4096
+_F_U = 2.0 ** -24  # float32's unit roundoff
+# fc, the filter's constants (float64): sqeuclidean flag, A = 2 sqrt(d) u M (1 + 2**-30)
+# (the rounding of X to float32, in distance units), G1 = (1 + gamma_d) (1 + 2**-40),
+# D = d 2**-149 (float32 underflows), 1 / (1 + gamma_d) and 1 / (1 + u) rounded down
+_FC_SQ, _FC_A, _FC_G1, _FC_D, _FC_IG, _FC_IU = range(6)
+
 # _pt_key_beats decides from the rounded difference of the keys when it exceeds this
 # share of the magnitudes subtracted (8u: far above the 3u (1 + 2u) its roundings can move it)
 _PT_SURE = 2.0 ** -50
 
-# the kernels' state: flat arrays, one row per candidate slot (prefix ``pt_``)
+# the kernels' state: flat arrays, one row per candidate slot (prefix ``pt_``); xf, fth, fs,
+# fc: the float32 filter (``filter_consts``; empty when it is off)
 PtState = namedtuple("PtState", ["slot", "sb", "gb", "parent", "xt", "tops", "topk", "rows", "need",
-                                 "meta", "edges", "mth"])
+                                 "meta", "edges", "mth", "xf", "fth", "fs", "fc"])
 _N_SLOTS, _N_DEAD, _NEXT = 0, 1, 2
 
 # the prepared points, as the kernels take them (``metrics.prepare_points``): X (n, d),
@@ -249,29 +272,130 @@ def _pt_mth(tl):
     return hi
 
 
-def pt_state(X, code, start):
+def filter_consts(X, code):
+    """The float32 filter's constants ``fc`` (float64, see ``_FC_*``) for points X (n, d) and
+    the metric ``code``, or None where the filter does not apply (a metric outside
+    ``FILTER_METRICS``, the largest magnitude M outside [2**-40, 2**40], d > 4096).
+
+    The bound (docs/design.rst, Points, "A float32 filter"): with u = 2**-24, a coordinate
+    rounded to float32 moves by at most u M (M >= 2**-40: also for a subnormal one); the
+    float32 difference of two rounded coordinates is a + e rounded, |e| <= 2 u M, so its
+    value c satisfies |a| >= |c| / (1 + u) - 2 u M; the sum S32 of the d rounded squares,
+    summed in order from 0, is within gamma_d = d u / (1 - d u) of the sum of the c^2
+    (Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., (3.5)) plus d 2**-150
+    for underflowed squares. By Minkowski's inequality the true distance r = ||a|| is then
+    at least sqrt((S32 - d 2**-149) / (1 + gamma_d)) / (1 + u) - 2 sqrt(d) u M. The float64
+    distance the kernel would compute is within (d + 3) 2**-53 < 2**-40 of r, relatively
+    (for r >= 2**-500; below, it is >= 0).
+    """
+    if code not in FILTER_METRICS or X.shape[0] == 0:
+        return None
+    d = X.shape[1]
+    if d > _F_DMAX:
+        return None
+    M = float(np.max(np.abs(X)))
+    if not (_F_MMIN <= M <= _F_MMAX):
+        return None
+    gd = d * _F_U / (1.0 - d * _F_U)
+    fc = np.empty(6)
+    fc[_FC_SQ] = 1.0 if code == SQEUCLIDEAN else 0.0
+    fc[_FC_A] = 2.0 * math.sqrt(d) * _F_U * M * (1.0 + 2.0 ** -30)
+    fc[_FC_G1] = (1.0 + gd) * (1.0 + 2.0 ** -40)
+    fc[_FC_D] = d * 2.0 ** -149
+    fc[_FC_IG] = (1.0 / (1.0 + gd)) * (1.0 - 2.0 ** -50)
+    fc[_FC_IU] = (1.0 / (1.0 + _F_U)) * (1.0 - 2.0 ** -50)
+    return fc
+
+
+def pt_state(X, code, start, fc=None):
     """The state of a Prim on the n points X (n, d) from ``start``: O(n) memory, and
     for the metrics of ``SOA_METRICS`` a coordinate-major copy of X (d, n - 1) in X's
-    dtype, column k the point of slot k (for the others an empty (0, 0) array)."""
+    dtype, column k the point of slot k (for the others an empty (0, 0) array). With the
+    float32 filter's constants ``fc`` (``filter_consts``) the copy is in float32 instead
+    (``xf``), with a float32 threshold a slot (``fth``)."""
     n = X.shape[0]
     # int32 vertex indices below 2**31 points: half the bytes a step streams per slot
     itype = np.int32 if n < 2 ** 31 else np.int64
     slot = np.delete(np.arange(n, dtype=itype), start)
     nb = max(1, (n + BLOCK - 1) // BLOCK)
+    m = max(n - 1, 0)
     meta = np.array([n - 1, 0, start], dtype=np.int64)
-    if code in SOA_METRICS:
-        # filled a coordinate at a time: X[slot].T would first make a row-major copy (3x X at the peak)
-        xt = np.empty((X.shape[1], n - 1), dtype=X.dtype)
-        for k in range(X.shape[1]):
-            xt[k] = X[slot, k]
+    xt = np.empty((0, 0), dtype=X.dtype)
+    xf = np.empty((0, 0), dtype=np.float32)
+    if fc is not None:
+        xf = np.empty((X.shape[1], m), dtype=np.float32)
+        for k in range(X.shape[1]):  # rounded to nearest: within u |x| (u M for subnormals)
+            xf[k] = X[slot, k]
+        # +inf: no best yet, every edge passes (a dead slot's is -inf: none passes)
+        fth = np.full(m, np.inf, dtype=np.float32)
+        fs = np.empty((nb, BLOCK), dtype=np.float32)
     else:
-        xt = np.empty((0, 0), dtype=X.dtype)
+        fc = np.zeros(6)
+        fth = np.empty(0, dtype=np.float32)
+        fs = np.empty((0, 0), dtype=np.float32)
+        if code in SOA_METRICS:
+            # filled a coordinate at a time: X[slot].T would first make a row-major copy (3x X at the peak)
+            xt = np.empty((X.shape[1], m), dtype=X.dtype)
+            for k in range(X.shape[1]):
+                xt[k] = X[slot, k]
     # mth 0: no key yet (s = -inf), every edge is kept
-    return PtState(slot, np.full(max(n - 1, 0), -np.inf), np.zeros(max(n - 1, 0)),
-                   np.full(max(n - 1, 0), start, dtype=itype), xt, np.ones((nb, 4)),
+    return PtState(slot, np.full(m, -np.inf), np.zeros(m),
+                   np.full(m, start, dtype=itype), xt, np.ones((nb, 4)),
                    np.full(nb, RESCAN, dtype=np.int64), np.empty((nb, 3, BLOCK)),
-                   np.empty((nb, BLOCK), dtype=np.int64), meta, np.empty((max(n - 1, 0), 2), dtype=np.int64),
-                   np.zeros(max(n - 1, 0), dtype=np.int64))
+                   np.empty((nb, BLOCK), dtype=np.int64), meta, np.empty((m, 2), dtype=np.int64),
+                   np.zeros(m, dtype=np.int64), xf, fth, fs, fc)
+
+
+@njit(cache=CACHE, inline="always")
+def _pt_fth(w, fc):
+    """A slot's float32 threshold when its best distance (or squared distance) is w: S32 at
+    or above it implies a float64 distance >= w (no relaxation: the exact rule's test is
+    strict). R = w' (1 + 2**-38) + 2**-500, w' = w or sqrt(w); T = G1 ((R + A)(1 + u))**2 + D,
+    then rounded up into float32 (+inf for w = +inf: no best yet). See ``filter_consts``:
+    S32 >= T gives r >= R, and the float64 distance is >= R (1 - 2**-40) >= w."""
+    r = math.sqrt(w) if fc[_FC_SQ] != 0.0 else w
+    r = r * (1.0 + 2.0 ** -38) + 2.0 ** -500
+    q = (r + fc[_FC_A]) * (1.0 + _F_U)
+    t = fc[_FC_G1] * (q * q) + fc[_FC_D]
+    # rounded to nearest, float32 moves t by at most 2**-24 relatively or 2**-150: both covered
+    return np.float32(t * (1.0 + 2.0 ** -22) + 2.0 ** -148)
+
+
+@njit(cache=CACHE, nogil=True)
+def _pt_f32_sum(xf, X, v, lo, hi, out):
+    """out[k - lo] = the float32 sum of squares of slot k's rounded coordinates minus v's
+    (coordinate after coordinate over contiguous slots, float32 only: 8 lanes on AVX2),
+    summed from 0 in coordinate order as ``filter_consts``'s bound assumes."""
+    m_k = hi - lo
+    z = np.float32(0.0)
+    for k in range(m_k):
+        out[k] = z
+    for j in range(xf.shape[0]):
+        xj = xf[j, lo:hi]
+        c = np.float32(X[v, j])
+        for k in range(m_k):
+            x = xj[k] - c
+            out[k] += x * x
+
+
+@njit(cache=CACHE, nogil=True)
+def _pt_f32_lo(s32, fc, m_k, out):
+    """out[k] = a lower bound of the float64 distance (or squared distance) from S32 = s32[k]
+    (``filter_consts``): every rounding below is covered by a shrink factor, so that
+    out[k] <= the distance ``metrics.metric_distance`` returns."""
+    dd = fc[_FC_D]
+    ig = fc[_FC_IG]
+    iu = fc[_FC_IU]
+    a = fc[_FC_A]
+    sq = fc[_FC_SQ] != 0.0
+    for k in range(m_k):
+        y = max(np.float64(s32[k]) - dd, 0.0) * ig
+        x = math.sqrt(y) * iu * (1.0 - 2.0 ** -40)  # <= ||c|| / (1 + u)
+        r = max(x - a, 0.0)  # <= r, up to one rounding
+        if sq:
+            out[k] = max(r * r * (1.0 - 2.0 ** -38) - 2.0 ** -999, 0.0)
+        else:
+            out[k] = max(r * (1.0 - 2.0 ** -38) - 2.0 ** -500, 0.0)
 
 
 @njit(cache=CACHE, inline="always")
@@ -301,6 +425,122 @@ def _pt_soa_row(xt, X, v, lo, hi, code, out):
     if code == EUCLIDEAN:
         for k in range(m_k):
             out[k] = math.sqrt(out[k])
+
+
+@njit(cache=CACHE, nogil=True)
+def _pt_dist(X, v, u, code, p, aux):
+    """``metrics.metric_distance(X, v, u, ...)`` as a call of its own: the float32 filter's
+    few survivors take it, so that the kernels do not inline the distance's every metric
+    again (compile time; a call costs nanoseconds against the row's cache miss)."""
+    return metric_distance(X, v, u, code, p, aux)
+
+
+@njit(cache=CACHE, nogil=True)
+def _pt_exact_filtered(st, blk, lo, hi, v, P, sgn):
+    """EXACT on a minimum tree with the float32 filter: S32 of every slot of the block
+    (``_pt_f32_sum``), the slots whose S32 lies below their threshold ``fth`` listed (the
+    others' float64 distance is at or above their best: ``_pt_fth``), then the listed
+    slots' float64 distances from X's rows (``metrics.metric_distance``, the reported
+    weight bit for bit; a loop of their own, so that the rows' cache misses overlap) and
+    the float64 test. The block's top is kept across steps as GUMBEL keeps it (a best only
+    grows; ``RESCAN``: a full scan), so a step reads 4 d + 4 bytes a slot."""
+    X = P.X
+    sl = st.slot[lo:hi]
+    sbl = st.sb[lo:hi]
+    pal = st.parent[lo:hi]
+    fthl = st.fth[lo:hi]
+    fsl = st.fs[blk]
+    hit = st.need[blk]
+    row = st.rows[blk, 0]
+    fc = st.fc
+    m_k = hi - lo
+    _pt_f32_sum(st.xf, X, v, lo, hi, fsl)
+    kept = 0
+    for k in range(m_k):  # branch-free: the slot is written, counted only if it passes
+        hit[kept] = k
+        kept += fsl[k] < fthl[k]
+    for q in range(kept):
+        row[q] = sgn * _pt_dist(X, v, sl[hit[q]], P.code, P.p, P.aux)
+    ts = -np.inf
+    tk = -1
+    full = st.topk[blk] == RESCAN
+    if not full and st.topk[blk] >= 0:
+        ts = st.tops[blk, 0]
+        tk = st.topk[blk] - lo
+    for q in range(kept):
+        k = hit[q]
+        s = row[q]
+        if s > sbl[k]:
+            sbl[k] = s
+            pal[k] = v
+            fthl[k] = _pt_fth(s / sgn, fc)  # sgn = -1: the distance
+            if tk < 0 or s > ts or (s == ts and k < tk):
+                ts = s
+                tk = k
+    if full:  # the order of a full scan: the largest key, ties to the first slot
+        ts = -np.inf
+        tk = -1
+        for k in range(m_k):
+            if sl[k] >= 0 and sbl[k] > ts:
+                ts = sbl[k]
+                tk = k
+    st.tops[blk, 0] = ts
+    st.tops[blk, 1] = 0.0
+    st.topk[blk] = tk + lo if tk >= 0 else -1
+
+
+@njit(cache=CACHE, nogil=True)
+def _pt_gumbel_flagged(st, blk, lo, hi, v, P, nz, ts, tg, tk):
+    """GUMBEL's distance-first pass of a hashed block with the float32 filter (narrow noise:
+    most edges below T_SKIP), once ``rows[blk, 0]`` holds the distances' lower bounds and
+    ``rows[blk, 1]`` the Gumbel bounds (+ ``MARGIN``): a branch-free pass (it vectorizes)
+    flags the edges whose threshold t from the lower bound lies below T_SKIP and below the
+    bound (t is monotone in the distance: an edge not flagged is one the float64 pass
+    skips too); dead slots are never flagged (their keys are stale). The flagged edges take
+    the bound test again, then their float64 distance and the exact path. Returns the
+    block's top (ts, tg, tk) and the counts (c: t < T_SKIP, kept: what the noise-first
+    pass would keep), which count dead slots too (speed choices only). A function of its
+    own: the kernels' compile time."""
+    sl = st.slot[lo:hi]
+    sbl = st.sb[lo:hi]
+    gbl = st.gb[lo:hi]
+    pal = st.parent[lo:hi]
+    mthl = st.mth[lo:hi]
+    row = st.rows[blk, 0]
+    gu = st.rows[blk, 1]
+    hit = st.need[blk]
+    sgn = nz.sgn
+    lam = nz.lam
+    ka = nz.k0 & _MASK
+    kb = nz.k0 >> _S32
+    c2 = nz.k1 & _MASK
+    c3 = nz.k1 >> _S32
+    m_k = hi - lo
+    c = 0
+    kept = 0
+    for k in range(m_k):
+        gk = gbl[k]
+        sk = sbl[k]
+        t = gk - (sgn * row[k] - sk) * lam
+        g = gu[k]
+        c += t < T_SKIP
+        kept += gk + sk * lam < g + MARGIN
+        row[k] = t
+        hit[k] = (t < T_SKIP) & (t < g) & (sl[k] >= 0)
+    nh = 0
+    for k in range(m_k):  # the flagged slots listed in place (nh <= k)
+        if hit[k] != 0:
+            hit[nh] = k
+            nh += 1
+    for q in range(nh):
+        k = hit[q]
+        u = sl[k]
+        m = bits_of_words(ka, kb, c2, c3, v, u)
+        if row[k] - MARGIN < gumbel_upper(m):
+            s = sgn * _pt_dist(P.X, v, u, P.code, P.p, P.aux)
+            ts, tg, tk = _pt_relax(k, s, m, v, sbl, gbl, pal, mthl, lam, nz.b, nz.b_hi, nz.b_lo,
+                                   ts, tg, tk)
+    return ts, tg, tk, c, kept
 
 
 @njit(cache=CACHE, nogil=True)
@@ -357,8 +597,21 @@ def _pt_block(st, blk, lo, hi, v, P, nz):
     # itself: the block's row is not computed then
     noise_first = (rule == GUMBEL and sgn < 0.0 and tops[blk, 2] > HASH_ALL_SHARE
                    and tops[blk, 3] < NOISE_FIRST_SHARE)
+    # the float32 filter (``filter_consts``): EXACT and GUMBEL on a minimum tree
+    filt = st.xf.shape[0] > 0
+    if filt and rule == EXACT:
+        _pt_exact_filtered(st, blk, lo, hi, v, P, sgn)
+        return
     if not noise_first:
-        if xt.shape[0] > 0:
+        if filt:
+            # GUMBEL: a lower bound of each distance in place of the row; t is monotone
+            # in the distance, so every test below that skips on the bound skips on the
+            # distance too, and an edge that passes them gets its float64 distance
+            # (``metrics.metric_distance``) before the exact path
+            fsl = st.fs[blk]
+            _pt_f32_sum(st.xf, X, v, lo, hi, fsl)
+            _pt_f32_lo(fsl, st.fc, hi - lo, row)
+        elif xt.shape[0] > 0:
             _pt_soa_row(xt, X, v, lo, hi, code, row)
         else:
             metric_row(X, v, slot, lo, hi, code, p, aux, row)
@@ -445,7 +698,9 @@ def _pt_block(st, blk, lo, hi, v, P, nz):
                 if t < T_SKIP and t < gumbel_upper(m) + MARGIN and t - MARGIN < gumbel_upper(m):
                     ts, tg, tk = _pt_relax(k, s, m, v, sbl, gbl, pal, mthl, lam, b, b_hi, b_lo,
                                            ts, tg, tk)
-        for k in range(m_k if not noise_first else 0):
+        if filt and hashed and not noise_first:
+            ts, tg, tk, c, kept = _pt_gumbel_flagged(st, blk, lo, hi, v, P, nz, ts, tg, tk)
+        for k in range(m_k if not (noise_first or (filt and hashed)) else 0):
             u = sl[k]
             if u < 0:
                 continue
@@ -459,6 +714,8 @@ def _pt_block(st, blk, lo, hi, v, P, nz):
                     m = bits_of_words(ka, kb, c2, c3, v, u)
                     # below: G <= bound <= t - MARGIN, the exact test would not relax
                     if t - MARGIN < gumbel_upper(m):
+                        if filt:  # row held a lower bound: the distance itself now
+                            s = sgn * _pt_dist(X, v, u, code, p, aux)
                         ts, tg, tk = _pt_relax(k, s, m, v, sbl, gbl, pal, mthl, lam, b, b_hi,
                                                b_lo, ts, tg, tk)
         if full:  # a pass of its own: a flag tested in the loop above slows it
@@ -560,10 +817,8 @@ def _pt_reduce(tops, topk, nb, b, b_hi, b_lo, rule):
 
 
 @njit(cache=CACHE, nogil=True)
-def _pt_compact(slot, sb, gb, parent, xt, meta, mth):
-    """Drop the dead slots, keeping the order (so the blocks are a function of the counts);
-    the coordinate-major copy ``xt`` moves with its slots (O(slots d))."""
-    m = meta[_N_SLOTS]
+def _pt_compact_copy(slot, m, xt):
+    """The coordinate-major copy's live columns moved to the front, in order."""
     for c in range(xt.shape[0]):  # coordinate by coordinate: contiguous reads and writes
         xc = xt[c]
         j = 0
@@ -571,6 +826,24 @@ def _pt_compact(slot, sb, gb, parent, xt, meta, mth):
             if slot[k] >= 0:
                 xc[j] = xc[k]
                 j += 1
+
+
+@njit(cache=CACHE, nogil=True)
+def _pt_compact(st):
+    """Drop the dead slots, keeping the order (so the blocks are a function of the counts);
+    the coordinate-major copy ``xt`` (or the filter's ``xf`` and ``fth``) moves with its
+    slots (O(slots d))."""
+    slot = st.slot
+    sb = st.sb
+    gb = st.gb
+    parent = st.parent
+    mth = st.mth
+    fth = st.fth
+    meta = st.meta
+    m = meta[_N_SLOTS]
+    _pt_compact_copy(slot, m, st.xt)
+    _pt_compact_copy(slot, m, st.xf)
+    filt = fth.shape[0] > 0
     j = 0
     for k in range(m):
         if slot[k] >= 0:
@@ -579,6 +852,8 @@ def _pt_compact(slot, sb, gb, parent, xt, meta, mth):
             gb[j] = gb[k]
             parent[j] = parent[k]
             mth[j] = mth[k]
+            if filt:
+                fth[j] = fth[k]
             j += 1
     meta[_N_SLOTS] = j
     meta[_N_DEAD] = 0
@@ -596,10 +871,12 @@ def _pt_select(st, step, b, b_hi, b_lo, rule):
     st.edges[step, 1] = v
     st.slot[k] = -1
     st.mth[k] = NEVER  # the noise-first pass keeps no edge of a dead slot
+    if st.fth.shape[0] > 0:
+        st.fth[k] = -np.inf  # nor the float32 filter
     st.topk[k // BLOCK] = RESCAN  # its top died
     st.meta[_N_DEAD] += 1
     if 16 * st.meta[_N_DEAD] > m:  # a dead slot is still hashed and skipped until then
-        _pt_compact(st.slot, st.sb, st.gb, st.parent, st.xt, st.meta, st.mth)
+        _pt_compact(st)
         st.topk[:] = RESCAN  # the slots moved
     st.meta[_NEXT] = v
     return v
@@ -852,7 +1129,8 @@ _PROBE_MAX = 16
 _SHARED_OK = sys.platform != "win32" and not numba.config.DISABLE_JIT
 
 
-def pt_prim(P, start, sgn, rule=EXACT, key=(0, 0), lam=1.0, b=0.0, advance=None, parallel=None):
+def pt_prim(P, start, sgn, rule=EXACT, key=(0, 0), lam=1.0, b=0.0, advance=None, parallel=None,
+            filtered=True):
     """The tree of prepared points ``P = (X, code, p, aux)`` (see
     :func:`fastpamst_nb.metrics.prepare_points`) from ``start``: edges (n - 1, 2).
 
@@ -861,11 +1139,15 @@ def pt_prim(P, start, sgn, rule=EXACT, key=(0, 0), lam=1.0, b=0.0, advance=None,
     EXACT). ``advance``: a ``run_in_chunks``-style runner ``(advance, n_steps)``
     or None (one call). ``parallel``: force a kernel (tests: True runs the shared
     kernel with at least two workers, even on one thread, where they run one after
-    the other), None chooses.
+    the other), None chooses. ``filtered``: False turns the float32 filter off (tests:
+    the same edges either way).
     """
     X, code, p, aux = P
     n = X.shape[0]
-    st = pt_state(X, code, start)
+    # the float32 filter: a minimum tree, EXACT or GUMBEL, on a metric it bounds
+    fc = filter_consts(X, code) if filtered and (
+        (rule == EXACT and sgn == -1.0) or (rule == GUMBEL and sgn < 0.0)) else None
+    st = pt_state(X, code, start, fc)
     if n < 2:
         return st.edges
     threads = n_threads()

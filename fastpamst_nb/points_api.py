@@ -91,12 +91,19 @@ def _private(X, metric, p, rho, epsilon, delta, sensitivity, start, rng, topolog
     return P, n, rho, sensitivity, _start(start, n), gen
 
 
-def matrix_of(P, what):
-    """The (n, n) distance matrix of prepared points, in X's float dtype, after checking
-    that it fits (from n and the dtype, before any work); ValueError naming gumbel."""
+def _float_dtype(X):
+    """The user's float dtype (float32 or float64; other dtypes: float64), which the points'
+    matrix keeps (the kernels read the points in float64: ``metrics.prepare_points``)."""
+    dtype = getattr(X, "dtype", None)
+    return np.dtype(np.float32) if dtype == np.float32 else np.dtype(np.float64)
+
+
+def matrix_of(P, what, dtype=np.float64):
+    """The (n, n) distance matrix of prepared points, in ``dtype`` (the user's float dtype,
+    ``_float_dtype``), after checking that it fits (from n and the dtype, before any
+    work); ValueError naming gumbel."""
     X = P[0]
     n = X.shape[0]
-    dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.float64
     need = n * n * np.dtype(dtype).itemsize
     try:
         require_memory(need, f"{what} on n = {n} points (an ({n}, {n}) distance matrix)")
@@ -128,7 +135,7 @@ def fast_pamst(X, rho, sensitivity, *, metric, p, rng, start, noise, discretizat
     P, n, rho, sensitivity, start, gen = _private(X, metric, p, rho, epsilon, delta, sensitivity,
                                                   start, rng, topology, symmetric)
     if noise == "exponential":
-        D = matrix_of(P, "fast_pamst(noise='exponential')")
+        D = matrix_of(P, "fast_pamst(noise='exponential')", _float_dtype(X))
         tree = api.fast_pamst(D, rho, sensitivity, rng=gen, start=start, noise=noise,
                               discretization=discretization, maximum=maximum, progress=progress)
         return _with_metric(tree, metric, p)
@@ -156,7 +163,7 @@ def pamst(X, rho, sensitivity, *, metric, p, rng, start, noise, maximum, epsilon
     api._progress_class(progress, "pamst")
     P, n, rho, sensitivity, start, gen = _private(X, metric, p, rho, epsilon, delta, sensitivity,
                                                   start, rng, topology, symmetric)
-    D = matrix_of(P, "pamst")
+    D = matrix_of(P, "pamst", _float_dtype(X))
     tree = api.pamst(D, rho, sensitivity, rng=gen, start=start, noise=noise, maximum=maximum,
                      progress=progress)
     return _with_metric(tree, metric, p)

@@ -164,7 +164,9 @@ def test_coordinate_major_rows_are_the_metric_distances_bit_for_bit(metric, dtyp
     P = metrics.prepare_points(X, metric, _p(metric))
     st = points.pt_state(P[0], P[1], 5)
     m = st.slot.shape[0]
-    assert (st.xt.shape == (7, m) and st.xt.dtype == dtype) == (P[1] in points.SOA_METRICS)
+    # the kernels read float64 points (float32 widens exactly: the same distances)
+    assert P[0].dtype == np.float64 and not P[0].flags.writeable
+    assert (st.xt.shape == (7, m) and st.xt.dtype == np.float64) == (P[1] in points.SOA_METRICS)
     ref = np.empty(m)
     metrics.metric_row(P[0], 5, st.slot, 0, m, P[1], P[2], P[3], ref)
     if P[1] in points.SOA_METRICS:
@@ -301,6 +303,79 @@ def test_skip_bounds_only_skip_what_the_exact_test_skips():
     assert philox.GUMBEL_MAX < points.T_SKIP
     # the largest |normal| philox's uniforms give is below Z_MAX
     assert np.sqrt(-2 * np.log(2.0 ** -54)) < points.Z_MAX
+
+
+# ---------------------------------------------------------------------------
+# the float32 filter (euclidean and sqeuclidean minimum trees)
+# ---------------------------------------------------------------------------
+
+def _filter_sets():
+    rng = np.random.default_rng(40)
+    g = np.array([(i, j, k) for i in range(4) for j in range(4) for k in range(3)], dtype=np.float64)
+    ang = rng.uniform(0, 2 * np.pi, 150)
+    ring = np.c_[np.cos(ang), np.sin(ang)]
+    ring = np.vstack([[0.0, 0.0], ring, ring[:40] * (1 + 2.0 ** -40), ring[40:80] * (1 - 2.0 ** -52)])
+    return {
+        "normal": rng.normal(size=(300, 8)),
+        # exact ties (a lattice, duplicates) and near-ties a few float64 ulps apart
+        "lattice": np.vstack([g, g[:20], g[:5] + 2.0 ** -40, g[5:10] * (1 + 2.0 ** -50)]),
+        # distances from the centre equal to float32 precision, apart in float64
+        "ring": ring,
+        "offset 1e6": 1e6 + rng.random((300, 3)) * 1e-3,  # the rounding of X dwarfs the distances
+        "top of range": rng.uniform(-1, 1, (300, 4)) * 2.0 ** 39.9,
+        "bottom of range": rng.uniform(-1, 1, (300, 4)) * 2.0 ** -39,
+        "d = 1": rng.random((300, 1)),
+        "d = 20": rng.random((300, 20)),
+    }
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "sqeuclidean"])
+def test_float32_filter_bounds_are_rigorous(metric):
+    # the filter's S32 (float32 copy, float32 sums) against the float64 distances the kernel
+    # compares (metric_row: the reported weights bit for bit): the lower bound never exceeds
+    # the distance, and a best just above the distance (one ulp) always lets the edge through;
+    # a best 1e-4 below it is mostly filtered out (the bound is not vacuous)
+    tight = []
+    for name, X in _filter_sets().items():
+        P = metrics.prepare_points(X, metric, None)
+        fc = points.filter_consts(P[0], P[1])
+        assert fc is not None, name
+        for v in (0, 7, X.shape[0] - 1):
+            st = points.pt_state(P[0], P[1], v, fc)
+            m = st.slot.shape[0]
+            s32 = np.empty(m, dtype=np.float32)
+            points._pt_f32_sum(st.xf, P[0], v, 0, m, s32)
+            ref = np.empty(m)
+            metrics.metric_row(P[0], v, st.slot, 0, m, P[1], P[2], P[3], ref)
+            lo = np.empty(m)
+            points._pt_f32_lo(s32, fc, m, lo)
+            assert (lo <= ref).all(), name
+            up = np.nextafter(ref, np.inf)
+            assert all(s32[k] < points._pt_fth(up[k], fc) for k in range(m)), name
+            if name in ("normal", "d = 20", "top of range"):
+                tight += [s32[k] >= points._pt_fth(ref[k] * (1 - 1e-4), fc) for k in range(m)]
+    assert np.mean(tight) > 0.99
+    # out of range (overflowing float32 sums, subnormal copies), other metrics: no filter
+    assert points.filter_consts(np.full((3, 2), 2.0 ** 41), metrics.EUCLIDEAN) is None
+    assert points.filter_consts(np.full((3, 2), 2.0 ** -41), metrics.EUCLIDEAN) is None
+    assert points.filter_consts(np.ones((3, 2)), metrics.CITYBLOCK) is None
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "sqeuclidean"])
+@pytest.mark.slow_python
+def test_float32_filter_gives_the_float64_kernels_trees(metric):
+    # the same edges, in the same order, with the filter and without (the float64 kernel),
+    # for the exact tree and the gumbel release with narrow and wide noise, on near-ties,
+    # duplicates, huge offsets and both ends of the filter's range
+    key = philox.draw_key(np.random.default_rng(41))
+    for name, X in _filter_sets().items():
+        P = metrics.prepare_points(X, metric, None)
+        scale = float(np.median(_matrix(P)[0]))
+        for rule, lam in ((points.EXACT, 1.0), (points.GUMBEL, 1e4 / scale), (points.GUMBEL, 0.05 / scale)):
+            b = 0.0 if rule == points.EXACT else 1 / lam
+            got = points.pt_prim(P, 0, -1.0, rule, key, lam, b)
+            ref = points.pt_prim(P, 0, -1.0, rule, key, lam, b, filtered=False)
+            assert np.array_equal(got, ref), (name, rule, lam)
 
 
 # ---------------------------------------------------------------------------
