@@ -30,19 +30,17 @@ from fastpamst_nb.api import DEFAULT_BUCKET_WIDTH, DEFAULT_THETA
 from fastpamst_nb.graph import as_graph
 from fastpamst_nb.privacy import discretized_sensitivity
 from fastpamst_nb.keys import discretize, exact_inverse, score_floor
-from fastpamst_nb.cutqueue import CutSides, GroupQueue, QueueCounts, SlotStore
 from fastpamst_nb.cutqueue_build import gq_build
 from fastpamst_nb import gumbel, philox
-from fastpamst_nb.prim import prim_csr_private, prim_dense_private
 from fastpamst_nb.sampler import (
-    N_STATS,
     ST_BOTTOM_CALLS,
     log_survival,
     tail_noise,
 )
 
 import naive
-from test_fast_pamst import expected_sequences, released_counts as released_via_api
+# the law suites' releases: one built queue, a driver call per release on a restored copy
+from test_fast_pamst import expected_sequences, released_counts
 from test_sampler import _binomials as _binomials_jit
 
 pytestmark = pytest.mark.nojit_lane  # the NUMBA_DISABLE_JIT=1 lane runs this file but its slow_python tests
@@ -295,86 +293,6 @@ def test_key_ranges_beyond_the_proof_are_refused_without_values():
 # ---------------------------------------------------------------------------
 # released law on inputs whose walks cross gaps of 40-700 noise units
 # ---------------------------------------------------------------------------
-
-@njit
-def _fresh_queue(q):
-    """A copy of a queue as ``gq_build`` left it: its mutable arrays copied, its layout and
-    keys (read only) shared."""
-    c, st, cut = q.counts, q.store, q.cut
-    return GroupQueue(
-        q.layout, q.keys,
-        QueueCounts(c.bucket.copy(), c.block.copy(), c.group.copy(), c.total.copy()),
-        SlotStore(st.start.copy(), st.cap.copy(), st.fill.copy(), st.slots.copy(), st.ends,
-                  st.materialized.copy(), st.open_bucket.copy(), st.sized.copy()),
-        CutSides(cut.inside.copy(), cut.rest.copy(), cut.where.copy(), cut.sizes.copy()))
-
-
-@njit(nogil=True)  # within() joins its thread with a timeout
-def _dense_runs(q, W, r, theta, bucket_width, rng, out, stats):
-    for i in range(out.shape[0]):
-        visited = np.zeros(W.shape[0], dtype=np.bool_)
-        prim_dense_private(_fresh_queue(q), W, visited, out[i], 0, out.shape[1], 0, r, theta,
-                           bucket_width, rng, stats)
-
-
-@njit(nogil=True)
-def _csr_runs(q, graph, r, theta, bucket_width, rng, out, stats):
-    for i in range(out.shape[0]):
-        visited = np.zeros(graph.n, dtype=np.bool_)
-        prim_csr_private(_fresh_queue(q), graph, visited, out[i], 0, out.shape[1], 0, r, theta,
-                         bucket_width, rng, stats)
-
-
-def released_counts(weights, rho, sensitivity, discretization, *, noise="exponential", maximum=False,
-                    theta=DEFAULT_THETA, bucket_width=DEFAULT_BUCKET_WIDTH, seed=0, runs=RUNS,
-                    window=False):
-    """``test_fast_pamst.released_counts`` (the same releases, the same counts) for
-    ``noise="exponential"``, with the runs in one compiled loop: the queue is built once
-    (``gq_build`` is deterministic: a release's build depends on the graph only) and each
-    release runs the driver on a fresh copy of it from vertex 0, drawing from the one
-    generator as ``_fast_pamst_graph`` does. The per-release Python calls (the build, the
-    tree) were most of a law test's 10-20 s. ``test_fast_law_harness_releases_as_the_api``
-    checks the two give the same trees."""
-    if noise != "exponential":
-        raise ValueError("released_counts: the compiled loop runs noise='exponential' only")
-    rng = np.random.default_rng(seed)
-    s = sensitivity if discretization is None else discretization
-    n = weights.shape[0]
-    r = fp.privacy.fast_pamst_key_rate(rho, sensitivity, n, s, noise)
-    win = topwin.top_window(1.0 if maximum else -1.0, s, r, bucket_width) if window else None
-    graph = as_graph(weights, window=win)
-    q = gq_build(graph, 1.0 if maximum else -1.0, s, r, bucket_width, win)
-    out = np.empty((runs, n - 1, 2), dtype=np.int64)
-    stats = np.zeros(N_STATS, dtype=np.int64)
-    if graph.dense:
-        _dense_runs(q, graph.W, r, theta, bucket_width, rng, out, stats)
-    else:
-        _csr_runs(q, graph, r, theta, bucket_width, rng, out, stats)
-    seqs, counts = np.unique(out.reshape(runs, -1), axis=0, return_counts=True)
-    found = {tuple(map(tuple, seq.reshape(-1, 2).tolist())): int(c) for seq, c in zip(seqs, counts)}
-    return found, stats, fp.privacy.fast_pamst_rate(rho, sensitivity, n, s, noise)
-
-
-@pytest.mark.parametrize("case", ["dense", "dense-window", "dense-compressed", "sparse"])
-@pytest.mark.slow_python
-def test_fast_law_harness_releases_as_the_api(case, monkeypatch):
-    # the compiled loop above gives the trees _fast_pamst_graph releases, run after run
-    # (the same generator): so its counts are those of the releases themselves
-    W, sensitivity, disc, lam = HARD["integer-fine-sensitivity"]
-    window = case == "dense-window"
-    if case == "dense-compressed":
-        W, sensitivity, disc, lam = HARD["compressed-gap-700000"]
-        monkeypatch.setattr(topwin, "WIDE_MIN_FINE", 1 << 62)
-    if case == "sparse":
-        W = naive.ring6()
-    s = sensitivity if disc is None else disc
-    rho = _rho_for_rate(lam, sensitivity, s, W.shape[0], "exponential")
-    runs = 200
-    got = released_counts(W, rho, sensitivity, disc, runs=runs, window=window, seed=3)
-    want = released_via_api(W, rho, sensitivity, disc, runs=runs, window=window, seed=3)
-    assert got[0] == want[0] and len(got[0]) > 3
-    assert np.array_equal(got[1], want[1]) and got[2] == want[2]
-
 
 def _graph(n, edges, default):
     """Complete graph: ``edges`` {(a, b): w}, every other pair weighs ``default``."""
