@@ -182,7 +182,7 @@ def jit_only(func=None, *, inline="never"):
     Python function.
 
     ``inline="always"`` (numba's IR-level inlining) is for the small kernels a
-    selection calls once per node (``gq_key``, ``gq_count``, ``sampler._node_at``,
+    selection calls once per node (``gq_key``, ``gq_count``, ``_rank_group``,
     ...): a call that passes the queue's arrays pays for their reference counts, and
     inlining them halved a large sparse release (docs/design.rst, Compile time). It
     also compiles faster: the kernel has no library of its own.

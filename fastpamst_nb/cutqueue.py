@@ -733,7 +733,6 @@ def gq_take_cut(lay, keys, cut, W, pmax, tries, rng):
     kernel raises instead of spinning.
     """
     n, inside, rest, n_in, n_rest = lay.n, cut.inside, cut.rest, cut.sizes[0], cut.sizes[1]
-    direct, sgn, s, inv, kmin, rank = lay.direct, lay.sgn, lay.s, lay.inv, lay.kmin, keys.rank
     for _ in range(tries):
         a = inside[np.int64(rng.random() * n_in)]
         u = rest[np.int64(rng.random() * n_rest)]

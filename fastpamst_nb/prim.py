@@ -318,7 +318,7 @@ def prim_csr_private(q, graph, visited, edges, step0, n_steps, v, key_rate, thet
                         # kb distinct uniform edges of groups <= pg, each t + Exp(r)
                         level, node, c, n_draw = ROOT, np.int64(0), remaining, kb
                 if n_draw == 0:
-                    # _node_at: the largest aligned node whose top is pg (on the first
+                    # the node: the largest aligned node whose top is pg (on the first
                     # step any node holding pg) that is empty or at most bucket_width
                     # noise units wide; without group counts a bucket always is
                     level = BUCKET
