@@ -141,6 +141,20 @@ def extra_share(t, r, zmax):
     return tt, span, min(math.exp(-r * tt) * span / -math.expm1(-r * zmax), 1.0)
 
 
+@njit(cache=CACHE, nogil=True)
+def _member_group(sx, w, wide, base, whole_b, lo_off, hi_off, sgn, s, inv, kmin):
+    """The group of an active member drawn from slot ``sx`` of the bucket whose first
+    group is ``base``, or -1 when its group offset lies outside [lo_off, hi_off] (the
+    range being drawn from; ``whole_b``: the whole bucket). A wide bucket's slot stores
+    the sub-bucket, not the group, so there the group comes from the edge's weight
+    ``w`` (the caller reads W only then). Scalars only: the rejection loop and its
+    fallback scan call it once a member."""
+    gx = discretize(w, sgn, s, inv) - kmin if wide else base + slot_offset(sx)
+    if whole_b or lo_off <= gx - base <= hi_off:
+        return gx
+    return -1
+
+
 # waiting-time gaps at or above this cannot fit in n (n < 2**62 is required)
 _GAP_CAP = 2.0 ** 62
 
@@ -718,12 +732,9 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                                 sx = slots[lo_s + np.int64(rng.random() * f)]
                                 cx = slot_code(sx)
                                 if not visited[code_ends(cx)[1] if dense else ends[cx]]:
-                                    if wide:
-                                        ga, gu = code_ends(cx)
-                                        gx = discretize(np.float64(W[ga, gu]), sgn, s, inv) - kmin
-                                    else:
-                                        gx = base + slot_offset(sx)
-                                    if whole_b or lo_off <= gx - base <= hi_off:
+                                    gx = _member_group(sx, np.float64(W[code_ends(cx)]) if wide else 0.0,
+                                                       wide, base, whole_b, lo_off, hi_off, sgn, s, inv, kmin)
+                                    if gx >= 0:
                                         g = gx
                                         code = cx
                                         break
@@ -733,12 +744,9 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                                 sx = slots[x]
                                 cx = slot_code(sx)
                                 if not visited[code_ends(cx)[1] if dense else ends[cx]]:
-                                    if wide:
-                                        ga, gu = code_ends(cx)
-                                        gx = discretize(np.float64(W[ga, gu]), sgn, s, inv) - kmin
-                                    else:
-                                        gx = base + slot_offset(sx)
-                                    if whole_b or lo_off <= gx - base <= hi_off:
+                                    gx = _member_group(sx, np.float64(W[code_ends(cx)]) if wide else 0.0,
+                                                       wide, base, whole_b, lo_off, hi_off, sgn, s, inv, kmin)
+                                    if gx >= 0:
                                         if jj == 0:
                                             g = gx
                                             code = cx
