@@ -56,23 +56,25 @@ def _ring6(weights):
 _NEAR = {(0, 1): 1, (0, 2): 2, (0, 3): 1, (1, 2): 1, (1, 3): 3, (2, 3): 2}
 
 # name: (dense weights on 5 vertices, sparse weights on ring6). Far keys are 4e4 to 1e9
-# noise units below the near ones: far past the direct layout's limit
+# noise units below the near ones: far past the direct layout's limit. The dense key
+# ranges span an odd number of keys, so that kmin moves down to put kmax at the top of
+# its bucket of 2 keys (cutqueue_build._top_pad; also both sparse ranges of 1e6 + 1)
 SHAPES = {
     # one far edge; the tree never takes it, but it spreads the key range
-    "outlier": (_dense(5, {**_NEAR, (2, 4): 1, (3, 4): 2, (1, 4): 2, (0, 4): 4e4}, 3),
+    "outlier": (_dense(5, {**_NEAR, (2, 4): 1, (3, 4): 2, (1, 4): 2, (0, 4): 4e4 + 1}, 3),
                 _ring6([1, 2, 1, 2, 1, 1, 2, 1e6])),
     # weights over decades, the heavy ones in the tree (vertex 4 joins by one of them)
-    "pareto": (_dense(5, {**_NEAR, (0, 4): 3e4, (1, 4): 3e4 + 1, (2, 4): 4e4, (3, 4): 3e4}, 0),
+    "pareto": (_dense(5, {**_NEAR, (0, 4): 3e4, (1, 4): 3e4 + 1, (2, 4): 4e4 + 1, (3, 4): 3e4}, 0),
                _ring6([1, 2, 1, 40, 300, 301, 2, 3e6])),
     # two far clusters: {3, 4} joins {0, 1, 2} by one of its far edges (1e6 apart)
     "clusters": (_dense(5, {(0, 1): 1, (0, 2): 2, (1, 2): 1, (3, 4): 1, (0, 3): 1e6, (1, 3): 1e6 + 1,
-                            (2, 3): 1e6, (0, 4): 1e6 + 2, (1, 4): 1e6 + 1, (2, 4): 1e6}, 0),
+                            (2, 3): 1e6, (0, 4): 1e6 + 3, (1, 4): 1e6 + 1, (2, 4): 1e6}, 0),
                  _ring6([1, 2, 1, 1e6 + 1, 1, 1e6, 2, 1e6])),
     # integers with a few of 1e9
-    "integers": (_dense(5, {**_NEAR, (0, 4): 1e9, (1, 4): 2, (2, 4): 1e9, (3, 4): 3}, 0),
+    "integers": (_dense(5, {**_NEAR, (0, 4): 1e9 + 1, (1, 4): 2, (2, 4): 1e9, (3, 4): 3}, 0),
                  _ring6([1, 2, 3, 1, 1e9, 2, 1, 3])),
     # far keys reached only at the end: vertex 4 (dense) / 5 (sparse) has far edges only
-    "pendant": (_dense(5, {**_NEAR, (0, 4): 1e6, (1, 4): 1e6 + 1, (2, 4): 1e6, (3, 4): 1e6 + 2}, 0),
+    "pendant": (_dense(5, {**_NEAR, (0, 4): 1e6, (1, 4): 1e6 + 1, (2, 4): 1e6, (3, 4): 1e6 + 3}, 0),
                 _ring6([1, 2, 1, 2, 1e6 + 1, 1e6, 1, 2])),
 }
 
@@ -173,7 +175,10 @@ def test_default_dense_law(name):
 def test_compressed_layout_of_each_shape(no_wide):
     # both builds of the compressed layout (a table of the aligned buckets when they are
     # few against m, else a hash set of the occupied ones) give the same buckets: the
-    # occupied noise-wide buckets of the key range, in order, none empty
+    # occupied noise-wide buckets of the key range, in order, none empty; with no window
+    # the buckets are aligned so that kmax is the highest key of its bucket (kmin moved
+    # down by less than a bucket), which most law cases above then run on
+    moved = 0
     for name, (W, A) in SHAPES.items():
         for weights in (W, A):
             graph = as_graph(weights)
@@ -188,10 +193,27 @@ def test_compressed_layout_of_each_shape(no_wide):
             keys = np.floor(-w).astype(np.int64)
             aligned = np.unique((keys - q.layout.kmin) >> shift)
             assert np.array_equal(q.keys.key, q.layout.kmin + (aligned << shift)), name
+            assert q.layout.kmin <= keys.min() < q.layout.kmin + (1 << shift), name
+            assert (keys.max() - q.layout.kmin + 1) % (1 << shift) == 0, name
+            moved += q.layout.kmin < keys.min()
             if graph.dense:  # sized lazily, at the first materialization (no window here)
                 assert q.store.sized[0] == q.layout.n_buckets and q.store.cap.sum() == 0
             else:
                 assert q.store.cap.sum() - q.layout.n_buckets == w.shape[0]  # each edge once, + spares
+    assert moved == 7  # every dense shape, and sparse clusters and pendant
+
+
+def test_top_pad_is_the_highest_placement_of_kmax_the_bins_allow():
+    # cutqueue_build._top_pad against a search: of the pads below a bucket that are
+    # multiples of the window's bin width (2**fine_shift keys), the one that puts kmax
+    # (offset K - 1 from kmin) highest in its bucket
+    for K in range(1, 70):
+        for bshift in range(6):
+            for fine_shift in range(-1, 8):
+                binw = 1 << max(fine_shift, 0)
+                pads = [p for p in range(1 << bshift) if p % binw == 0]
+                best = max(pads, key=lambda p: (K - 1 + p) % (1 << bshift))
+                assert cutqueue_build._top_pad(K, bshift, fine_shift) == best, (K, bshift, fine_shift)
 
 
 @pytest.mark.parametrize("sparse, layered", [(False, False), (False, True), (True, False)],
