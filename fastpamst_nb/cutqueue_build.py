@@ -739,6 +739,10 @@ def _compress(graph, sgn, s, inv, kmin, bshift, rank_t, ranked):
     return rank, occupied, hist, table, slot_rank, bits
 
 
+# the lowest kmin a re-aligned sparse key range may take (keys stay within +-2**62)
+_KEY_ALIGN_LIMIT = 1 << 62
+
+
 def gq_build(graph, sgn, s, r, bucket_width, window=None):
     """Build an empty ``GroupQueue`` for every edge of ``graph`` (a ``Graph``).
 
@@ -766,6 +770,15 @@ def gq_build(graph, sgn, s, r, bucket_width, window=None):
     # on r and bucket_width only, never on the weights' layout); keys are never stored then
     bshift = _bucket_shift(K, r, bucket_width) if bucket_width >= 0 else 0
     B = ((K - 1) >> bshift) + 1  # buckets of the key range
+    if not graph.dense and bshift > 0 and kmax - (B << bshift) > -_KEY_ALIGN_LIMIT:
+        # sparse: buckets aligned so that the largest key is the highest of its bucket.
+        # The walk bounds a node by its highest key, and the extra candidates a carrier
+        # draws grow like e**(r * (that bound - the carrier's key)); aligned at kmin, the
+        # top bucket could end up to bucket_width noise units above every edge (integer
+        # weights at a wide noise: ~7 extras a step). Any alignment is exact (a bucket is
+        # any range of at most 2**bshift keys); B and the direct test are unchanged
+        kmin = kmax + 1 - (B << bshift)
+        K = B << bshift
     sub_shift = bshift
     wide = False
     min_sized = _SIZE_MIN
