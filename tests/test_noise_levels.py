@@ -17,11 +17,12 @@ import numpy as np
 import pytest
 
 import fastpamst_nb as fp
+from fastpamst_nb import bench
 from fastpamst_nb.api import DEFAULT_BUCKET_WIDTH, DEFAULT_THETA, _fast_pamst_graph
 from fastpamst_nb.graph import as_graph
 from fastpamst_nb.privacy import default_discretization, discretized_sensitivity
 from fastpamst_nb.cutqueue_build import gq_build
-from fastpamst_nb.sampler import N_STATS, ST_CUT_NODES, ST_NODES, ST_STEPS
+from fastpamst_nb.sampler import N_STATS, ST_BLOCK_DRAWS, ST_BLOCK_EXTRA, ST_CUT_NODES, ST_NODES, ST_STEPS
 
 import naive
 from test_fast_pamst import expected_sequences
@@ -91,6 +92,13 @@ def test_the_cases_reach_the_layouts_they_claim():
         q = gq_build(as_graph(W), 1.0 if maximum else -1.0, s, lam * s, bucket_width)
         if name.startswith("sparse"):
             assert not q.layout.dense and not q.layout.lazy_counts
+            # buckets aligned at the top key (cutqueue_build): here 14 keys below the
+            # alignment at the lowest key, so the law tests cover a re-aligned queue
+            lay = q.layout
+            assert lay.n_groups == lay.n_buckets << lay.bucket_shift and lay.bucket_shift == 4
+            sg = 1.0 if maximum else -1.0
+            keys = np.floor(sg * W.data / s).astype(np.int64)
+            assert lay.kmin + lay.n_groups - 1 == keys.max() and lay.kmin < keys.min() - 8
         elif bucket_width == DEFAULT_BUCKET_WIDTH:
             assert q.layout.lazy_counts and q.layout.n_buckets <= 2
         else:
@@ -121,6 +129,32 @@ def test_nodes_a_selection_visits_stay_few_at_every_noise_level(sensitivity):
     if sensitivity >= 0.1:
         # the noise spans the weights' range: every selection is one node from the cut
         assert stats[ST_CUT_NODES] == n - 1 and stats[ST_NODES] == n - 1
+
+
+@pytest.mark.parametrize("sensitivity", [1e-3, 0.1, 1.0])
+@pytest.mark.slow_python
+def test_sparse_shapes_walk_few_nodes_and_draw_few_candidates_at_wide_noise(sensitivity):
+    # issue 31's shapes on sparse graphs (bench --shapes' rows, ~3 edges a vertex) in the
+    # wide-group regime: a step visits the nodes within ln(m / theta) noise units of the
+    # top, bucket_width units each, plus the slack of tests/test_shapes.py (the first
+    # node, a partial last one, the block layer), whatever the shape; and a carrier's
+    # extra members, the others of its bucket within its span (at most bucket_width
+    # noise units) of the maximum noise, expect at most e**bucket_width - 1 (the top
+    # of the Exp(r) order statistics is a Poisson process of intensity e**(-r y))
+    n = 600
+    s = default_discretization(sensitivity)
+    for shape in bench.SHAPES:
+        A = bench.shape_weights(shape, n, seed=1, sparse=True)
+        m = A.nnz // 2
+        _, stats = _fast_pamst_graph(as_graph(A), 0.1, sensitivity, s, 0, np.random.default_rng(0),
+                                     "exponential", False, DEFAULT_THETA, DEFAULT_BUCKET_WIDTH)
+        steps = stats[ST_STEPS]
+        assert steps == n - 1
+        nodes = stats[ST_NODES] / steps
+        assert nodes <= math.log(m / DEFAULT_THETA) / DEFAULT_BUCKET_WIDTH + 6, (shape, nodes)
+        assert stats[ST_BLOCK_DRAWS] <= stats[ST_NODES]
+        extras = stats[ST_BLOCK_EXTRA] / stats[ST_BLOCK_DRAWS]
+        assert extras <= math.expm1(DEFAULT_BUCKET_WIDTH), (shape, extras)
 
 
 def test_high_noise_release_is_a_spanning_tree_and_leaves_the_input_alone():
