@@ -770,15 +770,6 @@ def gq_build(graph, sgn, s, r, bucket_width, window=None):
     # on r and bucket_width only, never on the weights' layout); keys are never stored then
     bshift = _bucket_shift(K, r, bucket_width) if bucket_width >= 0 else 0
     B = ((K - 1) >> bshift) + 1  # buckets of the key range
-    if not graph.dense and bshift > 0 and kmax - (B << bshift) > -_KEY_ALIGN_LIMIT:
-        # sparse: buckets aligned so that the largest key is the highest of its bucket.
-        # The walk bounds a node by its highest key, and the extra candidates a carrier
-        # draws grow like e**(r * (that bound - the carrier's key)); aligned at kmin, the
-        # top bucket could end up to bucket_width noise units above every edge (integer
-        # weights at a wide noise: ~7 extras a step). Any alignment is exact (a bucket is
-        # any range of at most 2**bshift keys); B and the direct test are unchanged
-        kmin = kmax + 1 - (B << bshift)
-        K = B << bshift
     sub_shift = bshift
     wide = False
     min_sized = _SIZE_MIN
@@ -836,6 +827,15 @@ def gq_build(graph, sgn, s, r, bucket_width, window=None):
         # single groups); a dense queue (lazy counts) finds the groups of the few edges
         # it filters in through the hash set instead
         ranked = not graph.dense or bucket_width < 0
+        if not graph.dense and bshift > 0 and kmax - (B << bshift) > -_KEY_ALIGN_LIMIT:
+            # sparse: buckets aligned so that the largest key is the highest of its
+            # bucket. The walk bounds a compressed node by its bucket's highest key (a
+            # direct queue's top group is kmax itself), and the extra candidates a
+            # carrier draws grow like e**(r * (that bound - the carrier's key)); aligned
+            # at kmin, the top bucket could end up to bucket_width noise units above
+            # every edge (integers at sensitivity 0.1: ~7.5 extras a step). Any
+            # alignment is exact (a bucket is any range of 2**bshift keys)
+            kmin = kmax + 1 - (B << bshift)
 
         rank, occupied, bucket_hist, table, slot_rank, bits = _compress(graph, sgn, s, inv, kmin, bshift,
                                                                         rank_t, ranked)

@@ -48,6 +48,17 @@ _UNIFORM = _sym(np.random.default_rng(31).random((5, 5)) * 3.0)
 # three weights only: three groups hold every edge, many ties within each
 _THREE = _sym(np.random.default_rng(32).integers(0, 3, size=(6, 6)).astype(float))
 
+
+def _far_edge():
+    """naive.ring6 with its chord (1, 4) moved 8e5 noise units away: a compressed sparse
+    queue, whose buckets are aligned at the top key (13 keys below kmin's alignment)."""
+    A = naive.ring6().tolil()
+    A[1, 4] = A[4, 1] = 1e6 + 0.3
+    return A.tocsr()
+
+
+_FAR_EDGE = _far_edge()
+
 # name: (weights, sensitivity, rate lam, maximum, theta, bucket_width, cut nodes expected)
 # sensitivity 1 on weights in [0, 3] (s = 1/16: 48 keys) at lam = 1: the noise spans
 # the whole range (r * K = 3 noise units), so the first node is the whole cut; with
@@ -60,7 +71,7 @@ CASES = {
     "after-counted-buckets": (_UNIFORM, 1.0, 1.0, False, DEFAULT_THETA, 1.0, True),
     "never-stop": (_UNIFORM, 1.0, 1.0, False, 0.0, 1.0, True),
     "bottom-asap": (_UNIFORM, 1.0, 1.0, False, math.inf, 1.0, None),
-    "sparse": (naive.ring6(), 2.0, 0.8, False, DEFAULT_THETA, DEFAULT_BUCKET_WIDTH, False),
+    "sparse-far-edge": (_FAR_EDGE, 2.0, 0.8, False, DEFAULT_THETA, DEFAULT_BUCKET_WIDTH, False),
     "sparse-maximum": (naive.ring6(), 2.0, 0.8, True, DEFAULT_THETA, DEFAULT_BUCKET_WIDTH, False),
 }
 
@@ -92,13 +103,15 @@ def test_the_cases_reach_the_layouts_they_claim():
         q = gq_build(as_graph(W), 1.0 if maximum else -1.0, s, lam * s, bucket_width)
         if name.startswith("sparse"):
             assert not q.layout.dense and not q.layout.lazy_counts
-            # buckets aligned at the top key (cutqueue_build): here 14 keys below the
-            # alignment at the lowest key, so the law tests cover a re-aligned queue
             lay = q.layout
-            assert lay.n_groups == lay.n_buckets << lay.bucket_shift and lay.bucket_shift == 4
-            sg = 1.0 if maximum else -1.0
-            keys = np.floor(sg * W.data / s).astype(np.int64)
-            assert lay.kmin + lay.n_groups - 1 == keys.max() and lay.kmin < keys.min() - 8
+            keys = np.floor((1.0 if maximum else -1.0) * W.data / s).astype(np.int64)
+            if name == "sparse-far-edge":
+                # compressed buckets aligned at the top key (cutqueue_build): the top one
+                # ends at the largest key, 13 keys below the alignment at the lowest key
+                assert not lay.direct and lay.bucket_shift == 4 and lay.kmin == keys.min() - 13
+                assert q.keys.key[-1] + (1 << 4) - 1 == keys.max()
+            else:
+                assert lay.direct and lay.kmin == keys.min()
         elif bucket_width == DEFAULT_BUCKET_WIDTH:
             assert q.layout.lazy_counts and q.layout.n_buckets <= 2
         else:

@@ -89,10 +89,16 @@ def measure(n, case, noise, sensitivities):
 
         thread = threading.Thread(target=sample)
         thread.start()
-        fp.fast_pamst(W, 0.1, sensitivity, rng=0, noise=noise)
-        peak[0] = max(peak[0], rss_bytes())
-        done.set()
-        thread.join()
+        try:
+            fp.fast_pamst(W, 0.1, sensitivity, rng=0, noise=noise)
+        except ValueError as e:  # a refusal (e.g. Pareto weights past the key limit)
+            print(f"n = {n}, {case}, {noise}, sensitivity = {sensitivity:g}: refused: {e}", flush=True)
+            continue
+        finally:
+            # a refusal must stop the sampler too: the process would wait for it forever
+            peak[0] = max(peak[0], rss_bytes())
+            done.set()
+            thread.join()
         grow = peak[0] - before
         if case.startswith("sparse:"):
             size = W.data.nbytes + W.indices.nbytes + W.indptr.nbytes
