@@ -739,7 +739,7 @@ def _compress(graph, sgn, s, inv, kmin, bshift, rank_t, ranked):
     return rank, occupied, hist, table, slot_rank, bits
 
 
-# the lowest kmin a re-aligned sparse key range may take (keys stay within +-2**62)
+# a re-aligned sparse key range keeps kmin above -2**62 and every key - kmin below 2**62
 _KEY_ALIGN_LIMIT = 1 << 62
 
 
@@ -827,7 +827,8 @@ def gq_build(graph, sgn, s, r, bucket_width, window=None):
         # single groups); a dense queue (lazy counts) finds the groups of the few edges
         # it filters in through the hash set instead
         ranked = not graph.dense or bucket_width < 0
-        if not graph.dense and bshift > 0 and kmax - (B << bshift) > -_KEY_ALIGN_LIMIT:
+        span = int(B) << int(bshift)  # Python ints: no int64 wrap at the key limit's extremes
+        if not graph.dense and bshift > 0 and span <= _KEY_ALIGN_LIMIT and int(kmax) - span > -_KEY_ALIGN_LIMIT:
             # sparse: buckets aligned so that the largest key is the highest of its
             # bucket. The walk bounds a compressed node by its bucket's highest key (a
             # direct queue's top group is kmax itself), and the extra candidates a
@@ -835,7 +836,7 @@ def gq_build(graph, sgn, s, r, bucket_width, window=None):
             # at kmin, the top bucket could end up to bucket_width noise units above
             # every edge (integers at sensitivity 0.1: ~7.5 extras a step). Any
             # alignment is exact (a bucket is any range of 2**bshift keys)
-            kmin = kmax + 1 - (B << bshift)
+            kmin = int(kmax) + 1 - span
 
         rank, occupied, bucket_hist, table, slot_rank, bits = _compress(graph, sgn, s, inv, kmin, bshift,
                                                                         rank_t, ranked)

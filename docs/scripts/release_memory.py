@@ -9,11 +9,11 @@ What a release allocates).
 CASE is uniform, equal, ints, outlier or pareto, or ``shape:NAME`` for a row of
 ``fastpamst bench --shapes`` (``bench.SHAPES``: uniform, outlier, pareto, clusters,
 integers, lognormal), or ``sparse:NAME`` for its sparse row (about 3 edges a vertex; the
-input is then the CSR matrix's data, indices and indptr). Several sensitivities run one after the other on the same W. The
-kernels are warmed up and W is built first; a thread then samples VmRSS (Linux)
-every 0.5 ms during the release. CASE may list several, separated by commas (one W
-at a time), each release in a process of its own. The growth is printed in MiB and as a multiple of
-the input (W's bytes).
+input is then the CSR matrix's data, indices and indptr). Several sensitivities run one
+after the other on the same W. The kernels are warmed up and W is built first; a thread
+then samples VmRSS (Linux) every 0.5 ms during the release. CASE may list several,
+separated by commas (one W at a time), each release in a process of its own. The growth
+is printed in MiB and as a multiple of the input (W's bytes); a refusal is printed.
 """
 
 import sys
