@@ -234,8 +234,10 @@ class ShapeRatio:
     an outlier, Pareto, far clusters, huge integers, log-normal;
     :data:`fastpamst_nb.bench.SHAPES`): dense n = 4000 over the floor on the same
     matrix, sparse n = 20,000 (about 3 edges a vertex) over scipy's
-    minimum_spanning_tree (median of 3 runs each). ``fastpamst bench --shapes``
-    prints the same table."""
+    minimum_spanning_tree (median of 3 runs each), and the sparse rows again at
+    sensitivity 0.1 (``WIDE_SENSITIVITY``: the wide-group regime, where a few groups hold
+    most cut edges). ``fastpamst bench --shapes --sensitivity 1e-5 0.1`` prints the same
+    table."""
 
     unit = "ratio"
     timeout = 900
@@ -243,12 +245,14 @@ class ShapeRatio:
     sparse_n = 20_000
     params = [list(bench.SHAPES)]
     param_names = ["shape"]
+    WIDE_SENSITIVITY = 0.1
 
     def setup(self, shape):
         # compile the layout this shape takes (a crowded dense range is compressed from
         # ~100 vertices on, wide below)
         _fast_pamst(bench.shape_weights(shape, 120))
         _fast_pamst(bench.shape_weights(shape, 300, sparse=True))
+        self._wide(bench.shape_weights(shape, 300, sparse=True))
         bench.floor_prim(uniform_weights(8, seed=SEED))
         self.W = bench.shape_weights(shape, self.n)
         self.A = bench.shape_weights(shape, self.sparse_n, sparse=True)
@@ -262,3 +266,12 @@ class ShapeRatio:
         from scipy.sparse.csgraph import minimum_spanning_tree
 
         return _median_seconds(_fast_pamst, self.A) / _median_seconds(minimum_spanning_tree, self.A)
+
+    def _wide(self, A, seed=SEED):
+        return api.fast_pamst(A, rho=RHO, sensitivity=self.WIDE_SENSITIVITY, rng=seed, noise="exponential")
+
+    def track_x_scipy_wide(self, shape):
+        """the sparse ratio at sensitivity 0.1 (dimensionless)."""
+        from scipy.sparse.csgraph import minimum_spanning_tree
+
+        return _median_seconds(self._wide, self.A) / _median_seconds(minimum_spanning_tree, self.A)

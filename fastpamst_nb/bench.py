@@ -619,7 +619,7 @@ def shape_weights(shape, n, seed=0, sparse=False):
     return W
 
 
-def run_shapes_bench(n=4000, sparse_n=20000, repeat=1, shapes=None, log=None):
+def run_shapes_bench(n=4000, sparse_n=20000, repeat=1, shapes=None, log=None, sensitivities=None):
     """``fast_pamst(noise="exponential")`` on every shape of :data:`SHAPES`.
 
     Parameters
@@ -634,17 +634,26 @@ def run_shapes_bench(n=4000, sparse_n=20000, repeat=1, shapes=None, log=None):
     shapes : sequence of str, optional
         Keys of :data:`SHAPES` (default: all).
     log : callable(str), optional
+    sensitivities : sequence of float, optional
+        The noise levels: each shape is released at every sensitivity (l_inf, in the
+        weights' units; default ``(SENSITIVITY,)``, 1e-5). The weights do not change
+        with it, so the floor and scipy are timed once per shape. A large sensitivity
+        is the wide-group regime, where a few groups hold most cut edges.
 
     Returns
     -------
     dict
-        ``{"dense": {shape: (fast_pamst s, floor s)}, "sparse": {shape: (fast_pamst s,
-        scipy s)}, "n", "sparse_n", "rho", "sensitivity", "repeat"}``.
+        ``{"dense": {shape: {sensitivity: (fast_pamst s, floor s)}}, "sparse": {shape:
+        {sensitivity: (fast_pamst s, scipy s)}}, "n", "sparse_n", "rho",
+        "sensitivities", "repeat"}``.
     """
     shapes = list(SHAPES) if shapes is None else list(shapes)
     for name in shapes:
         if name not in SHAPES:
             raise ValueError(f"unknown shape {name!r}; choose one of {', '.join(SHAPES)}")
+    levels = [SENSITIVITY] if sensitivities is None else [float(d) for d in sensitivities]
+    if not levels or not all(math.isfinite(d) and d > 0 for d in levels):
+        raise ValueError(f"sensitivities must be finite and positive (at least one), got {levels}")
     n, sparse_n, repeat = int(n), int(sparse_n), int(repeat)
     if repeat < 1:
         raise ValueError(f"repeat must be at least 1, got {repeat}")
@@ -654,43 +663,60 @@ def run_shapes_bench(n=4000, sparse_n=20000, repeat=1, shapes=None, log=None):
     def best(run):
         return _best_seconds(run, repeat)
 
-    def release(A, r):
-        return api.fast_pamst(A, rho=RHO, sensitivity=SENSITIVITY, rng=r, noise="exponential")
+    def release(A, d, r):
+        return api.fast_pamst(A, rho=RHO, sensitivity=d, rng=r, noise="exponential")
 
     small = uniform_weights(16, seed=0)
     floor_prim(small)
     for name in shapes:  # compile every layout's kernels before timing
-        # (at 120 vertices, where a crowded dense range is compressed, not wide)
-        release(shape_weights(name, 120), 0)
-        release(shape_weights(name, 300, sparse=True), 0)
+        for d in levels:  # (at 120 vertices, where a crowded dense range is compressed, not wide)
+            if n:
+                release(shape_weights(name, 120), d, 0)
+            if sparse_n:
+                release(shape_weights(name, 300, sparse=True), d, 0)
     res = {"dense": {}, "sparse": {}, "n": n, "sparse_n": sparse_n, "rho": RHO,
-           "sensitivity": SENSITIVITY, "repeat": repeat}
+           "sensitivities": levels, "repeat": repeat}
     for name in shapes if n else ():
         if log is not None:
             log(f"bench --shapes: dense {name}, n = {n}")
         W = shape_weights(name, n)
-        res["dense"][name] = (best(lambda r: release(W, r)), best(lambda r: floor_prim(W)))
+        f = best(lambda r: floor_prim(W))
+        res["dense"][name] = {d: (best(lambda r: release(W, d, r)), f) for d in levels}
         del W
     for name in shapes if sparse_n else ():
         if log is not None:
             log(f"bench --shapes: sparse {name}, n = {sparse_n}")
         A = shape_weights(name, sparse_n, sparse=True)
-        res["sparse"][name] = (best(lambda r: release(A, r)), best(lambda r: minimum_spanning_tree(A)))
+        f = best(lambda r: minimum_spanning_tree(A))
+        res["sparse"][name] = {d: (best(lambda r: release(A, d, r)), f) for d in levels}
     return res
 
 
 def format_shapes(res):
-    """Render :func:`run_shapes_bench`'s result: one row per shape, seconds and the ratio."""
-    lines = [f'fast_pamst(noise="exponential"), rho = {res["rho"]}, sensitivity = {res["sensitivity"]}, '
+    """Render :func:`run_shapes_bench`'s result: one row per shape, seconds and the ratio.
+
+    With one sensitivity: the release's seconds, the baseline's and the ratio; with
+    several, the baseline's seconds and one ratio column per sensitivity.
+    """
+    levels = res["sensitivities"]
+    what = (f"sensitivity = {levels[0]}" if len(levels) == 1
+            else "sensitivity = " + " / ".join(f"{d:g}" for d in levels))
+    lines = [f'fast_pamst(noise="exponential"), rho = {res["rho"]}, {what}, '
              f'minimum of {res["repeat"]} run(s)']
-    if res["dense"]:
-        rows = [["dense, n = %d" % res["n"], "fast_pamst", "floor", "x floor"]]
-        for name, (t, f) in res["dense"].items():
-            rows.append([SHAPES[name][0], f"{t:.3f}s", f"{f:.3f}s", f"{t / f:.1f}x"])
-        lines.append(align_table(rows))
-    if res["sparse"]:
-        rows = [["sparse, n = %d" % res["sparse_n"], "fast_pamst", "scipy MST", "x scipy"]]
-        for name, (t, f) in res["sparse"].items():
-            rows.append([SHAPES[name][0], f"{t:.3f}s", f"{f:.3f}s", f"{t / f:.1f}x"])
+    for part, size, base, unit in (("dense", res["n"], "floor", "x floor"),
+                                   ("sparse", res["sparse_n"], "scipy MST", "x scipy")):
+        if not res[part]:
+            continue
+        if len(levels) == 1:
+            rows = [[f"{part}, n = {size}", "fast_pamst", base, unit]]
+            for name, by_level in res[part].items():
+                t, f = by_level[levels[0]]
+                rows.append([SHAPES[name][0], f"{t:.3f}s", f"{f:.3f}s", f"{t / f:.1f}x"])
+        else:
+            rows = [[f"{part}, n = {size}", base, *(f"{unit}, {d:g}" for d in levels)]]
+            for name, by_level in res[part].items():
+                f = by_level[levels[0]][1]
+                rows.append([SHAPES[name][0], f"{f:.3f}s",
+                             *(f"{by_level[d][0] / f:.1f}x" for d in levels)])
         lines.append(align_table(rows))
     return "\n".join(lines)

@@ -23,6 +23,7 @@ up on an 8-vertex matrix of the same kind as the input and the tree computed.
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
@@ -166,6 +167,9 @@ def _build_parser():
                            "(an outlier, Pareto, far clusters, huge integers, log-normal): dense rows "
                            "on --n vertices against the floor, sparse rows on --sparse vertices "
                            "(default 20000, 0: none) against scipy's minimum_spanning_tree")
+    bnch.add_argument("--sensitivity", type=float, nargs="+", metavar="D",
+                      help="with --shapes: the noise levels to release each shape at, one ratio "
+                           "column each (default 1e-5; e.g. 1e-5 1e-3 0.1 1)")
     return parser
 
 
@@ -665,14 +669,20 @@ def cmd_bench(args):
     if args.shapes:
         if args.json:
             raise UsageError("--json is not available with --shapes (the table is printed)")
-        if args.n is not None and (len(args.n) != 1 or args.n[0] < 2):
-            raise UsageError(f"--shapes takes one size --n of at least 2 vertices, got {args.n}")
+        if args.n is not None and (len(args.n) != 1 or args.n[0] == 1 or args.n[0] < 0):
+            raise UsageError(f"--shapes takes one size --n: 0 (no dense rows) or at least 2 vertices, "
+                             f"got {args.n}")
         sparse_n = 20000 if args.sparse is None else args.sparse
         if sparse_n != 0 and sparse_n < 8:
             raise UsageError(f"--sparse must be 0 (none) or at least 8 vertices with --shapes, got {sparse_n}")
-        res = bench.run_shapes_bench(4000 if args.n is None else args.n[0], sparse_n, args.repeat, log=log)
+        if args.sensitivity is not None and not all(math.isfinite(d) and d > 0 for d in args.sensitivity):
+            raise UsageError(f"--sensitivity takes finite positive noise levels, got {args.sensitivity}")
+        res = bench.run_shapes_bench(4000 if args.n is None else args.n[0], sparse_n, args.repeat, log=log,
+                                     sensitivities=args.sensitivity)
         print(bench.format_shapes(res))
         return 0
+    if args.sensitivity is not None:
+        raise UsageError("--sensitivity is only available with --shapes (the other tables use 1e-5)")
     if args.sparse is not None and args.sparse < 2:
         raise UsageError(f"--sparse must be at least 2 vertices, got {args.sparse}")
     result = bench.run_bench([1000, 2000, 4000, 8000] if args.n is None else args.n, args.repeat, log=log)

@@ -758,6 +758,10 @@ def _top_pad(K, bshift, fine_shift):
     return pad
 
 
+# a re-aligned key range keeps kmin above -2**62 and every key - kmin below 2**62
+_KEY_ALIGN_LIMIT = 1 << 62
+
+
 def gq_build(graph, sgn, s, r, bucket_width, window=None):
     """Build an empty ``GroupQueue`` for every edge of ``graph`` (a ``Graph``).
 
@@ -842,7 +846,11 @@ def gq_build(graph, sgn, s, r, bucket_width, window=None):
         # single groups); a dense queue (lazy counts) finds the groups of the few edges
         # it filters in through the hash set instead
         ranked = not graph.dense or bucket_width < 0
-        kmin -= _top_pad(K, bshift, -1 if window is None else int(window.state[_window.WIN_FINE_SHIFT]))
+        # kmax at the top of its bucket (dense: as near as the window's bins allow); the
+        # range stays within the keys' +-2**62 (Python ints: no int64 wrap at the extremes)
+        pad = _top_pad(K, bshift, -1 if window is None else int(window.state[_window.WIN_FINE_SHIFT]))
+        if int(K) + pad <= _KEY_ALIGN_LIMIT and int(kmin) - pad > -_KEY_ALIGN_LIMIT:
+            kmin -= pad
 
         rank, occupied, bucket_hist, table, slot_rank, bits = _compress(graph, sgn, s, inv, kmin, bshift,
                                                                         rank_t, ranked)

@@ -492,9 +492,16 @@ def prim_csr_private(q, graph, visited, edges, step0, n_steps, v, key_rate, thet
             if win_code < 0:
                 raise AssertionError("rnm_select: no edge won; the queue's counts are inconsistent")
             p = win_code
-        b = indices[p]
+        # the tree end is the row of CSR position p, found after the chunk's steps:
+        # the next step needs only the new vertex
+        edges[step, 0] = p
+        edges[step, 1] = indices[p]
+        v = indices[p]
+    for step in range(step0, step0 + n_steps):
         # the row of CSR position p (np.searchsorted(indptr, p, side="right") - 1),
-        # written as a scalar search: the call took the array
+        # written as a scalar search (the call took the array); the searches of a chunk
+        # are independent of each other and of the draws, so they overlap
+        p = edges[step, 0]
         lo_r = np.int64(0)
         hi_r = indptr.shape[0]
         while lo_r < hi_r:
@@ -504,6 +511,4 @@ def prim_csr_private(q, graph, visited, edges, step0, n_steps, v, key_rate, thet
             else:
                 hi_r = mid
         edges[step, 0] = lo_r - 1
-        edges[step, 1] = b
-        v = b
     return v

@@ -104,6 +104,7 @@ def test_sizes_match_the_issue():
     assert (bm.SparseRatio.n, bm.SparseRatio.unit) == (100_000, "x scipy")
     assert (bm.ShapeRatio.n, bm.ShapeRatio.sparse_n) == (4000, 20_000)  # issue 31's table
     assert _param_lists(bm.ShapeRatio) == [list(bm.bench.SHAPES)]
+    assert bm.ShapeRatio.WIDE_SENSITIVITY == 0.1  # the wide-group regime (sparse rows)
     assert (bm.RHO, bm.SENSITIVITY, bm.SEED) == (0.1, 1e-5, 0)
 
 

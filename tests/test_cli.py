@@ -377,10 +377,30 @@ def test_bench_shapes_prints_the_shapes_table(capsys):
 
 @pytest.mark.parametrize("args, message", [(["--n", "100", "200"], "one size"),
                                            (["--sparse", "3"], "--sparse must be 0"),
-                                           (["--json", "x.json"], "not available with --shapes")])
+                                           (["--json", "x.json"], "not available with --shapes"),
+                                           (["--sensitivity", "1e-5", "0"], "finite positive")])
 def test_bench_shapes_usage_errors(capsys, monkeypatch, args, message):
     monkeypatch.setattr(fp_cli.bench, "run_shapes_bench", _must_not_run("the benchmark"))
     assert message in main_error(capsys, "bench", "--shapes", *args)
+
+
+def test_bench_shapes_noise_levels_print_one_ratio_column_each(capsys, monkeypatch):
+    # --sensitivity reaches run_shapes_bench; the table has a ratio column per level
+    seen = {}
+
+    def fake(n, sparse_n, repeat, log=None, sensitivities=None):
+        seen.update(n=n, sparse_n=sparse_n, sensitivities=sensitivities)
+        by_level = {d: (0.02 * (1 + i), 0.01) for i, d in enumerate(sensitivities)}
+        return {"dense": {}, "sparse": {"uniform": by_level}, "n": n, "sparse_n": sparse_n, "rho": 0.1,
+                "sensitivities": list(sensitivities), "repeat": repeat}
+
+    monkeypatch.setattr(fp_cli.bench, "run_shapes_bench", fake)
+    assert fp_cli.main(["bench", "--shapes", "--n", "0", "--sparse", "300", "--sensitivity", "1e-5", "0.1"]) == 0
+    assert seen == {"n": 0, "sparse_n": 300, "sensitivities": [1e-5, 0.1]}
+    out = capsys.readouterr().out
+    assert "x scipy, 1e-05" in out and "x scipy, 0.1" in out and "dense" not in out
+    assert [line.split()[-2:] for line in out.splitlines() if line.startswith("Uniform")] == [["2.0x", "4.0x"]]
+    assert "only available with --shapes" in main_error(capsys, "bench", "--n", "8", "--sensitivity", "0.1")
 
 
 def test_bench_floor_is_the_mst_weight():

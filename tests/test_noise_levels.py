@@ -17,11 +17,12 @@ import numpy as np
 import pytest
 
 import fastpamst_nb as fp
+from fastpamst_nb import bench
 from fastpamst_nb.api import DEFAULT_BUCKET_WIDTH, DEFAULT_THETA, _fast_pamst_graph
 from fastpamst_nb.graph import as_graph
 from fastpamst_nb.privacy import default_discretization, discretized_sensitivity
 from fastpamst_nb.cutqueue_build import gq_build
-from fastpamst_nb.sampler import N_STATS, ST_CUT_NODES, ST_NODES, ST_STEPS
+from fastpamst_nb.sampler import N_STATS, ST_BLOCK_DRAWS, ST_BLOCK_EXTRA, ST_CUT_NODES, ST_NODES, ST_STEPS
 
 import naive
 from test_fast_pamst import expected_sequences
@@ -47,6 +48,17 @@ _UNIFORM = _sym(np.random.default_rng(31).random((5, 5)) * 3.0)
 # three weights only: three groups hold every edge, many ties within each
 _THREE = _sym(np.random.default_rng(32).integers(0, 3, size=(6, 6)).astype(float))
 
+
+def _far_edge():
+    """naive.ring6 with its chord (1, 4) moved 8e5 noise units away: a compressed sparse
+    queue, whose buckets are aligned at the top key (13 keys below kmin's alignment)."""
+    A = naive.ring6().tolil()
+    A[1, 4] = A[4, 1] = 1e6 + 0.3
+    return A.tocsr()
+
+
+_FAR_EDGE = _far_edge()
+
 # name: (weights, sensitivity, rate lam, maximum, theta, bucket_width, cut nodes expected)
 # sensitivity 1 on weights in [0, 3] (s = 1/16: 48 keys) at lam = 1: the noise spans
 # the whole range (r * K = 3 noise units), so the first node is the whole cut; with
@@ -59,7 +71,7 @@ CASES = {
     "after-counted-buckets": (_UNIFORM, 1.0, 1.0, False, DEFAULT_THETA, 1.0, True),
     "never-stop": (_UNIFORM, 1.0, 1.0, False, 0.0, 1.0, True),
     "bottom-asap": (_UNIFORM, 1.0, 1.0, False, math.inf, 1.0, None),
-    "sparse": (naive.ring6(), 2.0, 0.8, False, DEFAULT_THETA, DEFAULT_BUCKET_WIDTH, False),
+    "sparse-far-edge": (_FAR_EDGE, 2.0, 0.8, False, DEFAULT_THETA, DEFAULT_BUCKET_WIDTH, False),
     "sparse-maximum": (naive.ring6(), 2.0, 0.8, True, DEFAULT_THETA, DEFAULT_BUCKET_WIDTH, False),
 }
 
@@ -91,6 +103,15 @@ def test_the_cases_reach_the_layouts_they_claim():
         q = gq_build(as_graph(W), 1.0 if maximum else -1.0, s, lam * s, bucket_width)
         if name.startswith("sparse"):
             assert not q.layout.dense and not q.layout.lazy_counts
+            lay = q.layout
+            keys = np.floor((1.0 if maximum else -1.0) * W.data / s).astype(np.int64)
+            if name == "sparse-far-edge":
+                # compressed buckets aligned at the top key (cutqueue_build): the top one
+                # ends at the largest key, 13 keys below the alignment at the lowest key
+                assert not lay.direct and lay.bucket_shift == 4 and lay.kmin == keys.min() - 13
+                assert q.keys.key[-1] + (1 << 4) - 1 == keys.max()
+            else:
+                assert lay.direct and lay.kmin == keys.min()
         elif bucket_width == DEFAULT_BUCKET_WIDTH:
             assert q.layout.lazy_counts and q.layout.n_buckets <= 2
         else:
@@ -121,6 +142,32 @@ def test_nodes_a_selection_visits_stay_few_at_every_noise_level(sensitivity):
     if sensitivity >= 0.1:
         # the noise spans the weights' range: every selection is one node from the cut
         assert stats[ST_CUT_NODES] == n - 1 and stats[ST_NODES] == n - 1
+
+
+@pytest.mark.parametrize("sensitivity", [1e-3, 0.1, 1.0])
+@pytest.mark.slow_python
+def test_sparse_shapes_walk_few_nodes_and_draw_few_candidates_at_wide_noise(sensitivity):
+    # issue 31's shapes on sparse graphs (bench --shapes' rows, ~3 edges a vertex) in the
+    # wide-group regime: a step visits the nodes within ln(m / theta) noise units of the
+    # top, bucket_width units each, plus the slack of tests/test_shapes.py (the first
+    # node, a partial last one, the block layer), whatever the shape; and a carrier's
+    # extra members, the others of its bucket within its span (at most bucket_width
+    # noise units) of the maximum noise, expect at most e**bucket_width - 1 (the top
+    # of the Exp(r) order statistics is a Poisson process of intensity e**(-r y))
+    n = 600
+    s = default_discretization(sensitivity)
+    for shape in bench.SHAPES:
+        A = bench.shape_weights(shape, n, seed=1, sparse=True)
+        m = A.nnz // 2
+        _, stats = _fast_pamst_graph(as_graph(A), 0.1, sensitivity, s, 0, np.random.default_rng(0),
+                                     "exponential", False, DEFAULT_THETA, DEFAULT_BUCKET_WIDTH)
+        steps = stats[ST_STEPS]
+        assert steps == n - 1
+        nodes = stats[ST_NODES] / steps
+        assert nodes <= math.log(m / DEFAULT_THETA) / DEFAULT_BUCKET_WIDTH + 6, (shape, nodes)
+        assert stats[ST_BLOCK_DRAWS] <= stats[ST_NODES]
+        extras = stats[ST_BLOCK_EXTRA] / stats[ST_BLOCK_DRAWS]
+        assert extras <= math.expm1(DEFAULT_BUCKET_WIDTH), (shape, extras)
 
 
 def test_high_noise_release_is_a_spanning_tree_and_leaves_the_input_alone():

@@ -4,14 +4,16 @@ What a release allocates).
     python docs/scripts/release_memory.py N CASE [NOISE] [SENSITIVITY]
     python docs/scripts/release_memory.py 12000 uniform exponential 1e-5 1e-3 0.1 1
     python docs/scripts/release_memory.py 12000 shape:outlier,shape:pareto exponential 1e-5 0.1
+    python docs/scripts/release_memory.py 100000 sparse:uniform,sparse:integers exponential 1e-5 1
 
 CASE is uniform, equal, ints, outlier or pareto, or ``shape:NAME`` for a row of
 ``fastpamst bench --shapes`` (``bench.SHAPES``: uniform, outlier, pareto, clusters,
-integers, lognormal). Several sensitivities run one after the other on the same W. The
-kernels are warmed up and W is built first; a thread then samples VmRSS (Linux)
-every 0.5 ms during the release. CASE may list several, separated by commas (one W
-at a time), each release in a process of its own. The growth is printed in MiB and as a multiple of
-the input (W's bytes).
+integers, lognormal), or ``sparse:NAME`` for its sparse row (about 3 edges a vertex; the
+input is then the CSR matrix's data, indices and indptr). Several sensitivities run one
+after the other on the same W. The kernels are warmed up and W is built first; a thread
+then samples VmRSS (Linux) every 0.5 ms during the release. CASE may list several,
+separated by commas (one W at a time), each release in a process of its own. The growth
+is printed in MiB and as a multiple of the input (W's bytes); a refusal is printed.
 """
 
 import sys
@@ -35,6 +37,9 @@ def weights(n, case, rng):
     if case.startswith("shape:"):
         from fastpamst_nb import bench
         return bench.shape_weights(case[len("shape:"):], n)
+    if case.startswith("sparse:"):
+        from fastpamst_nb import bench
+        return bench.shape_weights(case[len("sparse:"):], n, sparse=True)
     if case == "equal":
         return np.ones((n, n))
     if case == "ints":
@@ -84,15 +89,25 @@ def measure(n, case, noise, sensitivities):
 
         thread = threading.Thread(target=sample)
         thread.start()
-        fp.fast_pamst(W, 0.1, sensitivity, rng=0, noise=noise)
-        peak[0] = max(peak[0], rss_bytes())
-        done.set()
-        thread.join()
-        slots = 8 * n * (n - 1) // 2
+        try:
+            fp.fast_pamst(W, 0.1, sensitivity, rng=0, noise=noise)
+        except ValueError as e:  # a refusal (e.g. Pareto weights past the key limit)
+            print(f"n = {n}, {case}, {noise}, sensitivity = {sensitivity:g}: refused: {e}", flush=True)
+            continue
+        finally:
+            # a refusal must stop the sampler too: the process would wait for it forever
+            peak[0] = max(peak[0], rss_bytes())
+            done.set()
+            thread.join()
         grow = peak[0] - before
+        if case.startswith("sparse:"):
+            size = W.data.nbytes + W.indices.nbytes + W.indptr.nbytes
+            what = f"{W.nnz // 2} edges, CSR {size / 2**20:.1f} MiB"
+        else:
+            size = W.nbytes
+            what = f"slot store {8 * n * (n - 1) // 2 / 2**20:.1f} MiB, W {size / 2**20:.1f} MiB"
         print(f"n = {n}, {case}, {noise}, sensitivity = {sensitivity:g}: peak RSS growth "
-              f"{grow / 2**20:.1f} MiB = {grow / W.nbytes:.3f}x the input (slot store "
-              f"{slots / 2**20:.1f} MiB, W {W.nbytes / 2**20:.1f} MiB)", flush=True)
+              f"{grow / 2**20:.1f} MiB = {grow / size:.3f}x the input ({what})", flush=True)
 
 
 if __name__ == "__main__":
