@@ -445,14 +445,14 @@ def _pt_q8_sum(xq, xqv, v, lo, hi, out):
     """out[k - lo] = the exact integer sum of squared differences of slot k's grid
     coordinates and v's (int32: at most 4096 * 255**2), coordinate after coordinate over
     contiguous slots (uint8 loads: 32 a vector on AVX2; a step reads d bytes a slot)."""
-    m_k = hi - lo
+    m_k = np.uint64(hi - lo)
+    lou = np.uint64(lo)
     for k in range(m_k):
         out[k] = 0
-    for j in range(xq.shape[0]):
-        xj = xq[j, lo:hi]
+    for j in range(xq.shape[0]):  # no slice: see _pt_exact_filtered
         c = np.int32(xqv[v, j])
         for k in range(m_k):
-            x = np.int32(xj[k]) - c
+            x = np.int32(xq[j, lou + k]) - c
             out[k] += x * x
 
 
@@ -548,6 +548,15 @@ def _pt_dist(X, v, u, code, p, aux):
 
 
 @njit(cache=CACHE, nogil=True)
+def _pt_exact_blocks(st, b0, b1, m, v, P, sgn):
+    """``_pt_exact_filtered`` on blocks b0 .. b1 - 1 of the m slots, in one call: a call
+    per block took and dropped a reference to each of the state's arrays (atomic
+    operations: a third of a step at n = 10**6, measured with perf)."""
+    for blk in range(b0, b1):
+        _pt_exact_filtered(st, blk, blk * BLOCK, min(m, (blk + 1) * BLOCK), v, P, sgn)
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
 def _pt_exact_filtered(st, blk, lo, hi, v, P, sgn):
     """EXACT on a minimum tree with the float32 filter: S32 of every slot of the block
     (``_pt_f32_sum``), the slots whose S32 lies below their threshold ``fth`` listed (the
@@ -556,18 +565,22 @@ def _pt_exact_filtered(st, blk, lo, hi, v, P, sgn):
     weight bit for bit; a loop of their own, so that the rows' cache misses overlap) and
     the float64 test. The block's top is kept across steps as GUMBEL keeps it (a best only
     grows; ``RESCAN``: a full scan), so a step reads 4 d + 4 bytes a slot."""
+    # no slices of the state here (nor in ``_pt_q8_sum``): each slice takes and drops a
+    # reference (two atomic operations on a word the other thread writes too), which
+    # cost a third of a step at n = 10**6; unsigned offsets index without the
+    # negative-index fix-up, so that the loops still vectorize
     X = P.X
-    sl = st.slot[lo:hi]
-    sbl = st.sb[lo:hi]
-    pal = st.parent[lo:hi]
-    fthl = st.fth[lo:hi]
-    m_k = hi - lo
-    hit = np.empty(m_k, dtype=np.int64)  # the survivors (local scratch: see PtState)
-    row = np.empty(m_k)
-    fc = st.fc
+    slot = st.slot
+    sb = st.sb
+    fth = st.fth
+    qth = st.qth
     tops = st.tops
+    fc = st.fc
+    m_k = hi - lo
+    mu = np.uint64(m_k)
+    lou = np.uint64(lo)
+    hit = np.empty(0, dtype=np.int64)  # the survivors' slots, allocated when there are some
     grid = st.xq.shape[0] > 0
-    qthl = st.qth[lo:hi]
     kept = 0
     # the sums go to a scratch of this call (hot in the L1 cache): a scratch row per block
     # would stream 4 more bytes a slot, and the survivors are listed only when there are
@@ -578,58 +591,66 @@ def _pt_exact_filtered(st, blk, lo, hi, v, P, sgn):
         # the L3 cache), exact integer sums against the slots' integer thresholds
         qsl = np.empty(m_k, dtype=np.int32)
         _pt_q8_sum(st.xq, st.xqv, v, lo, hi, qsl)
-        for k in range(m_k):  # branch-free: it vectorizes
-            kept += qsl[k] < qthl[k]
+        for k in range(mu):  # branch-free: it vectorizes
+            kept += qsl[k] < qth[lou + k]
         if kept > 0:
+            hit = np.empty(kept, dtype=np.int64)
             kept = 0
-            for k in range(m_k):  # branch-free: the slot is written, counted only if it passes
-                hit[kept] = k
-                kept += qsl[k] < qthl[k]
+            for k in range(m_k):
+                if qsl[k] < qth[lo + k]:
+                    hit[kept] = lo + k
+                    kept += 1
         if kept > (tops[blk, 4] + _Q_EXTRA) * m_k:
             tops[blk, 5] = _Q_RETRY  # a coarse grid here: the float32 filter for a while
     else:
         fsl = np.empty(m_k, dtype=np.float32)
         _pt_f32_sum(st.xf, X, v, lo, hi, fsl)
-        for k in range(m_k):
-            kept += fsl[k] < fthl[k]
+        for k in range(mu):
+            kept += fsl[k] < fth[lou + k]
         if kept > 0:
+            hit = np.empty(kept, dtype=np.int64)
             kept = 0
             for k in range(m_k):
-                hit[kept] = k
-                kept += fsl[k] < fthl[k]
+                if fsl[k] < fth[lo + k]:
+                    hit[kept] = lo + k
+                    kept += 1
         if grid:  # speed statistics only: the decisions are the float64 test's either way
             tops[blk, 4] = kept / max(m_k, 1)
             tops[blk, 5] -= 1.0
-    for q in range(kept):
-        row[q] = sgn * _pt_dist(X, v, sl[hit[q]], P.code, P.p, P.aux)
     ts = -np.inf
     tk = -1
-    full = st.topk[blk] == RESCAN
-    if not full and st.topk[blk] >= 0:
-        ts = st.tops[blk, 0]
-        tk = st.topk[blk] - lo
-    for q in range(kept):
-        k = hit[q]
-        s = row[q]
-        if s > sbl[k]:
-            sbl[k] = s
-            pal[k] = v
-            fthl[k] = _pt_fth(s / sgn, fc)  # sgn = -1: the distance
-            if grid:
-                qthl[k] = _pt_qth(s / sgn, fc)
-            if tk < 0 or s > ts or (s == ts and k < tk):
-                ts = s
-                tk = k
+    topk = st.topk
+    full = topk[blk] == RESCAN
+    if not full and topk[blk] >= 0:
+        ts = tops[blk, 0]
+        tk = topk[blk]
+    if kept > 0:
+        parent = st.parent
+        row = np.empty(kept)
+        for q in range(kept):
+            row[q] = sgn * _pt_dist(X, v, slot[hit[q]], P.code, P.p, P.aux)
+        for q in range(kept):
+            k = hit[q]
+            s = row[q]
+            if s > sb[k]:
+                sb[k] = s
+                parent[k] = v
+                fth[k] = _pt_fth(s / sgn, fc)  # sgn = -1: the distance
+                if grid:
+                    qth[k] = _pt_qth(s / sgn, fc)
+                if tk < 0 or s > ts or (s == ts and k < tk):
+                    ts = s
+                    tk = k
     if full:  # the order of a full scan: the largest key, ties to the first slot
         ts = -np.inf
         tk = -1
-        for k in range(m_k):
-            if sl[k] >= 0 and sbl[k] > ts:
-                ts = sbl[k]
+        for k in range(lo, hi):
+            if slot[k] >= 0 and sb[k] > ts:
+                ts = sb[k]
                 tk = k
-    st.tops[blk, 0] = ts
-    st.tops[blk, 1] = 0.0
-    st.topk[blk] = tk + lo if tk >= 0 else -1
+    tops[blk, 0] = ts
+    tops[blk, 1] = 0.0
+    topk[blk] = tk
 
 
 @njit(cache=CACHE, nogil=True)
@@ -715,10 +736,6 @@ def _pt_block(st, blk, lo, hi, v, P, nz):
     xt = st.xt
     tops = st.tops
     topk = st.topk
-    # the block's scratch (see PtState): distances, then the edges' uniforms or bounds, and
-    # the slots of the edges that may relax
-    rows = np.empty((3, hi - lo))
-    need = np.empty(hi - lo, dtype=np.int64)
     X = P.X
     code = P.code
     p = P.p
@@ -734,7 +751,6 @@ def _pt_block(st, blk, lo, hi, v, P, nz):
     ts = -np.inf
     tg = 0.0
     tk = -1
-    row = rows[0]
     # the noise-first pass (GUMBEL only) computes the distances of the edges it keeps
     # itself: the block's row is not computed then
     noise_first = (rule == GUMBEL and sgn < 0.0 and tops[blk, 2] > HASH_ALL_SHARE
@@ -744,6 +760,11 @@ def _pt_block(st, blk, lo, hi, v, P, nz):
     if filt and rule == EXACT:
         _pt_exact_filtered(st, blk, lo, hi, v, P, sgn)
         return
+    # the block's scratch (see PtState): distances, then the edges' uniforms or bounds, and
+    # the slots of the edges that may relax
+    rows = np.empty((3, hi - lo))
+    need = np.empty(hi - lo, dtype=np.int64)
+    row = rows[0]
     grid = filt and st.xq.shape[0] > 0
     on_grid = grid and tops[blk, 5] <= 0.0
     # the edges that took their float64 distance (or, not hashed, their Philox bits) at
@@ -1069,6 +1090,9 @@ def pt_steps_serial(st, step0, n_steps, P, nz):
         if step == st.edges.shape[0] - 1:
             break
         nb = (m + BLOCK - 1) // BLOCK
+        if nz.rule == EXACT and st.xf.shape[0] > 0:
+            _pt_exact_blocks(st, 0, nb, m, v, P, nz.sgn)
+            continue
         for blk in range(nb):
             _pt_block(st, blk, blk * BLOCK, min(m, (blk + 1) * BLOCK), v, P, nz)
 
