@@ -393,8 +393,9 @@ def test_uint8_grid_bounds_are_rigorous(metric):
                 tight += [qs[k] >= points._pt_qth(ref[k] * 0.9, st.fc) for k in range(m)]
     assert np.mean(tight) > 0.9
     # no best: every edge passes; all points equal: no grid (the float32 filter alone)
+    st = points.pt_state(np.eye(3), metrics.EUCLIDEAN, 0, points.filter_consts(np.eye(3), metrics.EUCLIDEAN))
+    assert points._pt_qth(np.inf, st.fc) == 2 ** 31 - 1
     fc = points.filter_consts(np.ones((3, 2)), metrics.EUCLIDEAN)
-    assert points._pt_qth(np.inf, fc) == 2 ** 31 - 1
     assert points.quant_consts(np.ones((3, 2)), fc) is None
     assert points.pt_state(np.ones((3, 2)), metrics.EUCLIDEAN, 0, fc).xq.shape[0] == 0
 
