@@ -48,7 +48,10 @@ order of ``metrics.metric_distance``: the same doubles as the reported weights.
 For a minimum tree on euclidean or sqeuclidean points (``FILTER_METRICS``, EXACT and
 GUMBEL) the copy is in float32 (``xf``) and filters: each slot's sum of squares in float32,
 with a proven error bound (``filter_consts``), rules out most edges, and only the rest take
-their float64 distance from X's row, so the decisions are the float64 kernel's.
+their float64 distance from X's row, so the decisions are the float64 kernel's. In front of
+it a uint8 grid copy (``xq``, ``quant_consts``: d bytes a slot, exact integer sums against
+an integer threshold a slot) rules out most edges first; a block whose grid is coarse (it
+lets through clearly more than the float32 filter did) runs the float32 filter for a while.
 A slot whose vertex joined dies (-1); the slots (and the copy) are compacted when
 the dead exceed a sixteenth of the slots (O(n) in all: the slots shrink by a
 sixteenth or more each time), so that few dead slots are hashed.
@@ -563,8 +566,11 @@ def _pt_exact_filtered(st, blk, lo, hi, v, P, sgn):
     others' float64 distance is at or above their best: ``_pt_fth``), then the listed
     slots' float64 distances from X's rows (``metrics.metric_distance``, the reported
     weight bit for bit; a loop of their own, so that the rows' cache misses overlap) and
-    the float64 test. The block's top is kept across steps as GUMBEL keeps it (a best only
-    grows; ``RESCAN``: a full scan), so a step reads 4 d + 4 bytes a slot."""
+    the float64 test. With the uint8 grid (``quant_consts``) its integer sums S and
+    thresholds ``qth`` come first (``_pt_qth``; the float32 filter when the block's grid
+    proved coarse: ``_Q_EXTRA``). The block's top is kept across steps as GUMBEL keeps it
+    (a best only grows; ``RESCAN``: a full scan), so a step reads d + 4 bytes a slot with
+    the grid, 4 d + 4 with the float32 filter."""
     # no slices of the state here (nor in ``_pt_q8_sum``): each slice takes and drops a
     # reference (two atomic operations on a word the other thread writes too), which
     # cost a third of a step at n = 10**6; unsigned offsets index without the

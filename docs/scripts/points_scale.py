@@ -111,8 +111,8 @@ def scale_table(ns, ds, dtypes, threads, skip, steps, project, rules, filters=("
     print(f"# per-slot costs from steps {skip} .. {skip + steps - 1}; projection T({project:g}) = c * N^2 / 2, "
           f"and at N = n: the measured first {skip} steps + c * (N - {skip})^2 / 2 ('+skip'); wall clock "
           f"(CPU of the process in parentheses); 'shared': the share of timed chunks on the shared kernel")
-    print(f"{'n':>9} {'d':>3} {'dtype':>7} {'thr':>3} {'filter':>6} {'rule':>13} {'ns/slot':>8} {'cpu ns':>7} {'proj. min':>9} "
-          f"{'+skip min (cpu)':>16} {'shared':>6} {'load':>5}")
+    print(f"{'n':>9} {'d':>3} {'dtype':>7} {'thr':>3} {'filter':>6} {'rule':>13} {'ns/slot':>8} {'cpu ns':>7} "
+          f"{'proj. min':>9} {'+skip min (cpu)':>16} {'shared':>6} {'load':>5}")
     for n in ns:
         for d in ds:
             for dtype in dtypes:
