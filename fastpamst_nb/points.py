@@ -48,7 +48,10 @@ order of ``metrics.metric_distance``: the same doubles as the reported weights.
 For a minimum tree on euclidean or sqeuclidean points (``FILTER_METRICS``, EXACT and
 GUMBEL) the copy is in float32 (``xf``) and filters: each slot's sum of squares in float32,
 with a proven error bound (``filter_consts``), rules out most edges, and only the rest take
-their float64 distance from X's row, so the decisions are the float64 kernel's.
+their float64 distance from X's row, so the decisions are the float64 kernel's. In front of
+it a uint8 grid copy (``xq``, ``quant_consts``: d bytes a slot, exact integer sums against
+an integer threshold a slot) rules out most edges first; a block whose grid is coarse (it
+lets through clearly more than the float32 filter did) runs the float32 filter for a while.
 A slot whose vertex joined dies (-1); the slots (and the copy) are compacted when
 the dead exceed a sixteenth of the slots (O(n) in all: the slots shrink by a
 sixteenth or more each time), so that few dead slots are hashed.
@@ -129,15 +132,36 @@ _F_U = 2.0 ** -24  # float32's unit roundoff
 # (the rounding of X to float32, in distance units), G1 = (1 + gamma_d) (1 + 2**-40),
 # D = d 2**-149 (float32 underflows), 1 / (1 + gamma_d) and 1 / (1 + u) rounded down
 _FC_SQ, _FC_A, _FC_G1, _FC_D, _FC_IG, _FC_IU = range(6)
+# ... and the uint8 grid's (``quant_consts``, docs/design.rst, Points, "A uint8 grid in front"):
+# its step h and A8 = 2 sqrt(d) E (1 + 2**-40), E the measured quantization error bound
+_FC_QH, _FC_QA = 6, 7
+_FC_LEN = 8
+# the uint8 grid: 255 steps over the widest coordinate range; an integer threshold a slot
+# that no sum of squares reaches (d <= 4096: S <= 4096 * 255**2 < 2**31 - 1): every edge passes
+_Q_LEVELS = 255
+_Q_NOBEST = 2 ** 31 - 1
+# a block runs the float32 filter instead of the grid for this many passes when the grid
+# let through more than _Q_EXTRA of its slots beyond the float32 filter's last share
+# (a coarse grid: each such slot reads X's row, ~100 ns from memory at n = 10**6)
+_Q_RETRY = 16.0
+_Q_EXTRA = 1.0 / 32
+# tops' columns: s, g of the block's top, then the rules' speed statistics (GUMBEL, GAUSS:
+# the share of edges that needed their noise, the noise-first share; EXACT with the grid:
+# the float32 filter's last share, the passes left before the grid is tried again)
+_TOPS_COLS = 6
 
 # _pt_key_beats decides from the rounded difference of the keys when it exceeds this
 # share of the magnitudes subtracted (8u: far above the 3u (1 + 2u) its roundings can move it)
 _PT_SURE = 2.0 ** -50
 
-# the kernels' state: flat arrays, one row per candidate slot (prefix ``pt_``); xf, fth, fs,
-# fc: the float32 filter (``filter_consts``; empty when it is off)
-PtState = namedtuple("PtState", ["slot", "sb", "gb", "parent", "xt", "tops", "topk", "rows", "need",
-                                 "meta", "edges", "mth", "xf", "fth", "fs", "fc"])
+# the kernels' state: flat arrays, one row per candidate slot (prefix ``pt_``); xf, fth, fc:
+# the float32 filter (``filter_consts``; empty when it is off). A block's scratch (its
+# distances, bounds, listed slots) is allocated by each call of ``_pt_block``: reused by
+# the allocator, it stays in the L1/L2 cache, where a scratch row per block (24 MiB at
+# n = 10**6) was streamed from memory with the state
+# xq, xqv, qth: the uint8 grid in front of it (``quant_consts``; empty when it is off)
+PtState = namedtuple("PtState", ["slot", "sb", "gb", "parent", "xt", "tops", "topk",
+                                 "meta", "edges", "mth", "xf", "fth", "fc", "xq", "xqv", "qth"])
 _N_SLOTS, _N_DEAD, _NEXT = 0, 1, 2
 
 # the prepared points, as the kernels take them (``metrics.prepare_points``): X (n, d),
@@ -297,7 +321,7 @@ def filter_consts(X, code):
     if not (_F_MMIN <= M <= _F_MMAX):
         return None
     gd = d * _F_U / (1.0 - d * _F_U)
-    fc = np.empty(6)
+    fc = np.zeros(_FC_LEN)  # _FC_QH = 0: no grid (``quant_consts`` sets it)
     fc[_FC_SQ] = 1.0 if code == SQEUCLIDEAN else 0.0
     fc[_FC_A] = 2.0 * math.sqrt(d) * _F_U * M * (1.0 + 2.0 ** -30)
     fc[_FC_G1] = (1.0 + gd) * (1.0 + 2.0 ** -40)
@@ -307,12 +331,45 @@ def filter_consts(X, code):
     return fc
 
 
-def pt_state(X, code, start, fc=None):
+def quant_consts(X, fc):
+    """The uint8 grid in front of the float32 filter: X's points quantized (n, d) uint8, and
+    ``fc`` (``filter_consts``) completed with the grid's step h and A8 = 2 sqrt(d) E; or
+    None when the grid is useless (all points equal, a non-finite step).
+
+    The grid (docs/design.rst, Points, "A uint8 grid in front"): q = round((x - lo_j) / h)
+    clipped to 0..255, lo_j the coordinate's minimum, h the widest range / 255. Whatever
+    the rounding of that formula, E bounds abs(x - (lo_j + h q)) over every coordinate of
+    every point: its float64 maximum (three roundings, each at most u times a magnitude
+    below M + max abs(lo) + 255 h) plus 4 u times that sum. Two points' quantization
+    errors then differ by at most 2 sqrt(d) E in norm, so by the triangle inequality the
+    distance r >= h sqrt(S) - 2 sqrt(d) E, S the exact integer sum of the squared
+    differences of their q."""
+    n, d = X.shape
+    lo = X.min(axis=0)
+    h = float((X.max(axis=0) - lo).max()) / _Q_LEVELS
+    if not (h > 0.0 and math.isfinite(h)):
+        return None
+    q = np.empty((n, d), dtype=np.uint8)
+    err = 0.0
+    for j in range(d):  # a coordinate at a time: O(n) temporaries
+        qj = np.clip(np.rint((X[:, j] - lo[j]) / h), 0, _Q_LEVELS)
+        err = max(err, float(np.max(np.abs(X[:, j] - (lo[j] + qj * h)))))
+        q[:, j] = qj
+    big = float(np.max(np.abs(X))) + float(np.max(np.abs(lo))) + _Q_LEVELS * h
+    e = err * (1.0 + 2.0 ** -40) + 4.0 * 2.0 ** -53 * big
+    fc[_FC_QH] = h
+    fc[_FC_QA] = 2.0 * math.sqrt(d) * e * (1.0 + 2.0 ** -40)
+    return q
+
+
+def pt_state(X, code, start, fc=None, grid=True):
     """The state of a Prim on the n points X (n, d) from ``start``: O(n) memory, and
     for the metrics of ``SOA_METRICS`` a coordinate-major copy of X (d, n - 1) in X's
     dtype, column k the point of slot k (for the others an empty (0, 0) array). With the
     float32 filter's constants ``fc`` (``filter_consts``) the copy is in float32 instead
-    (``xf``), with a float32 threshold a slot (``fth``)."""
+    (``xf``), with a float32 threshold a slot (``fth``); with ``grid`` also the uint8 grid
+    (``quant_consts``): a uint8 coordinate-major copy ``xq``, the points' grid coordinates
+    ``xqv`` (n, d) and an int32 threshold a slot (``qth``)."""
     n = X.shape[0]
     # int32 vertex indices below 2**31 points: half the bytes a step streams per slot
     itype = np.int32 if n < 2 ** 31 else np.int64
@@ -322,17 +379,26 @@ def pt_state(X, code, start, fc=None):
     meta = np.array([n - 1, 0, start], dtype=np.int64)
     xt = np.empty((0, 0), dtype=X.dtype)
     xf = np.empty((0, 0), dtype=np.float32)
+    xq = np.empty((0, 0), dtype=np.uint8)
+    xqv = np.empty((0, 0), dtype=np.uint8)
+    qth = np.empty(0, dtype=np.int32)
     if fc is not None:
         xf = np.empty((X.shape[1], m), dtype=np.float32)
         for k in range(X.shape[1]):  # rounded to nearest: within u |x| (u M for subnormals)
             xf[k] = X[slot, k]
         # +inf: no best yet, every edge passes (a dead slot's is -inf: none passes)
         fth = np.full(m, np.inf, dtype=np.float32)
-        fs = np.empty((nb, BLOCK), dtype=np.float32)
+        q = quant_consts(X, fc) if grid and m > 0 else None
+        if q is not None:
+            xqv = q
+            xq = np.empty((X.shape[1], m), dtype=np.uint8)
+            for k in range(X.shape[1]):
+                xq[k] = q[slot, k]
+            # no best yet: every edge passes (a dead slot's is 0: none passes)
+            qth = np.full(m, _Q_NOBEST, dtype=np.int32)
     else:
-        fc = np.zeros(6)
+        fc = np.zeros(_FC_LEN)
         fth = np.empty(0, dtype=np.float32)
-        fs = np.empty((0, 0), dtype=np.float32)
         if code in SOA_METRICS:
             # filled a coordinate at a time: X[slot].T would first make a row-major copy (3x X at the peak)
             xt = np.empty((X.shape[1], m), dtype=X.dtype)
@@ -340,10 +406,9 @@ def pt_state(X, code, start, fc=None):
                 xt[k] = X[slot, k]
     # mth 0: no key yet (s = -inf), every edge is kept
     return PtState(slot, np.full(m, -np.inf), np.zeros(m),
-                   np.full(m, start, dtype=itype), xt, np.ones((nb, 4)),
-                   np.full(nb, RESCAN, dtype=np.int64), np.empty((nb, 3, BLOCK)),
-                   np.empty((nb, BLOCK), dtype=np.int64), meta, np.empty((m, 2), dtype=np.int64),
-                   np.zeros(m, dtype=np.int64), xf, fth, fs, fc)
+                   np.full(m, start, dtype=itype), xt, np.ones((nb, _TOPS_COLS)),
+                   np.full(nb, RESCAN, dtype=np.int64), meta, np.empty((m, 2), dtype=np.int64),
+                   np.zeros(m, dtype=np.int64), xf, fth, fc, xq, xqv, qth)
 
 
 @njit(cache=CACHE, inline="always")
@@ -359,6 +424,56 @@ def _pt_fth(w, fc):
     t = fc[_FC_G1] * (q * q) + fc[_FC_D]
     # rounded to nearest, float32 moves t by at most 2**-24 relatively or 2**-150: both covered
     return np.float32(t * (1.0 + 2.0 ** -22) + 2.0 ** -148)
+
+
+@njit(cache=CACHE, inline="always")
+def _pt_qth(w, fc):
+    """A slot's integer grid threshold when its best distance (or squared distance) is w:
+    S (the exact integer sum of squared grid differences, ``_pt_q8_sum``) at or above it
+    implies a float64 distance >= w. With R as in ``_pt_fth``, T >= ((R + A8) / h)**2
+    (each rounding covered by a 2**-40 factor, then rounded up to an integer): S >= T gives
+    h sqrt(S) - A8 >= R, so r >= R (``quant_consts``) and the float64 distance >= w.
+    2**31 - 1 (no S reaches it) when w = +inf or T is that large."""
+    r = math.sqrt(w) if fc[_FC_SQ] != 0.0 else w
+    r = r * (1.0 + 2.0 ** -38) + 2.0 ** -500
+    t = (r + fc[_FC_QA]) / fc[_FC_QH] * (1.0 + 2.0 ** -40)
+    t = t * t * (1.0 + 2.0 ** -40)
+    if not t < _Q_NOBEST:  # also +inf
+        return np.int32(_Q_NOBEST)
+    return np.int32(math.ceil(t))
+
+
+@njit(cache=CACHE, nogil=True)
+def _pt_q8_sum(xq, xqv, v, lo, hi, out):
+    """out[k - lo] = the exact integer sum of squared differences of slot k's grid
+    coordinates and v's (int32: at most 4096 * 255**2), coordinate after coordinate over
+    contiguous slots (uint8 loads: 32 a vector on AVX2; a step reads d bytes a slot)."""
+    m_k = np.uint64(hi - lo)
+    lou = np.uint64(lo)
+    for k in range(m_k):
+        out[k] = 0
+    for j in range(xq.shape[0]):  # no slice: see _pt_exact_filtered
+        c = np.int32(xqv[v, j])
+        for k in range(m_k):
+            x = np.int32(xq[j, lou + k]) - c
+            out[k] += x * x
+
+
+@njit(cache=CACHE, nogil=True)
+def _pt_q8_lo(qsum, fc, m_k, out):
+    """out[k] = a lower bound of the float64 distance (or squared distance) from the grid
+    sum S = qsum[k]: h sqrt(S) - A8 (``quant_consts``) with every rounding covered by a
+    shrink factor, as ``_pt_f32_lo``."""
+    h = fc[_FC_QH]
+    a = fc[_FC_QA]
+    sq = fc[_FC_SQ] != 0.0
+    for k in range(m_k):
+        x = h * math.sqrt(np.float64(qsum[k])) * (1.0 - 2.0 ** -50)  # <= h sqrt(S)
+        r = max(x - a, 0.0)
+        if sq:
+            out[k] = max(r * r * (1.0 - 2.0 ** -38) - 2.0 ** -999, 0.0)
+        else:
+            out[k] = max(r * (1.0 - 2.0 ** -38) - 2.0 ** -500, 0.0)
 
 
 @njit(cache=CACHE, nogil=True)
@@ -436,79 +551,131 @@ def _pt_dist(X, v, u, code, p, aux):
 
 
 @njit(cache=CACHE, nogil=True)
+def _pt_exact_blocks(st, b0, b1, m, v, P, sgn):
+    """``_pt_exact_filtered`` on blocks b0 .. b1 - 1 of the m slots, in one call: a call
+    per block took and dropped a reference to each of the state's arrays (atomic
+    operations: a third of a step at n = 10**6, measured with perf)."""
+    for blk in range(b0, b1):
+        _pt_exact_filtered(st, blk, blk * BLOCK, min(m, (blk + 1) * BLOCK), v, P, sgn)
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
 def _pt_exact_filtered(st, blk, lo, hi, v, P, sgn):
     """EXACT on a minimum tree with the float32 filter: S32 of every slot of the block
     (``_pt_f32_sum``), the slots whose S32 lies below their threshold ``fth`` listed (the
     others' float64 distance is at or above their best: ``_pt_fth``), then the listed
     slots' float64 distances from X's rows (``metrics.metric_distance``, the reported
     weight bit for bit; a loop of their own, so that the rows' cache misses overlap) and
-    the float64 test. The block's top is kept across steps as GUMBEL keeps it (a best only
-    grows; ``RESCAN``: a full scan), so a step reads 4 d + 4 bytes a slot."""
+    the float64 test. With the uint8 grid (``quant_consts``) its integer sums S and
+    thresholds ``qth`` come first (``_pt_qth``; the float32 filter when the block's grid
+    proved coarse: ``_Q_EXTRA``). The block's top is kept across steps as GUMBEL keeps it
+    (a best only grows; ``RESCAN``: a full scan), so a step reads d + 4 bytes a slot with
+    the grid, 4 d + 4 with the float32 filter."""
+    # no slices of the state here (nor in ``_pt_q8_sum``): each slice takes and drops a
+    # reference (two atomic operations on a word the other thread writes too), which
+    # cost a third of a step at n = 10**6; unsigned offsets index without the
+    # negative-index fix-up, so that the loops still vectorize
     X = P.X
-    sl = st.slot[lo:hi]
-    sbl = st.sb[lo:hi]
-    pal = st.parent[lo:hi]
-    fthl = st.fth[lo:hi]
-    fsl = st.fs[blk]
-    hit = st.need[blk]
-    row = st.rows[blk, 0]
+    slot = st.slot
+    sb = st.sb
+    fth = st.fth
+    qth = st.qth
+    tops = st.tops
     fc = st.fc
     m_k = hi - lo
-    _pt_f32_sum(st.xf, X, v, lo, hi, fsl)
+    mu = np.uint64(m_k)
+    lou = np.uint64(lo)
+    hit = np.empty(0, dtype=np.int64)  # the survivors' slots, allocated when there are some
+    grid = st.xq.shape[0] > 0
     kept = 0
-    for k in range(m_k):  # branch-free: the slot is written, counted only if it passes
-        hit[kept] = k
-        kept += fsl[k] < fthl[k]
-    for q in range(kept):
-        row[q] = sgn * _pt_dist(X, v, sl[hit[q]], P.code, P.p, P.aux)
+    # the sums go to a scratch of this call (hot in the L1 cache): a scratch row per block
+    # would stream 4 more bytes a slot, and the survivors are listed only when there are
+    # some (most blocks have none past the first steps: the list's writes, 8 bytes a slot,
+    # cost more than the sums at n = 10**6)
+    if grid and tops[blk, 5] <= 0.0:
+        # the uint8 grid: d + 4 bytes a slot (12 at d = 8: the state of 10**6 points fits
+        # the L3 cache), exact integer sums against the slots' integer thresholds
+        qsl = np.empty(m_k, dtype=np.int32)
+        _pt_q8_sum(st.xq, st.xqv, v, lo, hi, qsl)
+        for k in range(mu):  # branch-free: it vectorizes
+            kept += qsl[k] < qth[lou + k]
+        if kept > 0:
+            hit = np.empty(kept, dtype=np.int64)
+            kept = 0
+            for k in range(m_k):
+                if qsl[k] < qth[lo + k]:
+                    hit[kept] = lo + k
+                    kept += 1
+        if kept > (tops[blk, 4] + _Q_EXTRA) * m_k:
+            tops[blk, 5] = _Q_RETRY  # a coarse grid here: the float32 filter for a while
+    else:
+        fsl = np.empty(m_k, dtype=np.float32)
+        _pt_f32_sum(st.xf, X, v, lo, hi, fsl)
+        for k in range(mu):
+            kept += fsl[k] < fth[lou + k]
+        if kept > 0:
+            hit = np.empty(kept, dtype=np.int64)
+            kept = 0
+            for k in range(m_k):
+                if fsl[k] < fth[lo + k]:
+                    hit[kept] = lo + k
+                    kept += 1
+        if grid:  # speed statistics only: the decisions are the float64 test's either way
+            tops[blk, 4] = kept / max(m_k, 1)
+            tops[blk, 5] -= 1.0
     ts = -np.inf
     tk = -1
-    full = st.topk[blk] == RESCAN
-    if not full and st.topk[blk] >= 0:
-        ts = st.tops[blk, 0]
-        tk = st.topk[blk] - lo
-    for q in range(kept):
-        k = hit[q]
-        s = row[q]
-        if s > sbl[k]:
-            sbl[k] = s
-            pal[k] = v
-            fthl[k] = _pt_fth(s / sgn, fc)  # sgn = -1: the distance
-            if tk < 0 or s > ts or (s == ts and k < tk):
-                ts = s
-                tk = k
+    topk = st.topk
+    full = topk[blk] == RESCAN
+    if not full and topk[blk] >= 0:
+        ts = tops[blk, 0]
+        tk = topk[blk]
+    if kept > 0:
+        parent = st.parent
+        row = np.empty(kept)
+        for q in range(kept):
+            row[q] = sgn * _pt_dist(X, v, slot[hit[q]], P.code, P.p, P.aux)
+        for q in range(kept):
+            k = hit[q]
+            s = row[q]
+            if s > sb[k]:
+                sb[k] = s
+                parent[k] = v
+                fth[k] = _pt_fth(s / sgn, fc)  # sgn = -1: the distance
+                if grid:
+                    qth[k] = _pt_qth(s / sgn, fc)
+                if tk < 0 or s > ts or (s == ts and k < tk):
+                    ts = s
+                    tk = k
     if full:  # the order of a full scan: the largest key, ties to the first slot
         ts = -np.inf
         tk = -1
-        for k in range(m_k):
-            if sl[k] >= 0 and sbl[k] > ts:
-                ts = sbl[k]
+        for k in range(lo, hi):
+            if slot[k] >= 0 and sb[k] > ts:
+                ts = sb[k]
                 tk = k
-    st.tops[blk, 0] = ts
-    st.tops[blk, 1] = 0.0
-    st.topk[blk] = tk + lo if tk >= 0 else -1
+    tops[blk, 0] = ts
+    tops[blk, 1] = 0.0
+    topk[blk] = tk
 
 
 @njit(cache=CACHE, nogil=True)
-def _pt_gumbel_flagged(st, blk, lo, hi, v, P, nz, ts, tg, tk):
+def _pt_gumbel_flagged(st, lo, hi, v, P, nz, ts, tg, tk, row, gu, hit):
     """GUMBEL's distance-first pass of a hashed block with the float32 filter (narrow noise:
-    most edges below T_SKIP), once ``rows[blk, 0]`` holds the distances' lower bounds and
-    ``rows[blk, 1]`` the Gumbel bounds (+ ``MARGIN``): a branch-free pass (it vectorizes)
+    most edges below T_SKIP), once ``row`` holds the distances' lower bounds and ``gu``
+    the Gumbel bounds (+ ``MARGIN``) (``hit``: scratch): a branch-free pass (it vectorizes)
     flags the edges whose threshold t from the lower bound lies below T_SKIP and below the
     bound (t is monotone in the distance: an edge not flagged is one the float64 pass
     skips too); dead slots are never flagged (their keys are stale). The flagged edges take
     the bound test again, then their float64 distance and the exact path. Returns the
     block's top (ts, tg, tk) and the counts (c: t < T_SKIP, kept: what the noise-first
-    pass would keep), which count dead slots too (speed choices only). A function of its
+    pass would keep, nh: the flagged edges), which count dead slots too (speed choices only). A function of its
     own: the kernels' compile time."""
     sl = st.slot[lo:hi]
     sbl = st.sb[lo:hi]
     gbl = st.gb[lo:hi]
     pal = st.parent[lo:hi]
     mthl = st.mth[lo:hi]
-    row = st.rows[blk, 0]
-    gu = st.rows[blk, 1]
-    hit = st.need[blk]
     sgn = nz.sgn
     lam = nz.lam
     ka = nz.k0 & _MASK
@@ -540,7 +707,7 @@ def _pt_gumbel_flagged(st, blk, lo, hi, v, P, nz, ts, tg, tk):
             s = sgn * _pt_dist(P.X, v, u, P.code, P.p, P.aux)
             ts, tg, tk = _pt_relax(k, s, m, v, sbl, gbl, pal, mthl, lam, nz.b, nz.b_hi, nz.b_lo,
                                    ts, tg, tk)
-    return ts, tg, tk, c, kept
+    return ts, tg, tk, c, kept, nh
 
 
 @njit(cache=CACHE, nogil=True)
@@ -550,8 +717,8 @@ def _pt_block(st, blk, lo, hi, v, P, nz):
     GUMBEL updates the block's top from the slots that relax (keys only grow), unless
     ``topk[blk]`` is ``RESCAN``: then a full scan finds it.
 
-    ``rows[blk]``: the block's scratch rows (distances, then the edges' uniforms or
-    bounds), ``need[blk]``: the slots of the edges that may relax. The distances come
+    ``rows``: the block's scratch rows (distances, then the edges' uniforms or bounds),
+    ``need``: the slots of the edges that may relax (allocated by the call: see PtState). The distances come
     from ``xt`` (:func:`_pt_soa_row`) for the coordinate-wise metrics (``SOA_METRICS``),
     else from X (``metrics.metric_row``). A noisy rule draws
     the whole block's noise in a loop of its own when most edges may relax (the
@@ -575,8 +742,6 @@ def _pt_block(st, blk, lo, hi, v, P, nz):
     xt = st.xt
     tops = st.tops
     topk = st.topk
-    rows = st.rows
-    need = st.need
     X = P.X
     code = P.code
     p = P.p
@@ -592,7 +757,6 @@ def _pt_block(st, blk, lo, hi, v, P, nz):
     ts = -np.inf
     tg = 0.0
     tk = -1
-    row = rows[blk, 0]
     # the noise-first pass (GUMBEL only) computes the distances of the edges it keeps
     # itself: the block's row is not computed then
     noise_first = (rule == GUMBEL and sgn < 0.0 and tops[blk, 2] > HASH_ALL_SHARE
@@ -602,15 +766,32 @@ def _pt_block(st, blk, lo, hi, v, P, nz):
     if filt and rule == EXACT:
         _pt_exact_filtered(st, blk, lo, hi, v, P, sgn)
         return
+    # the block's scratch (see PtState): distances, then the edges' uniforms or bounds, and
+    # the slots of the edges that may relax
+    rows = np.empty((3, hi - lo))
+    need = np.empty(hi - lo, dtype=np.int64)
+    row = rows[0]
+    grid = filt and st.xq.shape[0] > 0
+    on_grid = grid and tops[blk, 5] <= 0.0
+    # the edges that took their float64 distance (or, not hashed, their Philox bits) at
+    # this pass: the grid's statistic
+    work = 0
     if not noise_first:
         if filt:
             # GUMBEL: a lower bound of each distance in place of the row; t is monotone
             # in the distance, so every test below that skips on the bound skips on the
             # distance too, and an edge that passes them gets its float64 distance
-            # (``metrics.metric_distance``) before the exact path
-            fsl = st.fs[blk]
-            _pt_f32_sum(st.xf, X, v, lo, hi, fsl)
-            _pt_f32_lo(fsl, st.fc, hi - lo, row)
+            # (``metrics.metric_distance``) before the exact path. The bound from the
+            # uint8 grid (d bytes a slot) unless it let through too many edges lately
+            # (``_Q_EXTRA``), else from the float32 copy (4 d bytes)
+            if on_grid:
+                qsl = np.empty(hi - lo, dtype=np.int32)
+                _pt_q8_sum(st.xq, st.xqv, v, lo, hi, qsl)
+                _pt_q8_lo(qsl, st.fc, hi - lo, row)
+            else:
+                fsl = np.empty(hi - lo, dtype=np.float32)
+                _pt_f32_sum(st.xf, X, v, lo, hi, fsl)
+                _pt_f32_lo(fsl, st.fc, hi - lo, row)
         elif xt.shape[0] > 0:
             _pt_soa_row(xt, X, v, lo, hi, code, row)
         else:
@@ -645,7 +826,7 @@ def _pt_block(st, blk, lo, hi, v, P, nz):
         gbl = gb[lo:hi]
         pal = parent[lo:hi]
         mthl = st.mth[lo:hi]
-        gu = rows[blk, 1]
+        gu = rows[1]
         m_k = hi - lo
         hashed = tops[blk, 2] > HASH_ALL_SHARE
         if hashed and not noise_first:
@@ -674,7 +855,7 @@ def _pt_block(st, blk, lo, hi, v, P, nz):
             # scale far above the distances' spread) keeps about one edge in (steps so
             # far); those take the distance from X's row (``metrics.metric_distance``:
             # the reported weight bit for bit) and the exact path below.
-            hit = need[blk]
+            hit = need
             for k in range(m_k):
                 mk = mthl[k]
                 hit[k] = np.int64(bits_of_words(ka, kb, c2, c3, v, sl[k])) - mk
@@ -699,7 +880,10 @@ def _pt_block(st, blk, lo, hi, v, P, nz):
                     ts, tg, tk = _pt_relax(k, s, m, v, sbl, gbl, pal, mthl, lam, b, b_hi, b_lo,
                                            ts, tg, tk)
         if filt and hashed and not noise_first:
-            ts, tg, tk, c, kept = _pt_gumbel_flagged(st, blk, lo, hi, v, P, nz, ts, tg, tk)
+            ts, tg, tk, c, kept, work = _pt_gumbel_flagged(st, lo, hi, v, P, nz, ts, tg, tk, row, gu,
+                                                            need)
+        elif filt and not noise_first:
+            work = -1  # c, counted below
         for k in range(m_k if not (noise_first or (filt and hashed)) else 0):
             u = sl[k]
             if u < 0:
@@ -727,6 +911,14 @@ def _pt_block(st, blk, lo, hi, v, P, nz):
                     ts = sbl[k]
                     tg = gbl[k]
                     tk = k
+        if grid and not noise_first:  # speed statistics only, as _pt_exact_filtered's
+            share = (c if work < 0 else work) / max(m_k, 1)
+            if on_grid:
+                if share > tops[blk, 4] + _Q_EXTRA:
+                    tops[blk, 5] = _Q_RETRY
+            else:
+                tops[blk, 4] = share
+                tops[blk, 5] -= 1.0
         tops[blk, 0] = ts
         tops[blk, 1] = tg
         tops[blk, 2] = c / max(m_k, 1)
@@ -735,8 +927,8 @@ def _pt_block(st, blk, lo, hi, v, P, nz):
         topk[blk] = tk + lo if tk >= 0 else -1
         return
     # GAUSS
-    us = rows[blk, 1]
-    us2 = rows[blk, 2]
+    us = rows[1]
+    us2 = rows[2]
     if tops[blk, 2] > HASH_ALL_SHARE:
         # most edges were needed last time: draw every slot's uniforms in one contiguous
         # loop without branches (it vectorizes, where a loop that draws one listed edge
@@ -764,7 +956,7 @@ def _pt_block(st, blk, lo, hi, v, P, nz):
                 tk = k
     else:
         # few edges may relax: list them, draw their uniforms one by one, decide them
-        nd = need[blk]
+        nd = need
         c = 0
         for k in range(lo, hi):
             if slot[k] >= 0:
@@ -843,7 +1035,10 @@ def _pt_compact(st):
     m = meta[_N_SLOTS]
     _pt_compact_copy(slot, m, st.xt)
     _pt_compact_copy(slot, m, st.xf)
+    _pt_compact_copy(slot, m, st.xq)
     filt = fth.shape[0] > 0
+    qth = st.qth
+    grid = qth.shape[0] > 0
     j = 0
     for k in range(m):
         if slot[k] >= 0:
@@ -854,6 +1049,8 @@ def _pt_compact(st):
             mth[j] = mth[k]
             if filt:
                 fth[j] = fth[k]
+            if grid:
+                qth[j] = qth[k]
             j += 1
     meta[_N_SLOTS] = j
     meta[_N_DEAD] = 0
@@ -873,6 +1070,8 @@ def _pt_select(st, step, b, b_hi, b_lo, rule):
     st.mth[k] = NEVER  # the noise-first pass keeps no edge of a dead slot
     if st.fth.shape[0] > 0:
         st.fth[k] = -np.inf  # nor the float32 filter
+    if st.qth.shape[0] > 0:
+        st.qth[k] = 0  # nor the grid
     st.topk[k // BLOCK] = RESCAN  # its top died
     st.meta[_N_DEAD] += 1
     if 16 * st.meta[_N_DEAD] > m:  # a dead slot is still hashed and skipped until then
@@ -897,6 +1096,9 @@ def pt_steps_serial(st, step0, n_steps, P, nz):
         if step == st.edges.shape[0] - 1:
             break
         nb = (m + BLOCK - 1) // BLOCK
+        if nz.rule == EXACT and st.xf.shape[0] > 0:
+            _pt_exact_blocks(st, 0, nb, m, v, P, nz.sgn)
+            continue
         for blk in range(nb):
             _pt_block(st, blk, blk * BLOCK, min(m, (blk + 1) * BLOCK), v, P, nz)
 
@@ -1130,7 +1332,7 @@ _SHARED_OK = sys.platform != "win32" and not numba.config.DISABLE_JIT
 
 
 def pt_prim(P, start, sgn, rule=EXACT, key=(0, 0), lam=1.0, b=0.0, advance=None, parallel=None,
-            filtered=True):
+            filtered=True, grid=True):
     """The tree of prepared points ``P = (X, code, p, aux)`` (see
     :func:`fastpamst_nb.metrics.prepare_points`) from ``start``: edges (n - 1, 2).
 
@@ -1140,14 +1342,15 @@ def pt_prim(P, start, sgn, rule=EXACT, key=(0, 0), lam=1.0, b=0.0, advance=None,
     or None (one call). ``parallel``: force a kernel (tests: True runs the shared
     kernel with at least two workers, even on one thread, where they run one after
     the other), None chooses. ``filtered``: False turns the float32 filter off (tests:
-    the same edges either way).
+    the same edges either way); ``grid``: False turns the uint8 grid in front of it off
+    (tests, benchmarks: the same edges either way).
     """
     X, code, p, aux = P
     n = X.shape[0]
     # the float32 filter: a minimum tree, EXACT or GUMBEL, on a metric it bounds
     fc = filter_consts(X, code) if filtered and (
         (rule == EXACT and sgn == -1.0) or (rule == GUMBEL and sgn < 0.0)) else None
-    st = pt_state(X, code, start, fc)
+    st = pt_state(X, code, start, fc, grid)
     if n < 2:
         return st.edges
     threads = n_threads()

@@ -326,6 +326,10 @@ def _filter_sets():
         "bottom of range": rng.uniform(-1, 1, (300, 4)) * 2.0 ** -39,
         "d = 1": rng.random((300, 1)),
         "d = 20": rng.random((300, 20)),
+        # one far point: a grid step of 40, the uint8 grid useless (blocks fall back to float32)
+        "outlier": np.vstack([rng.random((299, 3)), [[1e4, 0.0, 0.0]]]),
+        # pairs closer than the grid's step: equal after quantization, apart in float64
+        "grid-equal": np.vstack([g, g + 1e-3, g - 2.0 ** -30]) / 3.0,
     }
 
 
@@ -362,11 +366,48 @@ def test_float32_filter_bounds_are_rigorous(metric):
 
 
 @pytest.mark.parametrize("metric", ["euclidean", "sqeuclidean"])
+def test_uint8_grid_bounds_are_rigorous(metric):
+    # the grid's integer sums S against the float64 distances the kernel compares: the lower
+    # bound h sqrt(S) - A8 never exceeds the distance, a best one ulp above the distance
+    # always lets the edge through (S below the slot's integer threshold), and on spread
+    # data a best 10% below the distance is mostly ruled out (the grid is not vacuous)
+    tight = []
+    for name, X in _filter_sets().items():
+        P = metrics.prepare_points(X, metric, None)
+        fc = points.filter_consts(P[0], P[1])
+        for v in (0, 7, X.shape[0] - 1):
+            st = points.pt_state(P[0], P[1], v, fc.copy())
+            assert st.xq.shape == st.xf.shape, name
+            m = st.slot.shape[0]
+            qs = np.empty(m, dtype=np.int32)
+            points._pt_q8_sum(st.xq, st.xqv, v, 0, m, qs)
+            assert (qs == ((st.xqv[st.slot].astype(np.int64) - st.xqv[v]) ** 2).sum(axis=1)).all()
+            ref = np.empty(m)
+            metrics.metric_row(P[0], v, st.slot, 0, m, P[1], P[2], P[3], ref)
+            lo = np.empty(m)
+            points._pt_q8_lo(qs, st.fc, m, lo)
+            assert (lo <= ref).all(), name
+            up = np.nextafter(ref, np.inf)
+            assert all(qs[k] < points._pt_qth(up[k], st.fc) for k in range(m)), name
+            if name in ("normal", "d = 20", "d = 1"):
+                tight += [qs[k] >= points._pt_qth(ref[k] * 0.9, st.fc) for k in range(m)]
+    assert np.mean(tight) > 0.9
+    # no best: every edge passes; all points equal: no grid (the float32 filter alone)
+    st = points.pt_state(np.eye(3), metrics.EUCLIDEAN, 0, points.filter_consts(np.eye(3), metrics.EUCLIDEAN))
+    assert points._pt_qth(np.inf, st.fc) == 2 ** 31 - 1
+    fc = points.filter_consts(np.ones((3, 2)), metrics.EUCLIDEAN)
+    assert points.quant_consts(np.ones((3, 2)), fc) is None
+    assert points.pt_state(np.ones((3, 2)), metrics.EUCLIDEAN, 0, fc).xq.shape[0] == 0
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "sqeuclidean"])
 @pytest.mark.slow_python
 def test_float32_filter_gives_the_float64_kernels_trees(metric):
-    # the same edges, in the same order, with the filter and without (the float64 kernel),
-    # for the exact tree and the gumbel release with narrow and wide noise, on near-ties,
-    # duplicates, huge offsets and both ends of the filter's range
+    # the same edges, in the same order, with the filter (the uint8 grid in front of the
+    # float32 copy, each block choosing) and without (the float64 kernel), for the exact tree
+    # and the gumbel release with narrow and wide noise, on near-ties, duplicates, huge
+    # offsets, both ends of the filter's range, a grid made useless by one far point and
+    # points equal on the grid
     key = philox.draw_key(np.random.default_rng(41))
     for name, X in _filter_sets().items():
         P = metrics.prepare_points(X, metric, None)

@@ -61,13 +61,14 @@ def _args_of(X, rule, sensitivity):
     return P, -f, GUMBEL, draw_key(np.random.default_rng(1)), inv_b, b
 
 
-def per_slot(X, rule, sensitivity, skip, steps, filtered=True):
+def per_slot(X, rule, sensitivity, skip, steps, filtered="on"):
     """Seconds per slot relaxed over steps skip .. skip + steps - 1 of the release: (wall
     clock, CPU time of the process) (the CPU time of one thread is what a loaded machine
     does not inflate; with two threads it sums both, spinning included), the (wall, CPU)
     seconds of the first ``skip`` steps, and the share of the timed chunks that ran the
     shared kernel (``points._Chooser``; 0 when the serial kernel ran alone). ``filtered``:
-    False runs the float64 kernel without the float32 filter (the same tree)."""
+    "on" (the uint8 grid in front of the float32 filter), "f32" (the float32 filter alone)
+    or "off" (the float64 kernel): the same tree."""
     from fastpamst_nb import points
     from fastpamst_nb.chunks import run_in_chunks
 
@@ -94,14 +95,15 @@ def per_slot(X, rule, sensitivity, skip, steps, filtered=True):
 
     points._Chooser.__init__ = counting_init
     try:
-        points.pt_prim(P, 0, sgn, code, key, lam, b, advance=advance, filtered=filtered)
+        points.pt_prim(P, 0, sgn, code, key, lam, b, advance=advance, filtered=filtered != "off",
+                       grid=filtered == "on")
     finally:
         points._Chooser.__init__ = init
     slots = sum(n - 1 - s for s in range(skip, skip + steps))
     return took["t"] / slots, took["cpu"] / slots, took["skip"], took["shared"]
 
 
-def scale_table(ns, ds, dtypes, threads, skip, steps, project, rules, filters=(True,)):
+def scale_table(ns, ds, dtypes, threads, skip, steps, project, rules, filters=("on",)):
     numba.set_num_threads(1)
     X0 = np.random.default_rng(0).random((2000, 2))
     per_slot(X0, "exact", 0.0, 1, 10)  # compile
@@ -109,8 +111,8 @@ def scale_table(ns, ds, dtypes, threads, skip, steps, project, rules, filters=(T
     print(f"# per-slot costs from steps {skip} .. {skip + steps - 1}; projection T({project:g}) = c * N^2 / 2, "
           f"and at N = n: the measured first {skip} steps + c * (N - {skip})^2 / 2 ('+skip'); wall clock "
           f"(CPU of the process in parentheses); 'shared': the share of timed chunks on the shared kernel")
-    print(f"{'n':>9} {'d':>3} {'dtype':>7} {'thr':>3} {'f32':>3} {'rule':>13} {'ns/slot':>8} {'cpu ns':>7} {'proj. min':>9} "
-          f"{'+skip min (cpu)':>16} {'shared':>6} {'load':>5}")
+    print(f"{'n':>9} {'d':>3} {'dtype':>7} {'thr':>3} {'filter':>6} {'rule':>13} {'ns/slot':>8} {'cpu ns':>7} "
+          f"{'proj. min':>9} {'+skip min (cpu)':>16} {'shared':>6} {'load':>5}")
     for n in ns:
         for d in ds:
             for dtype in dtypes:
@@ -124,8 +126,8 @@ def scale_table(ns, ds, dtypes, threads, skip, steps, project, rules, filters=(T
                             rest = (project - skip) ** 2 / 2
                             plus = (f"{(sk_t + c * rest) / 60:7.1f} ({(sk_cpu + cpu * rest) / 60:5.1f})"
                                     if project == n else "--")
-                            on = "on" if filt else "off"
-                            print(f"{n:>9} {d:>3} {dtype:>7} {t:>3} {on:>3} {name:>13} {c * 1e9:8.2f} "
+                            on = filt
+                            print(f"{n:>9} {d:>3} {dtype:>7} {t:>3} {on:>6} {name:>13} {c * 1e9:8.2f} "
                                   f"{cpu * 1e9:7.2f} {c * project ** 2 / 2 / 60:9.1f} {plus:>16} {shared:6.2f} "
                                   f"{_load():5.2f}", flush=True)
 
@@ -175,8 +177,9 @@ def main():
     ap.add_argument("--project", type=float, default=1e6)
     ap.add_argument("--rules", nargs="+", default=["exact"] + [f"{s:g}" for s in SENSITIVITIES],
                     help="'exact' and/or gumbel sensitivities")
-    ap.add_argument("--filter", nargs="+", default=["on"], choices=["on", "off"],
-                    help="the float32 filter on, off (the float64 kernel), or both for an A/B")
+    ap.add_argument("--filter", nargs="+", default=["on"], choices=["on", "f32", "off"],
+                    help="on: the uint8 grid in front of the float32 filter; f32: the float32 filter "
+                         "alone; off: the float64 kernel; several for an A/B")
     ap.add_argument("--sklearn", type=int, default=0, help="n of the full HDBSCAN comparison (0: none)")
     ap.add_argument("--sklearn-seconds", type=float, default=None,
                     help="scikit-learn's time for --sklearn measured elsewhere, for the ratio")
@@ -185,7 +188,7 @@ def main():
     rules = [("exact", 0.0) if r == "exact" else ("gumbel", float(r)) for r in a.rules]
     if not a.no_table:
         scale_table(a.n, a.d, a.dtype, a.threads, a.skip, a.steps, a.project, rules,
-                    [f == "on" for f in a.filter])
+                    a.filter)
     if a.sklearn:
         if numba is not None:
             numba.set_num_threads(max(a.threads))
