@@ -75,6 +75,14 @@ _UNCOUNTED_THETA = 64.0
 _CUT_SHARE = 8
 _CUT_NODE_WIDTH = 2.0
 
+# ... or, at the top of the key range of a dense queue, when the edges of the whole
+# graph more than that span below the top (the far edges, counted once: data only)
+# are few: a far carrier (probability far / count) costs at most the node's count
+# times log(count) cut draws, so a step expects at most far * (1 + log(count)) of
+# them, against a row of n entries counted and written to slots when the node is
+# refused (docs/design.rst, The wide-noise cliff on dense shapes)
+_FAR_SHARE = 16
+
 # the node kind beyond the queue's levels GROUP, BUCKET, BLOCK and ROOT
 SUB = np.int64(4)    # a slot range of the open wide bucket, every slot active (node = first slot)
 
@@ -277,6 +285,19 @@ def _cut_members(lay, keys, cut, W, k, pmax, count, seen, rng, gs, codes):
 
 
 @jit_only
+def _far_edges(W, sgn, s, inv, kthr):
+    """Edges (i < j) of the complete graph of W whose key lies below ``kthr``: the
+    far members of a cut node at the top of the key range. One pass, once a release."""
+    n = W.shape[0]
+    far = np.int64(0)
+    for i in range(n):
+        for j in range(i + 1, n):
+            if discretize(np.float64(W[i, j]), sgn, s, inv) < kthr:
+                far += 1
+    return far
+
+
+@jit_only
 def _split_top(slots, lo, hi, fmax):
     """Move the slots of slots[lo:hi] in fine sub-bucket ``fmax`` to the end of the range;
     returns (how many, the largest fine sub-bucket among the others or -1)."""
@@ -368,6 +389,9 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
     low = (np.int64(1) << bshift) - 1  # a group's offset in its bucket; the top offset
     blk_w = bshift + block_shift  # log2 of the groups a block spans
     width = _CUT_NODE_WIDTH * bucket_width
+    # the far-edge rule of a cut node at the top (not for one selection: its pass over W
+    # is paid once a release, its count kept in open_bucket[2], -1 until counted)
+    far_rule = dense and lazy and not select_only
     seen_small = np.full(_SEEN_SMALL, -1, dtype=np.int64)
     v = np.int64(v)
     for step in range(step0, step0 + n_steps):
@@ -415,6 +439,11 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                 kp = kmin + p if direct else key_base[p >> bshift] + (p & low)
                 if r * np.float64(kp - kmin) <= width:
                     break
+                if far_rule and p == n_groups - 1:
+                    if open_bucket[2] < 0:
+                        open_bucket[2] = _far_edges(W, sgn, s, inv, np.float64(kp) - width / r)
+                    if open_bucket[2] * (1.0 + math.log(total[0])) * _FAR_SHARE <= n:
+                        break
             gq_materialize(lay, keys, counts, st, cut, W, lowest - 1)
             lowest = materialized[0]
         k0 = kmin + p if direct else key_base[p >> bshift] + (p & low)
@@ -476,6 +505,11 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                 uncounted = lazy and (p >> bshift) < materialized[0]
                 whole = (uncounted and remaining * _CUT_SHARE >= total[0]
                          and r * np.float64(kp - kmin) <= width)
+                if (uncounted and not whole and far_rule and p == n_groups - 1
+                        and remaining * _CUT_SHARE >= total[0]):
+                    if open_bucket[2] < 0:
+                        open_bucket[2] = _far_edges(W, sgn, s, inv, np.float64(kp) - width / r)
+                    whole = open_bucket[2] * (1.0 + math.log(remaining)) * _FAR_SHARE <= n
                 # before counting more buckets (a pass over the cut) the walk stops
                 # while the bottom trick expects at most _UNCOUNTED_THETA candidates
                 th = max(theta, _UNCOUNTED_THETA) if uncounted and not whole else theta
