@@ -59,6 +59,12 @@ def _far_edge():
 
 _FAR_EDGE = _far_edge()
 
+# _UNIFORM with its edge (0, 4) 30 noise units heavier: the dense queue's key range spans
+# far more than the cut node's span rule allows, and the top node is drawn from the cut by
+# the far-edge rule (sampler._FAR_DRAWS): the far edge is its carrier 1 step in 4 or so
+_DENSE_FAR = _UNIFORM.copy()
+_DENSE_FAR[0, 4] = _DENSE_FAR[4, 0] = 33.0
+
 # name: (weights, sensitivity, rate lam, maximum, theta, bucket_width, cut nodes expected)
 # sensitivity 1 on weights in [0, 3] (s = 1/16: 48 keys) at lam = 1: the noise spans
 # the whole range (r * K = 3 noise units), so the first node is the whole cut; with
@@ -71,6 +77,7 @@ CASES = {
     "after-counted-buckets": (_UNIFORM, 1.0, 1.0, False, DEFAULT_THETA, 1.0, True),
     "never-stop": (_UNIFORM, 1.0, 1.0, False, 0.0, 1.0, True),
     "bottom-asap": (_UNIFORM, 1.0, 1.0, False, math.inf, 1.0, None),
+    "dense-far-edge": (_DENSE_FAR, 1.0, 1.0, False, DEFAULT_THETA, DEFAULT_BUCKET_WIDTH, True),
     "sparse-far-edge": (_FAR_EDGE, 2.0, 0.8, False, DEFAULT_THETA, DEFAULT_BUCKET_WIDTH, False),
     "sparse-maximum": (naive.ring6(), 2.0, 0.8, True, DEFAULT_THETA, DEFAULT_BUCKET_WIDTH, False),
 }
@@ -93,6 +100,10 @@ def test_high_noise_law(name):
     assert pvalue >= P_FAIL, f"p = {pvalue:.2e} (chi2 = {stat:.1f}, dof = {dof})"
     if cut_nodes is not None:
         assert (stats[ST_CUT_NODES] > 0) == cut_nodes
+    if name == "dense-far-edge":
+        # the span rule refuses every node here (test_the_cases_reach_the_layouts_they_claim):
+        # every selection is the top node drawn from the cut by the far-edge rule
+        assert stats[ST_CUT_NODES] == stats[ST_STEPS] == RUNS * (n - 1)
 
 
 def test_the_cases_reach_the_layouts_they_claim():
@@ -112,6 +123,11 @@ def test_the_cases_reach_the_layouts_they_claim():
                 assert q.keys.key[-1] + (1 << 4) - 1 == keys.max()
             else:
                 assert lay.direct and lay.kmin == keys.min()
+        elif name == "dense-far-edge":
+            # the far edge sets kmin: r (ktop - kmin) is ~30 noise units, many buckets
+            lay = q.layout
+            assert lay.dense and lay.lazy_counts and lay.n_buckets >= 3
+            assert lay.direct and lam * s * (lay.n_groups - 1) > 8 * bucket_width
         elif bucket_width == DEFAULT_BUCKET_WIDTH:
             assert q.layout.lazy_counts and q.layout.n_buckets <= 2
         else:
