@@ -81,9 +81,9 @@ _CUT_NODE_WIDTH = 2.0
 # times log(count) cut draws, so a step expects at most far * (1 + log(count)) of
 # them, against a row of n entries counted and written to slots when the node is
 # refused (docs/design.rst, The wide-noise cliff on dense shapes): at most
-# _FAR_DRAWS + n / _FAR_SHARE of them
+# n / _FAR_SHARE of them (so never on the tiny graphs of the law tests that
+# exercise the walk: there far = 0, the span rule's case, or the rule refuses)
 _FAR_SHARE = 16
-_FAR_DRAWS = 8.0
 
 # the node kind beyond the queue's levels GROUP, BUCKET, BLOCK and ROOT
 SUB = np.int64(4)    # a slot range of the open wide bucket, every slot active (node = first slot)
@@ -444,7 +444,7 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                 if far_rule and p == n_groups - 1:
                     if open_bucket[2] < 0:
                         open_bucket[2] = _far_edges(W, sgn, s, inv, np.float64(kp) - width / r)
-                    if open_bucket[2] * (1.0 + math.log(total[0])) <= _FAR_DRAWS + n / _FAR_SHARE:
+                    if open_bucket[2] * (1.0 + math.log(total[0])) <= n / _FAR_SHARE:
                         break
             gq_materialize(lay, keys, counts, st, cut, W, lowest - 1)
             lowest = materialized[0]
@@ -511,7 +511,7 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                         and remaining * _CUT_SHARE >= total[0]):
                     if open_bucket[2] < 0:
                         open_bucket[2] = _far_edges(W, sgn, s, inv, np.float64(kp) - width / r)
-                    whole = open_bucket[2] * (1.0 + math.log(remaining)) <= _FAR_DRAWS + n / _FAR_SHARE
+                    whole = open_bucket[2] * (1.0 + math.log(remaining)) <= n / _FAR_SHARE
                 # before counting more buckets (a pass over the cut) the walk stops
                 # while the bottom trick expects at most _UNCOUNTED_THETA candidates
                 th = max(theta, _UNCOUNTED_THETA) if uncounted and not whole else theta

@@ -59,12 +59,6 @@ def _far_edge():
 
 _FAR_EDGE = _far_edge()
 
-# _UNIFORM with its edge (0, 4) 30 noise units heavier: the dense queue's key range spans
-# far more than the cut node's span rule allows, and the top node is drawn from the cut by
-# the far-edge rule (sampler._FAR_DRAWS): the far edge is its carrier 1 step in 4 or so
-_DENSE_FAR = _UNIFORM.copy()
-_DENSE_FAR[0, 4] = _DENSE_FAR[4, 0] = 33.0
-
 # name: (weights, sensitivity, rate lam, maximum, theta, bucket_width, cut nodes expected)
 # sensitivity 1 on weights in [0, 3] (s = 1/16: 48 keys) at lam = 1: the noise spans
 # the whole range (r * K = 3 noise units), so the first node is the whole cut; with
@@ -77,7 +71,6 @@ CASES = {
     "after-counted-buckets": (_UNIFORM, 1.0, 1.0, False, DEFAULT_THETA, 1.0, True),
     "never-stop": (_UNIFORM, 1.0, 1.0, False, 0.0, 1.0, True),
     "bottom-asap": (_UNIFORM, 1.0, 1.0, False, math.inf, 1.0, None),
-    "dense-far-edge": (_DENSE_FAR, 1.0, 1.0, False, DEFAULT_THETA, DEFAULT_BUCKET_WIDTH, True),
     "sparse-far-edge": (_FAR_EDGE, 2.0, 0.8, False, DEFAULT_THETA, DEFAULT_BUCKET_WIDTH, False),
     "sparse-maximum": (naive.ring6(), 2.0, 0.8, True, DEFAULT_THETA, DEFAULT_BUCKET_WIDTH, False),
 }
@@ -100,10 +93,6 @@ def test_high_noise_law(name):
     assert pvalue >= P_FAIL, f"p = {pvalue:.2e} (chi2 = {stat:.1f}, dof = {dof})"
     if cut_nodes is not None:
         assert (stats[ST_CUT_NODES] > 0) == cut_nodes
-    if name == "dense-far-edge":
-        # the span rule refuses every node here (test_the_cases_reach_the_layouts_they_claim):
-        # every selection is the top node drawn from the cut by the far-edge rule
-        assert stats[ST_CUT_NODES] == stats[ST_STEPS] == RUNS * (n - 1)
 
 
 def test_the_cases_reach_the_layouts_they_claim():
@@ -123,15 +112,51 @@ def test_the_cases_reach_the_layouts_they_claim():
                 assert q.keys.key[-1] + (1 << 4) - 1 == keys.max()
             else:
                 assert lay.direct and lay.kmin == keys.min()
-        elif name == "dense-far-edge":
-            # the far edge sets kmin: r (ktop - kmin) is ~30 noise units, many buckets
-            lay = q.layout
-            assert lay.dense and lay.lazy_counts and lay.n_buckets >= 3
-            assert lay.direct and lam * s * (lay.n_groups - 1) > 8 * bucket_width
         elif bucket_width == DEFAULT_BUCKET_WIDTH:
             assert q.layout.lazy_counts and q.layout.n_buckets <= 2
         else:
             assert q.layout.lazy_counts and q.layout.n_buckets >= 3
+
+
+@pytest.mark.slow_python
+def test_far_edge_rule_first_selection_law():
+    # a dense graph whose key range one far edge stretches to ~30 noise units: the span
+    # rule refuses the node of the uncounted edges, the far-edge rule takes it (one far
+    # edge: 1 + ln 199 <= 200 / _FAR_SHARE expected draws), and the far edge is its carrier
+    # in 1 selection of 199. The first selection's law (vertex 0's row, 199 edges) against
+    # the exact report-noisy-max (naive.rnm_exp_probs), RUNS seeded selections
+    from test_fast_pamst import _restore
+    from fastpamst_nb.prim import prim_dense_private
+    from fastpamst_nb.sampler import _FAR_SHARE
+
+    n, sensitivity, lam = 200, 1.0, 1.0
+    W = _sym(np.random.default_rng(38).random((n, n)) * 3.0)
+    W[0, 7] = W[7, 0] = 33.0
+    s = default_discretization(sensitivity)
+    r = lam * s
+    assert 1.0 + math.log(n - 1) <= n / _FAR_SHARE
+    graph = as_graph(W)
+    q0 = gq_build(graph, -1.0, s, r, DEFAULT_BUCKET_WIDTH)
+    q = gq_build(graph, -1.0, s, r, DEFAULT_BUCKET_WIDTH)
+    assert q.layout.dense and q.layout.lazy_counts and q.layout.direct
+    assert r * (q.layout.n_groups - 1) > 4 * DEFAULT_BUCKET_WIDTH  # the span rule refuses
+    rng = np.random.default_rng(0)
+    stats = np.zeros(N_STATS, dtype=np.int64)
+    visited = np.zeros(n, dtype=np.bool_)
+    edges = np.empty((n - 1, 2), dtype=np.int64)
+    got = np.zeros(n, dtype=np.int64)
+    for _ in range(RUNS):
+        _restore(q, q0)
+        visited[:] = False
+        prim_dense_private(q, graph.W, visited, edges, 0, 1, 0, r, DEFAULT_THETA, DEFAULT_BUCKET_WIDTH,
+                           rng, stats)
+        got[edges[0, 1]] += 1
+    assert stats[ST_CUT_NODES] == stats[ST_STEPS] == RUNS  # every selection took the rule
+    probs = naive.rnm_exp_probs(naive.discretized_scores(W[0, 1:], s), lam)
+    expected = {j + 1: p for j, p in enumerate(probs)}
+    counts = {j: int(c) for j, c in enumerate(got) if c}
+    pvalue, stat, dof = naive.chisquare_pvalue(counts, expected, RUNS)
+    assert pvalue >= P_FAIL, f"p = {pvalue:.2e} (chi2 = {stat:.1f}, dof = {dof})"
 
 
 def _uniform(n, seed):
