@@ -300,6 +300,52 @@ def _far_edges(W, sgn, s, inv, kthr):
 
 
 @jit_only
+def _cut_pass_extras(lay, keys, cut, W, kx, pmax, c, carrier, tt, span, r, k0, best, win_g, win_code, rng):
+    """The ``kx`` extras of a cut node of ``c`` members (groups <= pmax) when they are
+    many (a far carrier brings up to all c - 1 others): a uniformly random kx-subset
+    of the members other than ``carrier``, chosen in one pass over the cut's pairs by
+    sequential selection (each member taken with probability needed / left, Knuth's
+    Algorithm S, TAOCP vol. 2, 3.4.2), each with a noise of the law doubly truncated
+    to (tt, tt + span]; returns the updated (best, win_g, win_code).
+
+    Rejection from uniform pairs would need about c ln c reads and a seen table of
+    2 c codes for the same subset (docs/design.rst, The wide-noise cliff on dense
+    shapes); the pass costs the cut's pairs and no memory. The subset is uniform
+    and the noises i.i.d. as with _cut_members, so the law is the same."""
+    n, inside, rest, n_in, n_rest = lay.n, cut.inside, cut.rest, cut.sizes[0], cut.sizes[1]
+    direct, kmin, bshift = lay.direct, lay.kmin, lay.bucket_shift
+    low = (np.int64(1) << bshift) - 1
+    key_base = keys.key
+    need = kx
+    left = c - 1
+    for i in range(n_in):
+        a = inside[i]
+        for j in range(n_rest):
+            b = rest[j]
+            g = gq_group(np.float64(W[a, b]), a * n + b, lay, keys)
+            if g > pmax:
+                continue
+            cx = code_pack(a, b)
+            if cx == carrier:
+                continue
+            if rng.random() * left < need:
+                u = rng.random()
+                while u == 0.0:
+                    u = rng.random()
+                val = np.float64((kmin + g if direct else key_base[g >> bshift] + (g & low)) - k0) + (
+                    tt - math.log1p(-u * span) / r)
+                if val > best:
+                    best = val
+                    win_g = g
+                    win_code = cx
+                need -= 1
+                if need == 0:
+                    return best, win_g, win_code
+            left -= 1
+    raise AssertionError("rnm_select: the cut holds fewer members than the node's count")
+
+
+@jit_only
 def _split_top(slots, lo, hi, fmax):
     """Move the slots of slots[lo:hi] in fine sub-bucket ``fmax`` to the end of the range;
     returns (how many, the largest fine sub-bucket among the others or -1)."""
@@ -827,6 +873,12 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                     kx = binomial(c - 1, pc, rng)
                     stats[ST_BLOCK_EXTRA] += kx
                     if kx == 0:
+                        break
+                    if from_cut and 8 * kx > c and kx > _SEEN_SMALL:
+                        # most of a large node (a far carrier): one pass over the cut,
+                        # no seen table
+                        best, win_g, win_code = _cut_pass_extras(lay, keys, cut, W, kx, pmax, c, code, tt, span,
+                                                                 r, k0, best, win_g, win_code, rng)
                         break
                     if 2 * (kx + 1) > _SEEN_SMALL:
                         seen = _seen_set(kx + 1)
