@@ -206,8 +206,10 @@ ends : int array
 materialized : int64 array (1,)
     Buckets >= materialized[0] hold their slots; lower ones only their counts (nothing
     with ``lazy_counts``).
-open_bucket : int64 array (2,)
-    (wide bucket, its unprocessed slots) while the sampler splits it, else (-1, 0).
+open_bucket : int64 array (3,)
+    (wide bucket, its unprocessed slots) while the sampler splits it, else (-1, 0);
+    then the far edges of the sampler's cut node at the top of the key range
+    (``sampler._far_edges``, -1 until counted).
 sized : int64 array (2,)
     (lowest bucket with a region, first free slot of the pool). A dense queue with
     direct keys starts with no region and sizes buckets as they are materialized

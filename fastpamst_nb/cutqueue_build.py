@@ -927,7 +927,7 @@ def gq_build(graph, sgn, s, r, bucket_width, window=None):
         ends=graph.indices,
         # dense graphs start with no bucket materialized, sparse ones with all
         materialized=np.array([B if graph.dense else 0], dtype=np.int64),
-        open_bucket=np.array([-1, 0], dtype=np.int64),
+        open_bucket=np.array([-1, 0, -1], dtype=np.int64),
         sized=sized,
     )
     nd = n if graph.dense else 0

@@ -75,6 +75,16 @@ _UNCOUNTED_THETA = 64.0
 _CUT_SHARE = 8
 _CUT_NODE_WIDTH = 2.0
 
+# ... or, at the top of the key range of a dense queue, when the edges of the whole
+# graph more than that span below the top (the far edges, counted once: data only)
+# are few: a far carrier (probability far / count) costs at most the node's count
+# times log(count) cut draws, so a step expects at most far * (1 + log(count)) of
+# them, against a row of n entries counted and written to slots when the node is
+# refused (docs/design.rst, The wide-noise cliff on dense shapes): at most
+# n / _FAR_SHARE of them (so never on the tiny graphs of the law tests that
+# exercise the walk: there far = 0, the span rule's case, or the rule refuses)
+_FAR_SHARE = 16
+
 # the node kind beyond the queue's levels GROUP, BUCKET, BLOCK and ROOT
 SUB = np.int64(4)    # a slot range of the open wide bucket, every slot active (node = first slot)
 
@@ -277,6 +287,65 @@ def _cut_members(lay, keys, cut, W, k, pmax, count, seen, rng, gs, codes):
 
 
 @jit_only
+def _far_edges(W, sgn, s, inv, kthr):
+    """Edges (i < j) of the complete graph of W whose key lies below ``kthr``: the
+    far members of a cut node at the top of the key range. One pass, once a release."""
+    n = W.shape[0]
+    far = np.int64(0)
+    for i in range(n):
+        for j in range(i + 1, n):
+            if discretize(np.float64(W[i, j]), sgn, s, inv) < kthr:
+                far += 1
+    return far
+
+
+@jit_only
+def _cut_pass_extras(lay, keys, cut, W, kx, pmax, c, carrier, tt, span, r, k0, best, win_g, win_code, rng):
+    """The ``kx`` extras of a cut node of ``c`` members (groups <= pmax) when they are
+    many (a far carrier brings up to all c - 1 others): a uniformly random kx-subset
+    of the members other than ``carrier``, chosen in one pass over the cut's pairs by
+    sequential selection (each member taken with probability needed / left, Knuth's
+    Algorithm S, TAOCP vol. 2, 3.4.2), each with a noise of the law doubly truncated
+    to (tt, tt + span]; returns the updated (best, win_g, win_code).
+
+    Rejection from uniform pairs would need about c ln c reads and a seen table of
+    2 c codes for the same subset (docs/design.rst, The wide-noise cliff on dense
+    shapes); the pass costs the cut's pairs and no memory. The subset is uniform
+    and the noises i.i.d. as with _cut_members, so the law is the same."""
+    n, inside, rest, n_in, n_rest = lay.n, cut.inside, cut.rest, cut.sizes[0], cut.sizes[1]
+    direct, kmin, bshift = lay.direct, lay.kmin, lay.bucket_shift
+    low = (np.int64(1) << bshift) - 1
+    key_base = keys.key
+    need = kx
+    left = c - 1
+    for i in range(n_in):
+        a = inside[i]
+        for j in range(n_rest):
+            b = rest[j]
+            g = gq_group(np.float64(W[a, b]), a * n + b, lay, keys)
+            if g > pmax:
+                continue
+            cx = code_pack(a, b)
+            if cx == carrier:
+                continue
+            if rng.random() * left < need:
+                u = rng.random()
+                while u == 0.0:
+                    u = rng.random()
+                val = np.float64((kmin + g if direct else key_base[g >> bshift] + (g & low)) - k0) + (
+                    tt - math.log1p(-u * span) / r)
+                if val > best:
+                    best = val
+                    win_g = g
+                    win_code = cx
+                need -= 1
+                if need == 0:
+                    return best, win_g, win_code
+            left -= 1
+    raise AssertionError("rnm_select: the cut holds fewer members than the node's count")
+
+
+@jit_only
 def _split_top(slots, lo, hi, fmax):
     """Move the slots of slots[lo:hi] in fine sub-bucket ``fmax`` to the end of the range;
     returns (how many, the largest fine sub-bucket among the others or -1)."""
@@ -368,6 +437,9 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
     low = (np.int64(1) << bshift) - 1  # a group's offset in its bucket; the top offset
     blk_w = bshift + block_shift  # log2 of the groups a block spans
     width = _CUT_NODE_WIDTH * bucket_width
+    # the far-edge rule of a cut node at the top (not for one selection: its pass over W
+    # is paid once a release, its count kept in open_bucket[2], -1 until counted)
+    far_rule = dense and lazy and not select_only
     seen_small = np.full(_SEEN_SMALL, -1, dtype=np.int64)
     v = np.int64(v)
     for step in range(step0, step0 + n_steps):
@@ -415,6 +487,11 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                 kp = kmin + p if direct else key_base[p >> bshift] + (p & low)
                 if r * np.float64(kp - kmin) <= width:
                     break
+                if far_rule and p == n_groups - 1:
+                    if open_bucket[2] < 0:
+                        open_bucket[2] = _far_edges(W, sgn, s, inv, np.float64(kp) - width / r)
+                    if open_bucket[2] * (1.0 + math.log(total[0])) <= n / _FAR_SHARE:
+                        break
             gq_materialize(lay, keys, counts, st, cut, W, lowest - 1)
             lowest = materialized[0]
         k0 = kmin + p if direct else key_base[p >> bshift] + (p & low)
@@ -476,6 +553,11 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                 uncounted = lazy and (p >> bshift) < materialized[0]
                 whole = (uncounted and remaining * _CUT_SHARE >= total[0]
                          and r * np.float64(kp - kmin) <= width)
+                if (uncounted and not whole and far_rule and p == n_groups - 1
+                        and remaining * _CUT_SHARE >= total[0]):
+                    if open_bucket[2] < 0:
+                        open_bucket[2] = _far_edges(W, sgn, s, inv, np.float64(kp) - width / r)
+                    whole = open_bucket[2] * (1.0 + math.log(remaining)) <= n / _FAR_SHARE
                 # before counting more buckets (a pass over the cut) the walk stops
                 # while the bottom trick expects at most _UNCOUNTED_THETA candidates
                 th = max(theta, _UNCOUNTED_THETA) if uncounted and not whole else theta
@@ -791,6 +873,12 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                     kx = binomial(c - 1, pc, rng)
                     stats[ST_BLOCK_EXTRA] += kx
                     if kx == 0:
+                        break
+                    if from_cut and 8 * kx > c and kx > _SEEN_SMALL:
+                        # most of a large node (a far carrier): one pass over the cut,
+                        # no seen table
+                        best, win_g, win_code = _cut_pass_extras(lay, keys, cut, W, kx, pmax, c, code, tt, span,
+                                                                 r, k0, best, win_g, win_code, rng)
                         break
                     if 2 * (kx + 1) > _SEEN_SMALL:
                         seen = _seen_set(kx + 1)

@@ -118,6 +118,47 @@ def test_the_cases_reach_the_layouts_they_claim():
             assert q.layout.lazy_counts and q.layout.n_buckets >= 3
 
 
+@pytest.mark.slow_python
+def test_far_edge_rule_first_selection_law():
+    # a dense graph whose key range one far edge stretches to ~30 noise units: the span
+    # rule refuses the node of the uncounted edges, the far-edge rule takes it (one far
+    # edge: 1 + ln 199 <= 200 / _FAR_SHARE expected draws), and the far edge is its carrier
+    # in 1 selection of 199. The first selection's law (vertex 0's row, 199 edges) against
+    # the exact report-noisy-max (naive.rnm_exp_probs), RUNS seeded selections
+    from test_fast_pamst import _restore
+    from fastpamst_nb.prim import prim_dense_private
+    from fastpamst_nb.sampler import _FAR_SHARE
+
+    n, sensitivity, lam = 200, 1.0, 1.0
+    W = _sym(np.random.default_rng(38).random((n, n)) * 3.0)
+    W[0, 7] = W[7, 0] = 33.0
+    s = default_discretization(sensitivity)
+    r = lam * s
+    assert 1.0 + math.log(n - 1) <= n / _FAR_SHARE
+    graph = as_graph(W)
+    q0 = gq_build(graph, -1.0, s, r, DEFAULT_BUCKET_WIDTH)
+    q = gq_build(graph, -1.0, s, r, DEFAULT_BUCKET_WIDTH)
+    assert q.layout.dense and q.layout.lazy_counts and q.layout.direct
+    assert r * (q.layout.n_groups - 1) > 4 * DEFAULT_BUCKET_WIDTH  # the span rule refuses
+    rng = np.random.default_rng(0)
+    stats = np.zeros(N_STATS, dtype=np.int64)
+    visited = np.zeros(n, dtype=np.bool_)
+    edges = np.empty((n - 1, 2), dtype=np.int64)
+    got = np.zeros(n, dtype=np.int64)
+    for _ in range(RUNS):
+        _restore(q, q0)
+        visited[:] = False
+        prim_dense_private(q, graph.W, visited, edges, 0, 1, 0, r, DEFAULT_THETA, DEFAULT_BUCKET_WIDTH,
+                           rng, stats)
+        got[edges[0, 1]] += 1
+    assert stats[ST_CUT_NODES] == stats[ST_STEPS] == RUNS  # every selection took the rule
+    probs = naive.rnm_exp_probs(naive.discretized_scores(W[0, 1:], s), lam)
+    expected = {j + 1: p for j, p in enumerate(probs)}
+    counts = {j: int(c) for j, c in enumerate(got) if c}
+    pvalue, stat, dof = naive.chisquare_pvalue(counts, expected, RUNS)
+    assert pvalue >= P_FAIL, f"p = {pvalue:.2e} (chi2 = {stat:.1f}, dof = {dof})"
+
+
 def _uniform(n, seed):
     return _sym(np.random.default_rng(seed).random((n, n)))
 
