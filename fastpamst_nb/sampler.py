@@ -287,15 +287,21 @@ def _cut_members(lay, keys, cut, W, k, pmax, count, seen, rng, gs, codes):
 
 
 @jit_only
-def _far_edges(W, sgn, s, inv, kthr):
+def _far_edges(W, sgn, s, inv, kthr, cap):
     """Edges (i < j) of the complete graph of W whose key lies below ``kthr``: the
-    far members of a cut node at the top of the key range. One pass, once a release."""
+    far members of a cut node at the top of the key range. One pass, once a release,
+    stopped as soon as the count exceeds ``cap`` (the rule refuses any count above
+    n / _FAR_SHARE whatever the cut's size, since 1 + ln c >= 1: the decision is the
+    same, and shapes with many far edges, Pareto's tail or far clusters, pay a row or
+    two instead of the triangle)."""
     n = W.shape[0]
     far = np.int64(0)
     for i in range(n):
         for j in range(i + 1, n):
             if discretize(np.float64(W[i, j]), sgn, s, inv) < kthr:
                 far += 1
+        if far > cap:
+            return far
     return far
 
 
@@ -489,7 +495,7 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                     break
                 if far_rule and p == n_groups - 1:
                     if open_bucket[2] < 0:
-                        open_bucket[2] = _far_edges(W, sgn, s, inv, np.float64(kp) - width / r)
+                        open_bucket[2] = _far_edges(W, sgn, s, inv, np.float64(kp) - width / r, n / _FAR_SHARE)
                     if open_bucket[2] * (1.0 + math.log(total[0])) <= n / _FAR_SHARE:
                         break
             gq_materialize(lay, keys, counts, st, cut, W, lowest - 1)
@@ -556,7 +562,7 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                 if (uncounted and not whole and far_rule and p == n_groups - 1
                         and remaining * _CUT_SHARE >= total[0]):
                     if open_bucket[2] < 0:
-                        open_bucket[2] = _far_edges(W, sgn, s, inv, np.float64(kp) - width / r)
+                        open_bucket[2] = _far_edges(W, sgn, s, inv, np.float64(kp) - width / r, n / _FAR_SHARE)
                     whole = open_bucket[2] * (1.0 + math.log(remaining)) <= n / _FAR_SHARE
                 # before counting more buckets (a pass over the cut) the walk stops
                 # while the bottom trick expects at most _UNCOUNTED_THETA candidates
