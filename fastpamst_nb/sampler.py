@@ -306,6 +306,18 @@ def _far_edges(W, sgn, s, inv, kthr, cap):
 
 
 @jit_only
+def _few_far_edges(W, open_bucket, sgn, s, inv, kthr, c):
+    """The far-edge rule for a cut node of ``c`` edges at the top of the key range: the
+    far edges (keys below ``kthr``, counted once a release by ``_far_edges`` and kept in
+    ``open_bucket[2]``, -1 until then) number at most n / _FAR_SHARE / (1 + ln c).
+    Called at most once a selection, only where the span rule refused the node."""
+    n = W.shape[0]
+    if open_bucket[2] < 0:
+        open_bucket[2] = _far_edges(W, sgn, s, inv, kthr, n / _FAR_SHARE)
+    return open_bucket[2] * (1.0 + math.log(c)) <= n / _FAR_SHARE
+
+
+@jit_only
 def _cut_pass_extras(lay, keys, cut, W, kx, pmax, c, carrier, tt, span, r, k0, best, win_g, win_code, rng):
     """The ``kx`` extras of a cut node of ``c`` members (groups <= pmax) when they are
     many (a far carrier brings up to all c - 1 others): a uniformly random kx-subset
@@ -493,11 +505,9 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                 kp = kmin + p if direct else key_base[p >> bshift] + (p & low)
                 if r * np.float64(kp - kmin) <= width:
                     break
-                if far_rule and p == n_groups - 1:
-                    if open_bucket[2] < 0:
-                        open_bucket[2] = _far_edges(W, sgn, s, inv, np.float64(kp) - width / r, n / _FAR_SHARE)
-                    if open_bucket[2] * (1.0 + math.log(total[0])) <= n / _FAR_SHARE:
-                        break
+                if far_rule and p == n_groups - 1 and _few_far_edges(W, open_bucket, sgn, s, inv,
+                                                                     np.float64(kp) - width / r, total[0]):
+                    break
             gq_materialize(lay, keys, counts, st, cut, W, lowest - 1)
             lowest = materialized[0]
         k0 = kmin + p if direct else key_base[p >> bshift] + (p & low)
@@ -561,9 +571,7 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                          and r * np.float64(kp - kmin) <= width)
                 if (uncounted and not whole and far_rule and p == n_groups - 1
                         and remaining * _CUT_SHARE >= total[0]):
-                    if open_bucket[2] < 0:
-                        open_bucket[2] = _far_edges(W, sgn, s, inv, np.float64(kp) - width / r, n / _FAR_SHARE)
-                    whole = open_bucket[2] * (1.0 + math.log(remaining)) <= n / _FAR_SHARE
+                    whole = _few_far_edges(W, open_bucket, sgn, s, inv, np.float64(kp) - width / r, remaining)
                 # before counting more buckets (a pass over the cut) the walk stops
                 # while the bottom trick expects at most _UNCOUNTED_THETA candidates
                 th = max(theta, _UNCOUNTED_THETA) if uncounted and not whole else theta
