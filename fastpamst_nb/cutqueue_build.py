@@ -927,8 +927,11 @@ def gq_build(graph, sgn, s, r, bucket_width, window=None):
         ends=graph.indices,
         # dense graphs start with no bucket materialized, sparse ones with all
         materialized=np.array([B if graph.dense else 0], dtype=np.int64),
-        open_bucket=np.array([-1, 0, -1], dtype=np.int64),
+        open_bucket=np.array([-1, 0], dtype=np.int64),
         sized=sized,
+        # the sampler's counted range (none decided yet) and far-edge count (not counted yet)
+        top_range=np.array([-1, 0], dtype=np.int64),
+        far_edges=np.array([-1], dtype=np.int64),
     )
     nd = n if graph.dense else 0
     cut = CutSides(
