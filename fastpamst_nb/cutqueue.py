@@ -186,7 +186,7 @@ total : int64 array (1,)
 """
 
 SlotStore = namedtuple("SlotStore", ["start", "cap", "fill", "slots", "ends", "materialized",
-                                     "open_bucket", "sized"])
+                                     "open_bucket", "sized", "top_range", "far_edges"])
 SlotStore.__doc__ = """The edges of each bucket, appended as they join the cut (lazy deletion).
 
 start, cap : int64 arrays (B,)
@@ -206,15 +206,22 @@ ends : int array
 materialized : int64 array (1,)
     Buckets >= materialized[0] hold their slots; lower ones only their counts (nothing
     with ``lazy_counts``).
-open_bucket : int64 array (3,)
-    (wide bucket, its unprocessed slots) while the sampler splits it, else (-1, 0);
-    then the far edges of the sampler's cut node at the top of the key range
-    (``sampler._far_edges``, -1 until counted).
+open_bucket : int64 array (2,)
+    (wide bucket, its unprocessed slots) while the sampler splits it, else (-1, 0).
 sized : int64 array (2,)
     (lowest bucket with a region, first free slot of the pool). A dense queue with
     direct keys starts with no region and sizes buckets as they are materialized
     (``gq_materialize``), always at or below ``materialized[0]``; others are sized
     by ``gq_build`` from the histogram they need anyway.
+top_range : int64 array (2,)
+    The counted range of a dense queue with lazy counts (``sampler.rnm_steps``, docs/design.rst,
+    Wide nodes drawn from the cut): (its lowest bucket ra, the active cut edges of buckets
+    ra .. B - 1). ra = -1 until the sampler decides, B when there is none (never formed,
+    or written by ``gq_materialize``). While there is one nothing is materialized, and
+    ``gq_update`` keeps its count (a compare per entry) and writes nothing.
+far_edges : int64 array (1,)
+    The edges of the graph far below the top of the key range (``sampler._far_edges``,
+    the far-edge rule of a dense cut node), -1 until counted.
 """
 
 CutSides = namedtuple("CutSides", ["inside", "rest", "where", "sizes"])
@@ -449,6 +456,46 @@ def _filter_floor(lay, keys, first):
     return _compressed_floor(lay, keys, first)
 
 
+@jit_only(inline="always")
+def range_threshold(lay, keys, ra):
+    """How to test ``key >= K`` (K: the base key of bucket ``ra``) on a score without
+    computing the key: returns (mul, by_div, thr) with key >= K exactly when
+    ``(sgn * w) * mul >= thr`` (or ``(sgn * w) / s >= thr`` where ``by_div``).
+
+    ``discretize`` takes floor(x) of the quotient x (one rounding, the same here), and
+    floor(x) >= K iff x >= K for an integer K (exact in float64: |K| < 2**52). Its one
+    exception, a negative quotient that underflows to -0.0 (key -1), matters only for
+    K = 0, where key >= 0 iff sgn * w >= 0 (then mul = 1). A test per entry that the
+    compiler vectorizes, not a floor and a conversion."""
+    k = lay.kmin + (ra << lay.bucket_shift) if lay.direct else keys.key[ra]
+    if k == 0:
+        return 1.0, False, 0.0
+    return lay.inv, lay.inv == 0.0, np.float64(k)
+
+
+@jit_only
+def _range_count(row, v, visited, sgn, mul, s, by_div, thr):
+    """Change in the counted range's active cut edges when v joins (``gq_update``): the
+    entries u != v of row v with key >= the range's base key (``range_threshold``), +1 to
+    an unvisited u (joins the cut), -1 to a visited one (leaves it). One branch-free
+    pass: nothing is written, no bucket is computed."""
+    n = row.shape[0]
+    d = np.int64(0)
+    if by_div:
+        for u in range(n):
+            hit = np.int64((sgn * np.float64(row[u])) / s >= thr)
+            d += hit - 2 * (hit & np.int64(visited[u]))
+    else:
+        for u in range(n):
+            hit = np.int64((sgn * np.float64(row[u])) * mul >= thr)
+            d += hit - 2 * (hit & np.int64(visited[u]))
+    # the diagonal is no edge: v is visited, so a hit there counted -1
+    y = sgn * np.float64(row[v])
+    if (y / s if by_div else y * mul) >= thr:
+        d += 1
+    return d
+
+
 @jit_only
 def _update_layered(row, v, visited, slots, start, fill, bucket, block, sc):
     """As ``_update_plain`` with the block layer (more than 16384 buckets: a fine
@@ -528,6 +575,16 @@ def gq_update_roles(lay, keys, cnt, st, cut, row, v, visited, rank_base):
     """``gq_update`` on the queue's role tuples (``sampler.rnm_steps`` holds them, not
     the queue)."""
     mat = st.materialized[0]
+    if lay.lazy_counts and mat >= lay.n_buckets:
+        # nothing materialized: no entry is written or counted per bucket, so the row
+        # is not read but for the counted range's count (at high noise and on the
+        # shapes with far edges a step's only pass over the row)
+        ra = st.top_range[0]
+        if 0 <= ra < lay.n_buckets:
+            mul, by_div, thr = range_threshold(lay, keys, ra)
+            st.top_range[1] += _range_count(row, v, visited, lay.sgn, mul, lay.s, by_div, thr)
+        cnt.total[0] += cut.sizes[1] - (cut.sizes[0] - 1)
+        return
     # the counting loops read every entry
     ythr = _filter_floor(lay, keys, mat) if lay.lazy_counts else 0.0
     sc = UpdateScalars(lay.sgn, lay.s, lay.inv, lay.kmin, lay.bucket_shift, mat, lay.block_shift,
@@ -725,10 +782,11 @@ def gq_join(lay, cut, v, visited):
 
 
 @jit_only
-def gq_take_cut(lay, keys, cut, W, pmax, tries, rng):
-    """A uniformly random active edge of group <= pmax of a dense cut, by rejection
+def gq_take_cut(lay, keys, cut, W, pmin, pmax, tries, rng):
+    """A uniformly random active edge of group pmin .. pmax of a dense cut, by rejection
     from uniform (visited, unvisited) pairs: every such pair is a cut edge of the
-    complete graph. Returns (group, code); callers use it when it accepts often.
+    complete graph. Returns (group, code); callers use it when it accepts often
+    (pmin = 0: every group up to pmax; pmin > 0: the sampler's counted range).
 
     ``tries``: 64 / (the acceptance rate the counts promise) or more, after which
     the counts are wrong (all fail otherwise with probability below e**-64) and the
@@ -739,7 +797,7 @@ def gq_take_cut(lay, keys, cut, W, pmax, tries, rng):
         a = inside[np.int64(rng.random() * n_in)]
         u = rest[np.int64(rng.random() * n_rest)]
         g = gq_group(np.float64(W[a, u]), a * n + u, lay, keys)
-        if g <= pmax:
+        if pmin <= g <= pmax:
             return g, code_pack(a, u)
     raise AssertionError("gq_take_cut: no edge of the cut lies in the counted groups")
 

@@ -14,7 +14,8 @@ import numpy as np
 
 from .core import jit_only
 from .cutqueue import (
-    _CHUNK, _filter_floor, _hash_group, _rank_group, _row_hits, _unvisited, code_pack, slot_pack,
+    _CHUNK, _filter_floor, _hash_group, _rank_group, _row_hits, _unvisited, code_pack, range_threshold,
+    slot_pack,
 )
 # (the moved rule keeps its old name here, so the code below reads as before)
 from .keys import discretize
@@ -96,6 +97,10 @@ def gq_materialize(lay, keys, counts, st, cut, W, b_need):
     mat = st.materialized[0]
     if b_need >= mat:
         return
+    # the counted range's buckets are materialized (and counted per bucket) below like
+    # any other: it is over for this release (sampler.rnm_steps)
+    st.top_range[0] = lay.n_buckets
+    st.top_range[1] = 0
     new = max(min(b_need, 2 * mat - lay.n_buckets), 0)
     if lay.layered and lay.lazy_counts:
         # whole blocks (compressed buckets with the block layer): a block's counter is
@@ -164,3 +169,26 @@ def _materialize_pass(lay, keys, counts, st, cut, W, new, mat):
                         if lay.layered:
                             counts.block[b >> lay.block_shift] += 1
     st.materialized[0] = new
+
+
+@jit_only
+def gq_count_range(lay, keys, cut, W, visited, ra):
+    """The active cut edges of buckets ra .. B - 1 of a dense queue (the sampler's counted
+    range, ``SlotStore.top_range``), by one pass over the cut that writes nothing: the
+    rows of the smaller side read whole, each entry tested against the range's base key
+    (``cutqueue.range_threshold``: exact, no key computed) and against the other side.
+    O(t (n - t)) for a cut of t visited vertices; once a release, at its first step
+    where the cut is one row."""
+    n = lay.n
+    inside, rest, n_in, n_rest = cut.inside, cut.rest, cut.sizes[0], cut.sizes[1]
+    sgn, s = lay.sgn, lay.s
+    mul, by_div, thr = range_threshold(lay, keys, ra)
+    from_rest = n_rest < n_in  # rows of the unvisited side: the partner must be visited
+    c = np.int64(0)
+    for i in range(n_rest if from_rest else n_in):
+        row = W[rest[i] if from_rest else inside[i]]
+        for y in range(n):
+            w = sgn * np.float64(row[y])
+            hit = (w / s if by_div else w * mul) >= thr
+            c += np.int64(hit and visited[y] == from_rest)
+    return c

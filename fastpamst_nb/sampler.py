@@ -47,7 +47,7 @@ from .cutqueue import (
     BLOCK, BUCKET, GROUP, ROOT, code_ends, code_pack, gq_compact, gq_group, gq_join,
     gq_take_cut, gq_update_roles, slot_code, slot_offset,
 )
-from .cutqueue_materialize import gq_materialize
+from .cutqueue_materialize import gq_count_range, gq_materialize
 from .keys import discretize
 
 
@@ -61,7 +61,8 @@ ST_BOTTOM_K = 5         # candidates (k) the bottom trick drew in total
 ST_BOTTOM_WINS = 6      # selections won by a bottom candidate
 ST_NODES = 7            # groups, buckets and blocks visited (empty ones included)
 ST_CUT_NODES = 8        # nodes of uncounted buckets resolved whole from the cut
-N_STATS = 9
+ST_RANGE_NODES = 9      # nodes of the counted range (counted, never written) drawn from the cut
+N_STATS = 10
 
 # the bottom trick's stopping threshold (expected candidates) where the walk would
 # otherwise count more buckets: a candidate from the cut is cheap, a
@@ -242,8 +243,8 @@ def _seen_add(seen, code):
 
 
 @jit_only
-def _cut_members(lay, keys, cut, W, k, pmax, count, seen, rng, gs, codes):
-    """``k`` distinct uniformly random active edges of groups <= pmax of a dense cut,
+def _cut_members(lay, keys, cut, W, k, pmin, pmax, count, seen, rng, gs, codes):
+    """``k`` distinct uniformly random active edges of groups pmin .. pmax of a dense cut,
     none of the codes already in ``seen`` (to which they are added), written to
     ``gs`` (groups) and ``codes``; ``count``: how many such edges the cut holds.
 
@@ -278,7 +279,7 @@ def _cut_members(lay, keys, cut, W, k, pmax, count, seen, rng, gs, codes):
             a = a_buf[i]
             u = u_buf[i]
             g = gq_group(w_buf[i], a * n + u, lay, keys)
-            if g <= pmax:
+            if pmin <= g <= pmax:
                 code = code_pack(a, u)
                 if _seen_add(seen, code):
                     gs[got] = g
@@ -306,20 +307,21 @@ def _far_edges(W, sgn, s, inv, kthr, cap):
 
 
 @jit_only
-def _few_far_edges(W, open_bucket, sgn, s, inv, kthr, c):
+def _few_far_edges(W, far_edges, sgn, s, inv, kthr, c):
     """The far-edge rule for a cut node of ``c`` edges at the top of the key range: the
     far edges (keys below ``kthr``, counted once a release by ``_far_edges`` and kept in
-    ``open_bucket[2]``, -1 until then) number at most n / _FAR_SHARE / (1 + ln c).
+    ``SlotStore.far_edges[0]``, -1 until then) number at most n / _FAR_SHARE / (1 + ln c).
     Called at most once a selection, only where the span rule refused the node."""
     n = W.shape[0]
-    if open_bucket[2] < 0:
-        open_bucket[2] = _far_edges(W, sgn, s, inv, kthr, n / _FAR_SHARE)
-    return open_bucket[2] * (1.0 + math.log(c)) <= n / _FAR_SHARE
+    if far_edges[0] < 0:
+        far_edges[0] = _far_edges(W, sgn, s, inv, kthr, n / _FAR_SHARE)
+    return far_edges[0] * (1.0 + math.log(c)) <= n / _FAR_SHARE
 
 
 @jit_only
-def _cut_pass_extras(lay, keys, cut, W, kx, pmax, c, carrier, tt, span, r, k0, best, win_g, win_code, rng):
-    """The ``kx`` extras of a cut node of ``c`` members (groups <= pmax) when they are
+def _cut_pass_extras(lay, keys, cut, W, kx, pmin, pmax, c, carrier, tt, span, r, k0, best, win_g, win_code,
+                     rng):
+    """The ``kx`` extras of a cut node of ``c`` members (groups pmin .. pmax) when they are
     many (a far carrier brings up to all c - 1 others): a uniformly random kx-subset
     of the members other than ``carrier``, chosen in one pass over the cut's pairs by
     sequential selection (each member taken with probability needed / left, Knuth's
@@ -341,7 +343,7 @@ def _cut_pass_extras(lay, keys, cut, W, kx, pmax, c, carrier, tt, span, r, k0, b
         for j in range(n_rest):
             b = rest[j]
             g = gq_group(np.float64(W[a, b]), a * n + b, lay, keys)
-            if g > pmax:
+            if g > pmax or g < pmin:
                 continue
             cx = code_pack(a, b)
             if cx == carrier:
@@ -449,14 +451,14 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
     n_buckets, n_blocks, n_groups = lay.n_buckets, lay.n_blocks, lay.n_groups
     bshift, block_shift, sub_shift = lay.bucket_shift, lay.block_shift, lay.sub_shift
     slots, start, fill, ends = st.slots, st.start, st.fill, st.ends
-    materialized, open_bucket = st.materialized, st.open_bucket
+    materialized, open_bucket, top_range, far_edges = st.materialized, st.open_bucket, st.top_range, st.far_edges
     bucket, block, group, total = counts.bucket, counts.block, counts.group, counts.total
     key_base = keys.key
     low = (np.int64(1) << bshift) - 1  # a group's offset in its bucket; the top offset
     blk_w = bshift + block_shift  # log2 of the groups a block spans
     width = _CUT_NODE_WIDTH * bucket_width
     # the far-edge rule of a cut node at the top (not for one selection: its pass over W
-    # is paid once a release, its count kept in open_bucket[2], -1 until counted)
+    # is paid once a release, its count kept in far_edges[0], -1 until counted)
     far_rule = dense and lazy and not select_only
     seen_small = np.full(_SEEN_SMALL, -1, dtype=np.int64)
     v = np.int64(v)
@@ -478,6 +480,7 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
         # the uncounted ones when they are one cut node, else materialize lower
         lowest = materialized[0] if lazy else np.int64(0)
         tried = False
+        ranged = False  # the walk starts with the counted range's node
         p = np.int64(-1)
         while True:
             bt = n_buckets - 1
@@ -505,9 +508,28 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                 kp = kmin + p if direct else key_base[p >> bshift] + (p & low)
                 if r * np.float64(kp - kmin) <= width:
                     break
-                if far_rule and p == n_groups - 1 and _few_far_edges(W, open_bucket, sgn, s, inv,
+                if far_rule and p == n_groups - 1 and _few_far_edges(W, far_edges, sgn, s, inv,
                                                                      np.float64(kp) - width / r, total[0]):
                     break
+                if dense and p == n_groups - 1:
+                    # nothing counted or written: the counted range, the buckets within
+                    # width noise units of the top key, counted but never written
+                    # (docs/design.rst, Wide nodes drawn from the cut), formed once a
+                    # release by a pass that only counts (the first step's cut is one row),
+                    # then counted by gq_update; its node is drawn from the cut while it
+                    # holds 1/_CUT_SHARE of it, else it is materialized below like the
+                    # rest (gq_materialize ends it). Counts, the rate and the key range
+                    # decide, never the noise: the cut node's law argument
+                    if top_range[0] < 0:
+                        ra = n_buckets - 1
+                        while ra > 0 and r * np.float64(
+                                kp - (kmin + ((ra - 1) << bshift) if direct else key_base[ra - 1])) <= width:
+                            ra -= 1
+                        top_range[1] = gq_count_range(lay, keys, cut, W, visited, ra)
+                        top_range[0] = ra
+                    if top_range[0] < n_buckets and top_range[1] * _CUT_SHARE >= total[0]:
+                        ranged = True
+                        break
             gq_materialize(lay, keys, counts, st, cut, W, lowest - 1)
             lowest = materialized[0]
         k0 = kmin + p if direct else key_base[p >> bshift] + (p & low)
@@ -532,6 +554,8 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
             c = np.int64(0)
             n_draw = np.int64(0)
             pmax = p
+            pmin = np.int64(0)  # the node's lowest group (> 0: the counted range)
+            range_node = False
             ktop = 0.0
             zmax = 0.0
             t = 0.0
@@ -567,9 +591,10 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                 # the walk reached the buckets not counted yet (lazy counts); the
                 # remaining edges, those of groups <= p, may be one node drawn from the cut
                 uncounted = lazy and (p >> bshift) < materialized[0]
-                whole = (uncounted and remaining * _CUT_SHARE >= total[0]
+                range_node = ranged and first
+                whole = (uncounted and not range_node and remaining * _CUT_SHARE >= total[0]
                          and r * np.float64(kp - kmin) <= width)
-                if (uncounted and not whole and far_rule and p == n_groups - 1
+                if (uncounted and not whole and not range_node and far_rule and p == n_groups - 1
                         and remaining * _CUT_SHARE >= total[0]):
                     whole = _few_far_edges(W, open_bucket, sgn, s, inv, np.float64(kp) - width / r, remaining)
                 # before counting more buckets (a pass over the cut) the walk stops
@@ -603,7 +628,24 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                     continue
                 kind, level, node, n_draw = 1, SUB, whi, np.int64(1)
             elif kind == 0:
-                if uncounted and whole:
+                if range_node:
+                    # the counted range: top_range[1] edges of groups pmin .. p, members
+                    # uniform pairs of the cut in that range (>= 1/_CUT_SHARE of them)
+                    stats[ST_NODES] += 1
+                    stats[ST_RANGE_NODES] += 1
+                    first = False
+                    c = top_range[1]
+                    pmin = top_range[0] << bshift
+                    remaining -= c
+                    p = pmin - 1
+                    u = rng.random()
+                    while u == 0.0:
+                        u = rng.random()
+                    zmax = max_noise_u(u, c, r)
+                    if not ktop + zmax > best:
+                        continue
+                    kind, level, node, n_draw = 1, ROOT, np.int64(0), np.int64(1)
+                elif uncounted and whole:
                     # one node of `remaining` edges, its members uniform pairs of the cut
                     # (docs/design.rst, Wide nodes drawn from the cut)
                     stats[ST_NODES] += 1
@@ -688,7 +730,7 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
             # for the carrier and the group's edge: the carrier gets zmax, its extra
             # members a noise doubly truncated to (t, zmax], bottom candidates t + Exp
             carrier_phase = kind == 1
-            from_cut = dense and level == ROOT and c * n >= total[0]
+            from_cut = dense and level == ROOT and (range_node or c * n >= total[0])
             seen = seen_small
             small = True
             if kind == 2 and 2 * n_draw > _SEEN_SMALL:
@@ -705,7 +747,7 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                 # of the cut, drawn in one batch (_cut_members)
                 gs = np.empty(n_draw, dtype=np.int64)
                 codes = np.empty(n_draw, dtype=np.int64)
-                _cut_members(lay, keys, cut, W, n_draw, pmax, c, seen, rng, gs, codes)
+                _cut_members(lay, keys, cut, W, n_draw, pmin, pmax, c, seen, rng, gs, codes)
                 used = True
                 for x in range(n_draw):
                     u = rng.random()
@@ -743,7 +785,7 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                     g = discretize(np.float64(W[ga, gu]), sgn, s, inv) - kmin
                 elif from_cut:
                     # uniform (visited, unvisited) pairs, at least 1/n of them qualifying
-                    g, code = gq_take_cut(lay, keys, cut, W, pmax, 64 * (total[0] // c + 1), rng)
+                    g, code = gq_take_cut(lay, keys, cut, W, pmin, pmax, 64 * (total[0] // c + 1), rng)
                 else:
                     lo_off = np.int64(0)
                     hi_off = low
@@ -891,8 +933,8 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                     if from_cut and 8 * kx > c and kx > _SEEN_SMALL:
                         # most of a large node (a far carrier): one pass over the cut,
                         # no seen table
-                        best, win_g, win_code = _cut_pass_extras(lay, keys, cut, W, kx, pmax, c, code, tt, span,
-                                                                 r, k0, best, win_g, win_code, rng)
+                        best, win_g, win_code = _cut_pass_extras(lay, keys, cut, W, kx, pmin, pmax, c, code, tt,
+                                                                 span, r, k0, best, win_g, win_code, rng)
                         break
                     if 2 * (kx + 1) > _SEEN_SMALL:
                         seen = _seen_set(kx + 1)
@@ -905,7 +947,7 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                         # the whole cut's members in one batch of cut draws
                         gs = np.empty(kx, dtype=np.int64)
                         codes = np.empty(kx, dtype=np.int64)
-                        _cut_members(lay, keys, cut, W, kx, pmax, c, seen, rng, gs, codes)
+                        _cut_members(lay, keys, cut, W, kx, pmin, pmax, c, seen, rng, gs, codes)
                         for x in range(kx):
                             u = rng.random()
                             while u == 0.0:

@@ -22,7 +22,9 @@ from fastpamst_nb.api import DEFAULT_BUCKET_WIDTH, DEFAULT_THETA, _fast_pamst_gr
 from fastpamst_nb.graph import as_graph
 from fastpamst_nb.privacy import default_discretization, discretized_sensitivity
 from fastpamst_nb.cutqueue_build import gq_build
-from fastpamst_nb.sampler import N_STATS, ST_BLOCK_DRAWS, ST_BLOCK_EXTRA, ST_CUT_NODES, ST_NODES, ST_STEPS
+from fastpamst_nb.sampler import (
+    N_STATS, ST_BLOCK_DRAWS, ST_BLOCK_EXTRA, ST_CUT_NODES, ST_NODES, ST_RANGE_NODES, ST_STEPS,
+)
 
 import naive
 from test_fast_pamst import expected_sequences
@@ -118,12 +120,64 @@ def test_the_cases_reach_the_layouts_they_claim():
             assert q.layout.lazy_counts and q.layout.n_buckets >= 3
 
 
+# the dense graphs of the counted range (sampler.rnm_steps): near edges within a few
+# noise units of the top (lam = 1, s = 1/16: a weight unit is a noise unit), far ones 6-9
+# units below, more than the range's 2 bucket widths and too many for the far-edge rule
+# (n / 16 < 1 at n = 6); minimum trees, and the same weights mirrored for maximum ones
+_NEAR_FAR = _sym(np.where(np.random.default_rng(39).random((6, 6)) < 0.6,
+                          np.random.default_rng(40).random((6, 6)) * 2.0,
+                          6.0 + np.random.default_rng(41).random((6, 6)) * 3.0))
+# only 0-1 and 0-2 near: from vertex 0 the range holds 2 of 5 cut edges, 1 of 8 or 2 of
+# 8 at the second step, none once both are in the tree: its share falls below 1/8 and the
+# walk materializes (gq_materialize ends the range) for the rest of the release
+_FALLBACK = _sym(6.0 + np.random.default_rng(42).random((6, 6)) * 3.0)
+_FALLBACK[0, 1] = _FALLBACK[1, 0] = 0.3
+_FALLBACK[0, 2] = _FALLBACK[2, 0] = 0.9
+
+RANGE_CASES = {
+    "minimum": (_NEAR_FAR, False),
+    "maximum": (10.0 - _NEAR_FAR, True),
+    "share-falls": (_FALLBACK, False),
+}
+
+
+@pytest.mark.parametrize("name", list(RANGE_CASES))
 @pytest.mark.slow_python
-def test_far_edge_rule_first_selection_law():
-    # a dense graph whose key range one far edge stretches to ~30 noise units: the span
-    # rule refuses the node of the uncounted edges, the far-edge rule takes it (one far
-    # edge: 1 + ln 199 <= 200 / _FAR_SHARE expected draws), and the far edge is its carrier
-    # in 1 selection of 199. The first selection's law (vertex 0's row, 199 edges) against
+def test_counted_range_release_law(name):
+    # the counted range: the top buckets counted by the row updates but never written,
+    # their node's members uniform pairs of the cut in its group range; 20,000 releases
+    # against the enumerated tree law (chi-square, p >= 1e-4)
+    W, maximum = RANGE_CASES[name]
+    n, sensitivity, lam = W.shape[0], 1.0, 1.0
+    s = default_discretization(sensitivity)
+    q = gq_build(as_graph(W), 1.0 if maximum else -1.0, s, lam * s, DEFAULT_BUCKET_WIDTH)
+    assert q.layout.dense and q.layout.lazy_counts
+    assert lam * s * (q.layout.n_groups - 1) > 2 * 2 * DEFAULT_BUCKET_WIDTH  # the span rule refuses
+    rho = _rho_for_rate(lam, sensitivity, s, n)
+    counts, stats, rate = released_counts(W, rho, sensitivity, s, maximum=maximum)
+    expected = expected_sequences(W, rate, s, maximum=maximum)
+    assert sum(RUNS * p >= 5 for p in expected.values()) >= 20 and max(expected.values()) < 0.5
+    pvalue, stat, dof = naive.chisquare_pvalue(counts, expected, RUNS)
+    assert pvalue >= P_FAIL, f"p = {pvalue:.2e} (chi2 = {stat:.1f}, dof = {dof})"
+    steps = stats[ST_STEPS]
+    assert steps == RUNS * (n - 1)
+    if name == "share-falls":
+        # the first two steps (at most) walk the range, the rest materialized buckets
+        # (and below them the far edges as one cut node)
+        assert RUNS <= stats[ST_RANGE_NODES] <= 2 * RUNS
+    else:
+        assert stats[ST_RANGE_NODES] > steps // 2
+
+
+@pytest.mark.parametrize("rule", ["far-edge", "counted-range"])
+@pytest.mark.slow_python
+def test_first_selection_law_with_far_edges(rule):
+    # a dense graph whose key range far edges stretch to ~30 noise units: the span rule
+    # refuses the node of the uncounted edges. One far edge: the far-edge rule takes it
+    # (1 + ln 199 <= 200 / _FAR_SHARE expected draws), the far edge its carrier in 1
+    # selection of 199. A third of the edges far: the rule refuses, and the counted range
+    # (the near edges, within 2 bucket widths of the top) is the first node, its members
+    # drawn from the cut. The first selection's law (vertex 0's row, 199 edges) against
     # the exact report-noisy-max (naive.rnm_exp_probs), RUNS seeded selections
     from test_fast_pamst import _restore
     from fastpamst_nb.prim import prim_dense_private
@@ -131,7 +185,10 @@ def test_far_edge_rule_first_selection_law():
 
     n, sensitivity, lam = 200, 1.0, 1.0
     W = _sym(np.random.default_rng(38).random((n, n)) * 3.0)
-    W[0, 7] = W[7, 0] = 33.0
+    if rule == "far-edge":
+        W[0, 7] = W[7, 0] = 33.0
+    else:
+        W += _sym(30.0 * (np.random.default_rng(39).random((n, n)) < 1.0 / 3.0))
     s = default_discretization(sensitivity)
     r = lam * s
     assert 1.0 + math.log(n - 1) <= n / _FAR_SHARE
@@ -151,7 +208,8 @@ def test_far_edge_rule_first_selection_law():
         prim_dense_private(q, graph.W, visited, edges, 0, 1, 0, r, DEFAULT_THETA, DEFAULT_BUCKET_WIDTH,
                            rng, stats)
         got[edges[0, 1]] += 1
-    assert stats[ST_CUT_NODES] == stats[ST_STEPS] == RUNS  # every selection took the rule
+    # every selection took the rule, or the range
+    assert stats[ST_CUT_NODES if rule == "far-edge" else ST_RANGE_NODES] == stats[ST_STEPS] == RUNS
     probs = naive.rnm_exp_probs(naive.discretized_scores(W[0, 1:], s), lam)
     expected = {j + 1: p for j, p in enumerate(probs)}
     counts = {j: int(c) for j, c in enumerate(got) if c}
@@ -222,3 +280,32 @@ def test_high_noise_release_is_a_spanning_tree_and_leaves_the_input_alone():
             seen.add(b)
         assert len(seen) == 200
     assert np.array_equal(W, before)
+
+
+@pytest.mark.parametrize("sensitivity", [1e-3, 0.1, 1.0])
+@pytest.mark.slow_python
+def test_dense_shapes_with_far_edges_walk_the_counted_range(sensitivity):
+    # issue 31's dense shapes whose far edges (Pareto's tail, far clusters) refuse the cut
+    # node: every selection's first node is the counted range, nothing is written to a
+    # slot (the release's time no longer follows their rows' writes), and a step visits
+    # few nodes
+    from fastpamst_nb.prim import prim_dense_private
+
+    n = 300
+    s = default_discretization(sensitivity)
+    r = fp.privacy.fast_pamst_key_rate(0.1, sensitivity, n, s, "exponential")
+    # (clusters at 1e-3 and n = 300: the range, 4 noise units of the near third, holds
+    # about a tenth of the cut, under 1/8: those releases materialize from the first step)
+    for shape in ("pareto", "clusters") if sensitivity >= 0.1 else ("pareto",):
+        graph = as_graph(bench.shape_weights(shape, n, seed=1))
+        q = gq_build(graph, -1.0, s, r, DEFAULT_BUCKET_WIDTH)
+        stats = np.zeros(N_STATS, dtype=np.int64)
+        visited = np.zeros(n, dtype=np.bool_)
+        edges = np.empty((n - 1, 2), dtype=np.int64)
+        prim_dense_private(q, graph.W, visited, edges, 0, n - 1, 0, r, DEFAULT_THETA, DEFAULT_BUCKET_WIDTH,
+                           np.random.default_rng(0), stats)
+        # (Pareto at 1e-3: the range's share falls below 1/8 in the last few steps)
+        assert stats[ST_STEPS] == n - 1 and stats[ST_RANGE_NODES] >= 0.95 * (n - 1), shape
+        if stats[ST_RANGE_NODES] == n - 1:
+            assert q.store.materialized[0] == q.layout.n_buckets and q.store.fill.sum() == 0, shape
+        assert stats[ST_NODES] <= 3 * (n - 1), shape

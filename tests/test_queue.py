@@ -168,7 +168,7 @@ def _many_cut_takes(q, W, pmax, rng, reps):
     out = np.empty(reps, dtype=np.int64)
     for i in range(reps):
         # acceptance >= 1 / (the cut's size): its tries bound
-        out[i] = gq_take_cut(q.layout, q.keys, q.cut, W, pmax, 64 * (q.counts.total[0] + 1), rng)[1]
+        out[i] = gq_take_cut(q.layout, q.keys, q.cut, W, 0, pmax, 64 * (q.counts.total[0] + 1), rng)[1]
     return out
 
 

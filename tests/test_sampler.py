@@ -22,7 +22,7 @@ from fastpamst_nb.cutqueue_build import gq_build
 from fastpamst_nb.graph import as_graph
 from fastpamst_nb.prim import prim_csr_private
 from fastpamst_nb.sampler import (
-    N_STATS, ST_BOTTOM_CALLS, ST_NODES, _cut_members, _seen_add, _seen_set, binomial, max_noise, rnm_select,
+    N_STATS, ST_BOTTOM_CALLS, ST_NODES, ST_RANGE_NODES, _cut_members, _seen_add, _seen_set, binomial, max_noise, rnm_select,
 )
 
 pytestmark = pytest.mark.nojit_lane  # the NUMBA_DISABLE_JIT=1 lane runs this file but its slow_python tests
@@ -111,10 +111,13 @@ def test_one_selection_matches_brute_force_rnm(structure, theta, bucket_width):
     if structure == "top-heavy" and theta == math.inf:  # what the case is for
         assert q.layout.lazy_counts and q.store.materialized[0] == 0
     if structure == "spread" and theta < 1.0 and bucket_width == 1.0:
-        # walks that reach the buckets not counted yet stop there by the bottom trick
-        # (sampler._UNCOUNTED_THETA) instead of counting them: that stop is exact too
-        assert q.layout.lazy_counts and 0 < q.store.materialized[0] < q.layout.n_buckets
-        assert stats[ST_BOTTOM_CALLS] > 0
+        # the top buckets are the counted range (counted, never written: its node drawn
+        # from the cut in a group range), and the walks that reach the buckets not
+        # counted below it stop there by the bottom trick (sampler._UNCOUNTED_THETA)
+        # instead of counting them: both exact
+        B = q.layout.n_buckets
+        assert q.layout.lazy_counts and q.store.materialized[0] == B and 0 < q.store.top_range[0] < B
+        assert stats[ST_RANGE_NODES] == RUNS and stats[ST_BOTTOM_CALLS] > 0
 
 
 @njit
@@ -195,7 +198,7 @@ def _cut_members_shim(q, W, k, pmax, count, skip, rng):
         _seen_add(seen, skip)
     gs = np.empty(k, dtype=np.int64)
     codes = np.empty(k, dtype=np.int64)
-    _cut_members(q.layout, q.keys, q.cut, W, k, pmax, count, seen, rng, gs, codes)
+    _cut_members(q.layout, q.keys, q.cut, W, k, 0, pmax, count, seen, rng, gs, codes)
     return gs, codes
 
 

@@ -30,7 +30,7 @@ from fastpamst_nb.sampler import N_STATS
 
 RHO = 0.1
 NAMES = ["steps", "group draws", "carriers", "extras", "bottom stops", "bottom candidates",
-         "bottom wins", "nodes", "cut nodes"]
+         "bottom wins", "nodes", "cut nodes", "range nodes"]
 
 
 @njit
