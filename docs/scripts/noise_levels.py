@@ -7,7 +7,8 @@ nodes drawn from the cut).
 Uniform(0, 1) weights (or the shapes of ``fastpamst bench --shapes``), rho = 0.1. For each sensitivity: the validation (with the
 top window ``fast_pamst`` passes it), ``gq_build``, the selection loop
 (``prim_dense_private``) and the loop's cut updates alone replayed on a fresh
-queue (nothing materialized), each as a multiple of the floor (``bench.floor_prim``)
+queue (nothing materialized; the counted range counted where the release kept one to
+its end), each as a multiple of the floor (``bench.floor_prim``)
 timed in the same process; then the layout and the sampler's counters per step.
 Times are process CPU time (the loop is single-threaded, the validation's threads
 add up), minimum of --repeat runs, so that other jobs on a shared machine distort
@@ -64,6 +65,8 @@ def release(W, sensitivity):
     tl, _ = cpu(lambda: prim_dense_private(q, W, visited, edges, 0, n - 1, 0, r, api.DEFAULT_THETA,
                                            width, gen, stats))
     fresh = gq_build(g, -1.0, s, r, width, win)
+    if 0 <= q.store.top_range[0] < q.layout.n_buckets:
+        fresh.store.top_range[0] = q.store.top_range[0]  # the counted range's count, as the release's updates
     order = np.concatenate([[0], edges[:, 1]])
     tu, _ = cpu(lambda: replay_updates(fresh, W, order))
     return (tv, tb, tl, tu), q, stats
