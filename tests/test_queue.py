@@ -22,7 +22,7 @@ from fastpamst_nb.cutqueue import (
     slot_code,
 )
 from fastpamst_nb.cutqueue_build import gq_build
-from fastpamst_nb.cutqueue_materialize import gq_materialize
+from fastpamst_nb.cutqueue_materialize import gq_count_range, gq_materialize
 
 pytestmark = pytest.mark.nojit_lane  # the NUMBA_DISABLE_JIT=1 lane runs this file but its slow_python tests
 
@@ -548,3 +548,49 @@ def test_top_window_counts_the_top_bins_exactly(case, workers):
     assert top == bins.max()
     for f in range(top - length + 1, top + 1):
         assert win.ring[f & (topwin._WINDOW_RING - 1)] == np.count_nonzero(bins == f), f
+
+
+@njit
+def _range_counts(q, W, order, visited, ra):
+    """The counted range's count as gq_update keeps it and as gq_count_range counts the
+    cut, after each vertex of ``order`` joins."""
+    q.store.top_range[0] = ra
+    q.store.top_range[1] = 0
+    kept = np.empty(order.shape[0], dtype=np.int64)
+    passed = np.empty(order.shape[0], dtype=np.int64)
+    for i in range(order.shape[0]):
+        _join_dense(q, W, order[i], visited)
+        kept[i] = q.store.top_range[1]
+        passed[i] = gq_count_range(q.layout, q.keys, q.cut, W, visited, ra)
+    return kept, passed
+
+
+def test_counted_range_counts_the_cut_edges_from_its_base_key_up():
+    # the sampler's counted range (nothing materialized): gq_update's compare per entry
+    # and gq_count_range's pass against a count of the active cut edges whose key
+    # (keys.discretize) is >= the base key of bucket ra, at every ra. s = 2: single-key
+    # buckets from -2 to 2, the base key 0 among them, where a negative quotient that
+    # underflows to -0.0 (w = 5e-324: key -1) must stay out and w = -5e-324, 0.0, -0.0
+    # (key 0) in; the rest sets every key
+    from fastpamst_nb.keys import discretize
+    values = np.array([-4.0, -2.0, -1.5, -0.0, 0.0, 5e-324, -5e-324, 1.0, 2.5, 4.0])
+    n = 24
+    rng = np.random.default_rng(39)
+    W = np.triu(rng.choice(values, size=(n, n)), 1)
+    W = W + W.T
+    q0 = gq_build(as_graph(W), -1.0, 2.0, 3.0, 2.0)
+    lay = q0.layout
+    assert lay.dense and lay.lazy_counts and lay.direct and lay.bucket_shift == 0
+    assert lay.kmin == -2 and lay.n_buckets == 5  # keys -2 .. 2
+    key = np.array([[discretize(W[a, b], -1.0, 2.0, 0.5) for b in range(n)] for a in range(n)])
+    order = rng.permutation(n)[:-1]
+    for ra in range(lay.n_buckets):
+        q = gq_build(as_graph(W), -1.0, 2.0, 3.0, 2.0)
+        visited = np.zeros(n, dtype=np.bool_)
+        kept, passed = _range_counts(q, W, order, visited, ra)
+        seen = np.zeros(n, dtype=bool)
+        for i, v in enumerate(order):
+            seen[v] = True
+            want = int(np.sum(key[np.ix_(seen, ~seen)] >= lay.kmin + ra))
+            assert kept[i] == passed[i] == want, (ra, i)
+        assert q.store.materialized[0] == lay.n_buckets and not q.store.fill.any()  # nothing written
