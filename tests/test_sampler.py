@@ -22,7 +22,8 @@ from fastpamst_nb.cutqueue_build import gq_build
 from fastpamst_nb.graph import as_graph
 from fastpamst_nb.prim import prim_csr_private
 from fastpamst_nb.sampler import (
-    N_STATS, ST_BOTTOM_CALLS, ST_NODES, ST_RANGE_NODES, _cut_members, _seen_add, _seen_set, binomial, max_noise, rnm_select,
+    N_STATS, ST_BOTTOM_CALLS, ST_NODES, ST_RANGE_NODES, _cut_members, _seen_add, _seen_set, binomial, max_noise,
+    rnm_select,
 )
 
 pytestmark = pytest.mark.nojit_lane  # the NUMBA_DISABLE_JIT=1 lane runs this file but its slow_python tests
