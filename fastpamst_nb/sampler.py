@@ -511,7 +511,7 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                 if far_rule and p == n_groups - 1 and _few_far_edges(W, far_edges, sgn, s, inv,
                                                                      np.float64(kp) - width / r, total[0]):
                     break
-                if dense and p == n_groups - 1:
+                if dense and lazy and p == n_groups - 1:
                     # nothing counted or written: the counted range, the buckets within
                     # width noise units of the top key, counted but never written
                     # (docs/design.rst, Wide nodes drawn from the cut), formed once a
@@ -521,11 +521,14 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                     # rest (gq_materialize ends it). Counts, the rate and the key range
                     # decide, never the noise: the cut node's law argument
                     if top_range[0] < 0:
-                        ra = n_buckets - 1
+                        # the lowest bucket whose base key is within width of the top
+                        # (none: a wide bucket at the top spans more)
+                        ra = n_buckets
                         while ra > 0 and r * np.float64(
                                 kp - (kmin + ((ra - 1) << bshift) if direct else key_base[ra - 1])) <= width:
                             ra -= 1
-                        top_range[1] = gq_count_range(lay, keys, cut, W, visited, ra)
+                        if ra < n_buckets:
+                            top_range[1] = gq_count_range(lay, keys, cut, W, visited, ra)
                         top_range[0] = ra
                     if top_range[0] < n_buckets and top_range[1] * _CUT_SHARE >= total[0]:
                         ranged = True
