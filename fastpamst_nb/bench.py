@@ -619,6 +619,18 @@ def shape_weights(shape, n, seed=0, sparse=False):
     return W
 
 
+def shape_levels(sensitivities=None):
+    """The noise levels of :func:`run_shapes_bench`: ``[SENSITIVITY]`` by default.
+
+    Raises ``ValueError`` unless there is at least one and every one is finite and
+    positive (the CLI checks ``--sensitivity`` with it before any timing).
+    """
+    levels = [SENSITIVITY] if sensitivities is None else [float(d) for d in sensitivities]
+    if not levels or not all(math.isfinite(d) and d > 0 for d in levels):
+        raise ValueError(f"the noise levels must be finite positive sensitivities (at least one), got {levels}")
+    return levels
+
+
 def run_shapes_bench(n=4000, sparse_n=20000, repeat=1, shapes=None, log=None, sensitivities=None):
     """``fast_pamst(noise="exponential")`` on every shape of :data:`SHAPES`.
 
@@ -651,9 +663,7 @@ def run_shapes_bench(n=4000, sparse_n=20000, repeat=1, shapes=None, log=None, se
     for name in shapes:
         if name not in SHAPES:
             raise ValueError(f"unknown shape {name!r}; choose one of {', '.join(SHAPES)}")
-    levels = [SENSITIVITY] if sensitivities is None else [float(d) for d in sensitivities]
-    if not levels or not all(math.isfinite(d) and d > 0 for d in levels):
-        raise ValueError(f"sensitivities must be finite and positive (at least one), got {levels}")
+    levels = shape_levels(sensitivities)
     n, sparse_n, repeat = int(n), int(sparse_n), int(repeat)
     if repeat < 1:
         raise ValueError(f"repeat must be at least 1, got {repeat}")

@@ -23,7 +23,6 @@ up on an 8-vertex matrix of the same kind as the input and the tree computed.
 
 import argparse
 import json
-import math
 import os
 import sys
 import time
@@ -675,8 +674,10 @@ def cmd_bench(args):
         sparse_n = 20000 if args.sparse is None else args.sparse
         if sparse_n != 0 and sparse_n < 8:
             raise UsageError(f"--sparse must be 0 (none) or at least 8 vertices with --shapes, got {sparse_n}")
-        if args.sensitivity is not None and not all(math.isfinite(d) and d > 0 for d in args.sensitivity):
-            raise UsageError(f"--sensitivity takes finite positive noise levels, got {args.sensitivity}")
+        try:
+            bench.shape_levels(args.sensitivity)  # before minutes of timing
+        except ValueError as exc:
+            raise UsageError(f"--sensitivity: {exc}") from None
         res = bench.run_shapes_bench(4000 if args.n is None else args.n[0], sparse_n, args.repeat, log=log,
                                      sensitivities=args.sensitivity)
         print(bench.format_shapes(res))
