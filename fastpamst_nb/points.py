@@ -552,25 +552,46 @@ def _pt_dist(X, v, u, code, p, aux):
 
 @njit(cache=CACHE, nogil=True)
 def _pt_exact_blocks(st, b0, b1, m, v, P, sgn):
-    """``_pt_exact_filtered`` on blocks b0 .. b1 - 1 of the m slots, in one call: a call
-    per block took and dropped a reference to each of the state's arrays (atomic
-    operations: a third of a step at n = 10**6, measured with perf)."""
+    """``_pt_exact_filtered`` on blocks b0 .. b1 - 1 of the m slots, in one call, with one
+    scratch for all of them: a call per block took and dropped a reference to each of the
+    state's arrays (atomic operations: a third of a step at n = 10**6, measured with perf)."""
+    qsl = np.empty(BLOCK, dtype=np.int32)
+    fsl = np.empty(BLOCK, dtype=np.float32)
+    keep = np.empty(BLOCK, dtype=np.uint8)
+    hit = np.empty(BLOCK, dtype=np.int64)
+    row = np.empty(BLOCK)
     for blk in range(b0, b1):
-        _pt_exact_filtered(st, blk, blk * BLOCK, min(m, (blk + 1) * BLOCK), v, P, sgn)
+        _pt_exact_filtered(st, blk, blk * BLOCK, min(m, (blk + 1) * BLOCK), v, P, sgn,
+                           qsl, fsl, keep, hit, row)
+
+
+@njit(cache=CACHE, inline="always")
+def _pt_l2(X, v, u, sq):
+    """``metrics.metric_distance(X, v, u)`` for euclidean (``sq`` False) and sqeuclidean
+    (True): the same sum in the same order (from 0.0, coordinate 0 first), so the same
+    double. Written out in the loops that take it: a call (``_pt_dist``) takes and drops
+    a reference to X, atomic operations that serialised the survivors' rows, each a cache
+    miss at n = 10**6, where a loop of plain loads lets them overlap."""
+    acc = 0.0
+    for j in range(X.shape[1]):
+        t = X[v, j] - X[u, j]
+        acc += t * t
+    return acc if sq else math.sqrt(acc)
 
 
 @njit(cache=CACHE, nogil=True, inline="always")
-def _pt_exact_filtered(st, blk, lo, hi, v, P, sgn):
+def _pt_exact_filtered(st, blk, lo, hi, v, P, sgn, qsl, fsl, keep, hit, row):
     """EXACT on a minimum tree with the float32 filter: S32 of every slot of the block
     (``_pt_f32_sum``), the slots whose S32 lies below their threshold ``fth`` listed (the
     others' float64 distance is at or above their best: ``_pt_fth``), then the listed
-    slots' float64 distances from X's rows (``metrics.metric_distance``, the reported
-    weight bit for bit; a loop of their own, so that the rows' cache misses overlap) and
-    the float64 test. With the uint8 grid (``quant_consts``) its integer sums S and
-    thresholds ``qth`` come first (``_pt_qth``; the float32 filter when the block's grid
-    proved coarse: ``_Q_EXTRA``). The block's top is kept across steps as GUMBEL keeps it
-    (a best only grows; ``RESCAN``: a full scan), so a step reads d + 4 bytes a slot with
-    the grid, 4 d + 4 with the float32 filter."""
+    slots' float64 distances from X's rows (``_pt_l2``, the reported weight bit for bit; a
+    loop of their own, so that the rows' cache misses overlap) and the float64 test. With
+    the uint8 grid (``quant_consts``) its integer sums S and thresholds ``qth`` come first
+    (``_pt_qth``; the float32 filter when the block's grid proved coarse: ``_Q_EXTRA``).
+    The block's top is kept across steps as GUMBEL keeps it (a best only grows;
+    ``RESCAN``: a full scan), so a step reads d + 4 bytes a slot with the grid, 4 d + 4
+    with the float32 filter. ``qsl``, ``fsl``, ``keep``, ``hit``, ``row``: scratch of
+    ``BLOCK`` entries (the caller's: hot in the L1 cache)."""
     # no slices of the state here (nor in ``_pt_q8_sum``): each slice takes and drops a
     # reference (two atomic operations on a word the other thread writes too), which
     # cost a third of a step at n = 10**6; unsigned offsets index without the
@@ -585,44 +606,38 @@ def _pt_exact_filtered(st, blk, lo, hi, v, P, sgn):
     m_k = hi - lo
     mu = np.uint64(m_k)
     lou = np.uint64(lo)
-    hit = np.empty(0, dtype=np.int64)  # the survivors' slots, allocated when there are some
     grid = st.xq.shape[0] > 0
+    on_grid = grid and tops[blk, 5] <= 0.0
     kept = 0
-    # the sums go to a scratch of this call (hot in the L1 cache): a scratch row per block
-    # would stream 4 more bytes a slot, and the survivors are listed only when there are
-    # some (most blocks have none past the first steps: the list's writes, 8 bytes a slot,
-    # cost more than the sums at n = 10**6)
-    if grid and tops[blk, 5] <= 0.0:
+    # each pass writes a byte a slot (keep: the slot may relax) in a branch-free loop (it
+    # vectorizes); the survivors are listed only when there are some (most blocks have
+    # none past the first steps)
+    if on_grid:
         # the uint8 grid: d + 4 bytes a slot (12 at d = 8: the state of 10**6 points fits
         # the L3 cache), exact integer sums against the slots' integer thresholds
-        qsl = np.empty(m_k, dtype=np.int32)
         _pt_q8_sum(st.xq, st.xqv, v, lo, hi, qsl)
-        for k in range(mu):  # branch-free: it vectorizes
-            kept += qsl[k] < qth[lou + k]
-        if kept > 0:
-            hit = np.empty(kept, dtype=np.int64)
-            kept = 0
-            for k in range(m_k):
-                if qsl[k] < qth[lo + k]:
-                    hit[kept] = lo + k
-                    kept += 1
-        if kept > (tops[blk, 4] + _Q_EXTRA) * m_k:
-            tops[blk, 5] = _Q_RETRY  # a coarse grid here: the float32 filter for a while
+        for k in range(mu):
+            c = qsl[k] < qth[lou + k]
+            keep[k] = c
+            kept += c
     else:
-        fsl = np.empty(m_k, dtype=np.float32)
         _pt_f32_sum(st.xf, X, v, lo, hi, fsl)
         for k in range(mu):
-            kept += fsl[k] < fth[lou + k]
-        if kept > 0:
-            hit = np.empty(kept, dtype=np.int64)
-            kept = 0
-            for k in range(m_k):
-                if fsl[k] < fth[lo + k]:
-                    hit[kept] = lo + k
-                    kept += 1
-        if grid:  # speed statistics only: the decisions are the float64 test's either way
-            tops[blk, 4] = kept / max(m_k, 1)
-            tops[blk, 5] -= 1.0
+            c = fsl[k] < fth[lou + k]
+            keep[k] = c
+            kept += c
+    if kept > 0:
+        kept = 0
+        for k in range(m_k):
+            if keep[k] != 0:
+                hit[kept] = lo + k
+                kept += 1
+    if on_grid:
+        if kept > (tops[blk, 4] + _Q_EXTRA) * m_k:
+            tops[blk, 5] = _Q_RETRY  # a coarse grid here: the float32 filter for a while
+    elif grid:  # speed statistics only: the decisions are the float64 test's either way
+        tops[blk, 4] = kept / max(m_k, 1)
+        tops[blk, 5] -= 1.0
     ts = -np.inf
     tk = -1
     topk = st.topk
@@ -632,9 +647,9 @@ def _pt_exact_filtered(st, blk, lo, hi, v, P, sgn):
         tk = topk[blk]
     if kept > 0:
         parent = st.parent
-        row = np.empty(kept)
+        sq = fc[_FC_SQ] != 0.0
         for q in range(kept):
-            row[q] = sgn * _pt_dist(X, v, slot[hit[q]], P.code, P.p, P.aux)
+            row[q] = sgn * _pt_l2(X, v, slot[hit[q]], sq)
         for q in range(kept):
             k = hit[q]
             s = row[q]
@@ -764,7 +779,9 @@ def _pt_block(st, blk, lo, hi, v, P, nz):
     # the float32 filter (``filter_consts``): EXACT and GUMBEL on a minimum tree
     filt = st.xf.shape[0] > 0
     if filt and rule == EXACT:
-        _pt_exact_filtered(st, blk, lo, hi, v, P, sgn)
+        _pt_exact_filtered(st, blk, lo, hi, v, P, sgn, np.empty(BLOCK, dtype=np.int32),
+                           np.empty(BLOCK, dtype=np.float32), np.empty(BLOCK, dtype=np.uint8),
+                           np.empty(BLOCK, dtype=np.int64), np.empty(BLOCK))
         return
     # the block's scratch (see PtState): distances, then the edges' uniforms or bounds, and
     # the slots of the edges that may relax
