@@ -542,29 +542,6 @@ def _pt_soa_row(xt, X, v, lo, hi, code, out):
             out[k] = math.sqrt(out[k])
 
 
-@njit(cache=CACHE, nogil=True)
-def _pt_dist(X, v, u, code, p, aux):
-    """``metrics.metric_distance(X, v, u, ...)`` as a call of its own: the float32 filter's
-    few survivors take it, so that the kernels do not inline the distance's every metric
-    again (compile time; a call costs nanoseconds against the row's cache miss)."""
-    return metric_distance(X, v, u, code, p, aux)
-
-
-@njit(cache=CACHE, nogil=True)
-def _pt_exact_blocks(st, b0, b1, m, v, P, sgn):
-    """``_pt_exact_filtered`` on blocks b0 .. b1 - 1 of the m slots, in one call, with one
-    scratch for all of them: a call per block took and dropped a reference to each of the
-    state's arrays (atomic operations: a third of a step at n = 10**6, measured with perf)."""
-    qsl = np.empty(BLOCK, dtype=np.int32)
-    fsl = np.empty(BLOCK, dtype=np.float32)
-    keep = np.empty(BLOCK, dtype=np.uint8)
-    hit = np.empty(BLOCK, dtype=np.int64)
-    row = np.empty(BLOCK)
-    for blk in range(b0, b1):
-        _pt_exact_filtered(st, blk, blk * BLOCK, min(m, (blk + 1) * BLOCK), v, P, sgn,
-                           qsl, fsl, keep, hit, row)
-
-
 @njit(cache=CACHE, inline="always")
 def _pt_l2(X, v, u, sq):
     """``metrics.metric_distance(X, v, u)`` for euclidean (``sq`` False) and sqeuclidean
@@ -719,21 +696,39 @@ def _pt_gumbel_flagged(st, lo, hi, v, P, nz, ts, tg, tk, row, gu, hit):
         u = sl[k]
         m = bits_of_words(ka, kb, c2, c3, v, u)
         if row[k] - MARGIN < gumbel_upper(m):
-            s = sgn * _pt_dist(P.X, v, u, P.code, P.p, P.aux)
+            s = sgn * _pt_l2(P.X, v, u, st.fc[_FC_SQ] != 0.0)
             ts, tg, tk = _pt_relax(k, s, m, v, sbl, gbl, pal, mthl, lam, nz.b, nz.b_hi, nz.b_lo,
                                    ts, tg, tk)
     return ts, tg, tk, c, kept, nh
 
 
 @njit(cache=CACHE, nogil=True)
-def _pt_block(st, blk, lo, hi, v, P, nz):
+def _pt_blocks(st, b0, b1, m, v, P, nz):
+    """``_pt_block`` on blocks b0 .. b1 - 1 of the m slots with the new vertex v, in one
+    call and with one scratch (hot in the L1/L2 cache) for all of them: a call per block
+    took and dropped a reference to each of the state's arrays (atomic operations: a third
+    of a step at n = 10**6, measured with perf). The serial kernel passes a step's blocks,
+    the shared kernel's threads one claimed block at a time."""
+    rows = np.empty((3, BLOCK))
+    need = np.empty(BLOCK, dtype=np.int64)
+    qsl = np.empty(BLOCK, dtype=np.int32)
+    fsl = np.empty(BLOCK, dtype=np.float32)
+    keep = np.empty(BLOCK, dtype=np.uint8)
+    for blk in range(b0, b1):
+        _pt_block(st, blk, blk * BLOCK, min(m, (blk + 1) * BLOCK), v, P, nz, rows, need, qsl,
+                  fsl, keep)
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _pt_block(st, blk, lo, hi, v, P, nz, rows, need, qsl, fsl, keep):
     """Relax slots lo..hi-1 with the new vertex v (rule EXACT/GUMBEL/GAUSS); write the
     block's best (s, g) to tops[blk] and its slot to topk[blk] (-1: no live slot).
     GUMBEL updates the block's top from the slots that relax (keys only grow), unless
     ``topk[blk]`` is ``RESCAN``: then a full scan finds it.
 
     ``rows``: the block's scratch rows (distances, then the edges' uniforms or bounds),
-    ``need``: the slots of the edges that may relax (allocated by the call: see PtState). The distances come
+    ``need``: the slots of the edges that may relax; ``qsl``, ``fsl``, ``keep``: the grid's and the
+    float32 filter's sums and marks (scratch of ``BLOCK`` entries, ``_pt_blocks``). The distances come
     from ``xt`` (:func:`_pt_soa_row`) for the coordinate-wise metrics (``SOA_METRICS``),
     else from X (``metrics.metric_row``). A noisy rule draws
     the whole block's noise in a loop of its own when most edges may relax (the
@@ -779,14 +774,8 @@ def _pt_block(st, blk, lo, hi, v, P, nz):
     # the float32 filter (``filter_consts``): EXACT and GUMBEL on a minimum tree
     filt = st.xf.shape[0] > 0
     if filt and rule == EXACT:
-        _pt_exact_filtered(st, blk, lo, hi, v, P, sgn, np.empty(BLOCK, dtype=np.int32),
-                           np.empty(BLOCK, dtype=np.float32), np.empty(BLOCK, dtype=np.uint8),
-                           np.empty(BLOCK, dtype=np.int64), np.empty(BLOCK))
+        _pt_exact_filtered(st, blk, lo, hi, v, P, sgn, qsl, fsl, keep, need, rows[0])
         return
-    # the block's scratch (see PtState): distances, then the edges' uniforms or bounds, and
-    # the slots of the edges that may relax
-    rows = np.empty((3, hi - lo))
-    need = np.empty(hi - lo, dtype=np.int64)
     row = rows[0]
     grid = filt and st.xq.shape[0] > 0
     on_grid = grid and tops[blk, 5] <= 0.0
@@ -802,11 +791,9 @@ def _pt_block(st, blk, lo, hi, v, P, nz):
             # uint8 grid (d bytes a slot) unless it let through too many edges lately
             # (``_Q_EXTRA``), else from the float32 copy (4 d bytes)
             if on_grid:
-                qsl = np.empty(hi - lo, dtype=np.int32)
                 _pt_q8_sum(st.xq, st.xqv, v, lo, hi, qsl)
                 _pt_q8_lo(qsl, st.fc, hi - lo, row)
             else:
-                fsl = np.empty(hi - lo, dtype=np.float32)
                 _pt_f32_sum(st.xf, X, v, lo, hi, fsl)
                 _pt_f32_lo(fsl, st.fc, hi - lo, row)
         elif xt.shape[0] > 0:
@@ -916,7 +903,7 @@ def _pt_block(st, blk, lo, hi, v, P, nz):
                     # below: G <= bound <= t - MARGIN, the exact test would not relax
                     if t - MARGIN < gumbel_upper(m):
                         if filt:  # row held a lower bound: the distance itself now
-                            s = sgn * _pt_dist(X, v, u, code, p, aux)
+                            s = sgn * _pt_l2(X, v, u, code == SQEUCLIDEAN)
                         ts, tg, tk = _pt_relax(k, s, m, v, sbl, gbl, pal, mthl, lam, b, b_hi,
                                                b_lo, ts, tg, tk)
         if full:  # a pass of its own: a flag tested in the loop above slows it
@@ -1113,11 +1100,7 @@ def pt_steps_serial(st, step0, n_steps, P, nz):
         if step == st.edges.shape[0] - 1:
             break
         nb = (m + BLOCK - 1) // BLOCK
-        if nz.rule == EXACT and st.xf.shape[0] > 0:
-            _pt_exact_blocks(st, 0, nb, m, v, P, nz.sgn)
-            continue
-        for blk in range(nb):
-            _pt_block(st, blk, blk * BLOCK, min(m, (blk + 1) * BLOCK), v, P, nz)
+        _pt_blocks(st, 0, nb, m, v, P, nz)
 
 
 # The shared kernel's synchronisation: int64 words of ``sync``, each on a cache line of its
@@ -1225,7 +1208,7 @@ def _pt_worker(st, sync, step0, n_steps, P, nz):
             continue
         spins = 0
         m = _atomic_load(sync, _M)
-        _pt_block(st, blk, blk * BLOCK, min(m, (blk + 1) * BLOCK), _atomic_load(sync, _V), P, nz)
+        _pt_blocks(st, blk, blk + 1, m, _atomic_load(sync, _V), P, nz)
         if _atomic_add(sync, _DONE, 1) + 1 == nb:
             # every block of the phase is done (each thread counts after its block's
             # writes): this thread alone selects, the others wait for the next phase
