@@ -652,12 +652,12 @@ def _pt_exact_filtered(st, blk, lo, hi, v, P, sgn, qsl, fsl, keep, hit, row):
 
 
 @njit(cache=CACHE, nogil=True)
-def _pt_gumbel_flagged(st, lo, hi, v, P, nz, ts, tg, tk, row, gu, hit):
+def _pt_gumbel_flagged(st, lo, hi, v, P, nz, ts, tg, tk, row, hit):
     """GUMBEL's distance-first pass of a hashed block with the float32 filter (narrow noise:
-    most edges below T_SKIP), once ``row`` holds the distances' lower bounds and ``gu``
-    the Gumbel bounds (+ ``MARGIN``) (``hit``: scratch): a branch-free pass (it vectorizes)
-    flags the edges whose threshold t from the lower bound lies below T_SKIP and below the
-    bound (t is monotone in the distance: an edge not flagged is one the float64 pass
+    most edges below T_SKIP), once ``row`` holds the distances' lower bounds (``hit``:
+    scratch): a branch-free pass (it vectorizes) draws each edge's Gumbel bound (+ ``MARGIN``)
+    and flags the edges whose threshold t from the lower bound lies below T_SKIP and below
+    the bound (one pass: the bounds are not stored and read back; t is monotone in the distance: an edge not flagged is one the float64 pass
     skips too); dead slots are never flagged (their keys are stale). The flagged edges take
     the bound test again, then their float64 distance and the exact path. Returns the
     block's top (ts, tg, tk) and the counts (c: t < T_SKIP, kept: what the noise-first
@@ -677,11 +677,11 @@ def _pt_gumbel_flagged(st, lo, hi, v, P, nz, ts, tg, tk, row, gu, hit):
     m_k = hi - lo
     c = 0
     kept = 0
-    for k in range(m_k):
+    for k in range(m_k):  # branch-free: it vectorizes, the Philox rounds included
         gk = gbl[k]
         sk = sbl[k]
         t = gk - (sgn * row[k] - sk) * lam
-        g = gu[k]
+        g = gumbel_upper(bits_of_words(ka, kb, c2, c3, v, sl[k])) + MARGIN
         c += t < T_SKIP
         kept += gk + sk * lam < g + MARGIN
         row[k] = t
@@ -833,9 +833,10 @@ def _pt_block(st, blk, lo, hi, v, P, nz, rows, need, qsl, fsl, keep):
         gu = rows[1]
         m_k = hi - lo
         hashed = tops[blk, 2] > HASH_ALL_SHARE
-        if hashed and not noise_first:
+        if hashed and not noise_first and not filt:
             # most edges needed their noise last time: every slot's bound in a loop of
-            # its own (branch-free: it vectorizes; a dead slot's value is never read)
+            # its own (branch-free: it vectorizes; a dead slot's value is never read;
+            # with the filter, ``_pt_gumbel_flagged`` draws them in its own pass)
             for k in range(m_k):
                 gu[k] = gumbel_upper(bits_of_words(ka, kb, c2, c3, v, sl[k])) + MARGIN
         # the block's top: kept from the last step unless it must be rescanned (between
@@ -884,8 +885,7 @@ def _pt_block(st, blk, lo, hi, v, P, nz, rows, need, qsl, fsl, keep):
                     ts, tg, tk = _pt_relax(k, s, m, v, sbl, gbl, pal, mthl, lam, b, b_hi, b_lo,
                                            ts, tg, tk)
         if filt and hashed and not noise_first:
-            ts, tg, tk, c, kept, work = _pt_gumbel_flagged(st, lo, hi, v, P, nz, ts, tg, tk, row, gu,
-                                                            need)
+            ts, tg, tk, c, kept, work = _pt_gumbel_flagged(st, lo, hi, v, P, nz, ts, tg, tk, row, need)
         elif filt and not noise_first:
             work = -1  # c, counted below
         for k in range(m_k if not (noise_first or (filt and hashed)) else 0):
