@@ -156,8 +156,8 @@ _PT_SURE = 2.0 ** -50
 
 # the kernels' state: flat arrays, one row per candidate slot (prefix ``pt_``); xf, fth, fc:
 # the float32 filter (``filter_consts``; empty when it is off). A block's scratch (its
-# distances, bounds, listed slots) is allocated by each call of ``_pt_block``: reused by
-# the allocator, it stays in the L1/L2 cache, where a scratch row per block (24 MiB at
+# distances, bounds, listed slots) is allocated once a call of ``_pt_blocks`` and shared by
+# its blocks: it stays in the L1/L2 cache, where a scratch row per block (24 MiB at
 # n = 10**6) was streamed from memory with the state
 # xq, xqv, qth: the uint8 grid in front of it (``quant_consts``; empty when it is off)
 PtState = namedtuple("PtState", ["slot", "sb", "gb", "parent", "xt", "tops", "topk",
@@ -546,9 +546,9 @@ def _pt_soa_row(xt, X, v, lo, hi, code, out):
 def _pt_l2(X, v, u, sq):
     """``metrics.metric_distance(X, v, u)`` for euclidean (``sq`` False) and sqeuclidean
     (True): the same sum in the same order (from 0.0, coordinate 0 first), so the same
-    double. Written out in the loops that take it: a call (``_pt_dist``) takes and drops
-    a reference to X, atomic operations that serialised the survivors' rows, each a cache
-    miss at n = 10**6, where a loop of plain loads lets them overlap."""
+    double. Written out in the loops that take it (inlined): a call of a function of its own
+    took and dropped a reference to X, atomic operations that serialised the survivors'
+    rows, each a cache miss at n = 10**6, where a loop of plain loads lets them overlap."""
     acc = 0.0
     for j in range(X.shape[1]):
         t = X[v, j] - X[u, j]
