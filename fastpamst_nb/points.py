@@ -156,8 +156,8 @@ _PT_SURE = 2.0 ** -50
 
 # the kernels' state: flat arrays, one row per candidate slot (prefix ``pt_``); xf, fth, fc:
 # the float32 filter (``filter_consts``; empty when it is off). A block's scratch (its
-# distances, bounds, listed slots) is allocated by each call of ``_pt_block``: reused by
-# the allocator, it stays in the L1/L2 cache, where a scratch row per block (24 MiB at
+# distances, bounds, listed slots) is allocated once a call of ``_pt_blocks`` and shared by
+# its blocks: it stays in the L1/L2 cache, where a scratch row per block (24 MiB at
 # n = 10**6) was streamed from memory with the state
 # xq, xqv, qth: the uint8 grid in front of it (``quant_consts``; empty when it is off)
 PtState = namedtuple("PtState", ["slot", "sb", "gb", "parent", "xt", "tops", "topk",
@@ -542,35 +542,33 @@ def _pt_soa_row(xt, X, v, lo, hi, code, out):
             out[k] = math.sqrt(out[k])
 
 
-@njit(cache=CACHE, nogil=True)
-def _pt_dist(X, v, u, code, p, aux):
-    """``metrics.metric_distance(X, v, u, ...)`` as a call of its own: the float32 filter's
-    few survivors take it, so that the kernels do not inline the distance's every metric
-    again (compile time; a call costs nanoseconds against the row's cache miss)."""
-    return metric_distance(X, v, u, code, p, aux)
-
-
-@njit(cache=CACHE, nogil=True)
-def _pt_exact_blocks(st, b0, b1, m, v, P, sgn):
-    """``_pt_exact_filtered`` on blocks b0 .. b1 - 1 of the m slots, in one call: a call
-    per block took and dropped a reference to each of the state's arrays (atomic
-    operations: a third of a step at n = 10**6, measured with perf)."""
-    for blk in range(b0, b1):
-        _pt_exact_filtered(st, blk, blk * BLOCK, min(m, (blk + 1) * BLOCK), v, P, sgn)
+@njit(cache=CACHE, inline="always")
+def _pt_l2(X, v, u, sq):
+    """``metrics.metric_distance(X, v, u)`` for euclidean (``sq`` False) and sqeuclidean
+    (True): the same sum in the same order (from 0.0, coordinate 0 first), so the same
+    double. Written out in the loops that take it (inlined): a call of a function of its own
+    took and dropped a reference to X, atomic operations that serialised the survivors'
+    rows, each a cache miss at n = 10**6, where a loop of plain loads lets them overlap."""
+    acc = 0.0
+    for j in range(X.shape[1]):
+        t = X[v, j] - X[u, j]
+        acc += t * t
+    return acc if sq else math.sqrt(acc)
 
 
 @njit(cache=CACHE, nogil=True, inline="always")
-def _pt_exact_filtered(st, blk, lo, hi, v, P, sgn):
+def _pt_exact_filtered(st, blk, lo, hi, v, P, sgn, qsl, fsl, keep, hit, row):
     """EXACT on a minimum tree with the float32 filter: S32 of every slot of the block
     (``_pt_f32_sum``), the slots whose S32 lies below their threshold ``fth`` listed (the
     others' float64 distance is at or above their best: ``_pt_fth``), then the listed
-    slots' float64 distances from X's rows (``metrics.metric_distance``, the reported
-    weight bit for bit; a loop of their own, so that the rows' cache misses overlap) and
-    the float64 test. With the uint8 grid (``quant_consts``) its integer sums S and
-    thresholds ``qth`` come first (``_pt_qth``; the float32 filter when the block's grid
-    proved coarse: ``_Q_EXTRA``). The block's top is kept across steps as GUMBEL keeps it
-    (a best only grows; ``RESCAN``: a full scan), so a step reads d + 4 bytes a slot with
-    the grid, 4 d + 4 with the float32 filter."""
+    slots' float64 distances from X's rows (``_pt_l2``, the reported weight bit for bit; a
+    loop of their own, so that the rows' cache misses overlap) and the float64 test. With
+    the uint8 grid (``quant_consts``) its integer sums S and thresholds ``qth`` come first
+    (``_pt_qth``; the float32 filter when the block's grid proved coarse: ``_Q_EXTRA``).
+    The block's top is kept across steps as GUMBEL keeps it (a best only grows;
+    ``RESCAN``: a full scan), so a step reads d + 4 bytes a slot with the grid, 4 d + 4
+    with the float32 filter. ``qsl``, ``fsl``, ``keep``, ``hit``, ``row``: scratch of
+    ``BLOCK`` entries (the caller's: hot in the L1 cache)."""
     # no slices of the state here (nor in ``_pt_q8_sum``): each slice takes and drops a
     # reference (two atomic operations on a word the other thread writes too), which
     # cost a third of a step at n = 10**6; unsigned offsets index without the
@@ -585,44 +583,38 @@ def _pt_exact_filtered(st, blk, lo, hi, v, P, sgn):
     m_k = hi - lo
     mu = np.uint64(m_k)
     lou = np.uint64(lo)
-    hit = np.empty(0, dtype=np.int64)  # the survivors' slots, allocated when there are some
     grid = st.xq.shape[0] > 0
+    on_grid = grid and tops[blk, 5] <= 0.0
     kept = 0
-    # the sums go to a scratch of this call (hot in the L1 cache): a scratch row per block
-    # would stream 4 more bytes a slot, and the survivors are listed only when there are
-    # some (most blocks have none past the first steps: the list's writes, 8 bytes a slot,
-    # cost more than the sums at n = 10**6)
-    if grid and tops[blk, 5] <= 0.0:
+    # each pass writes a byte a slot (keep: the slot may relax) in a branch-free loop (it
+    # vectorizes); the survivors are listed only when there are some (most blocks have
+    # none past the first steps)
+    if on_grid:
         # the uint8 grid: d + 4 bytes a slot (12 at d = 8: the state of 10**6 points fits
         # the L3 cache), exact integer sums against the slots' integer thresholds
-        qsl = np.empty(m_k, dtype=np.int32)
         _pt_q8_sum(st.xq, st.xqv, v, lo, hi, qsl)
-        for k in range(mu):  # branch-free: it vectorizes
-            kept += qsl[k] < qth[lou + k]
-        if kept > 0:
-            hit = np.empty(kept, dtype=np.int64)
-            kept = 0
-            for k in range(m_k):
-                if qsl[k] < qth[lo + k]:
-                    hit[kept] = lo + k
-                    kept += 1
-        if kept > (tops[blk, 4] + _Q_EXTRA) * m_k:
-            tops[blk, 5] = _Q_RETRY  # a coarse grid here: the float32 filter for a while
+        for k in range(mu):
+            c = qsl[k] < qth[lou + k]
+            keep[k] = c
+            kept += c
     else:
-        fsl = np.empty(m_k, dtype=np.float32)
         _pt_f32_sum(st.xf, X, v, lo, hi, fsl)
         for k in range(mu):
-            kept += fsl[k] < fth[lou + k]
-        if kept > 0:
-            hit = np.empty(kept, dtype=np.int64)
-            kept = 0
-            for k in range(m_k):
-                if fsl[k] < fth[lo + k]:
-                    hit[kept] = lo + k
-                    kept += 1
-        if grid:  # speed statistics only: the decisions are the float64 test's either way
-            tops[blk, 4] = kept / max(m_k, 1)
-            tops[blk, 5] -= 1.0
+            c = fsl[k] < fth[lou + k]
+            keep[k] = c
+            kept += c
+    if kept > 0:
+        kept = 0
+        for k in range(m_k):
+            if keep[k] != 0:
+                hit[kept] = lo + k
+                kept += 1
+    if on_grid:
+        if kept > (tops[blk, 4] + _Q_EXTRA) * m_k:
+            tops[blk, 5] = _Q_RETRY  # a coarse grid here: the float32 filter for a while
+    elif grid:  # speed statistics only: the decisions are the float64 test's either way
+        tops[blk, 4] = kept / max(m_k, 1)
+        tops[blk, 5] -= 1.0
     ts = -np.inf
     tk = -1
     topk = st.topk
@@ -632,9 +624,9 @@ def _pt_exact_filtered(st, blk, lo, hi, v, P, sgn):
         tk = topk[blk]
     if kept > 0:
         parent = st.parent
-        row = np.empty(kept)
+        sq = fc[_FC_SQ] != 0.0
         for q in range(kept):
-            row[q] = sgn * _pt_dist(X, v, slot[hit[q]], P.code, P.p, P.aux)
+            row[q] = sgn * _pt_l2(X, v, slot[hit[q]], sq)
         for q in range(kept):
             k = hit[q]
             s = row[q]
@@ -660,12 +652,12 @@ def _pt_exact_filtered(st, blk, lo, hi, v, P, sgn):
 
 
 @njit(cache=CACHE, nogil=True)
-def _pt_gumbel_flagged(st, lo, hi, v, P, nz, ts, tg, tk, row, gu, hit):
+def _pt_gumbel_flagged(st, lo, hi, v, P, nz, ts, tg, tk, row, hit):
     """GUMBEL's distance-first pass of a hashed block with the float32 filter (narrow noise:
-    most edges below T_SKIP), once ``row`` holds the distances' lower bounds and ``gu``
-    the Gumbel bounds (+ ``MARGIN``) (``hit``: scratch): a branch-free pass (it vectorizes)
-    flags the edges whose threshold t from the lower bound lies below T_SKIP and below the
-    bound (t is monotone in the distance: an edge not flagged is one the float64 pass
+    most edges below T_SKIP), once ``row`` holds the distances' lower bounds (``hit``:
+    scratch): a branch-free pass (it vectorizes) draws each edge's Gumbel bound (+ ``MARGIN``)
+    and flags the edges whose threshold t from the lower bound lies below T_SKIP and below
+    the bound (one pass: the bounds are not stored and read back; t is monotone in the distance: an edge not flagged is one the float64 pass
     skips too); dead slots are never flagged (their keys are stale). The flagged edges take
     the bound test again, then their float64 distance and the exact path. Returns the
     block's top (ts, tg, tk) and the counts (c: t < T_SKIP, kept: what the noise-first
@@ -685,11 +677,11 @@ def _pt_gumbel_flagged(st, lo, hi, v, P, nz, ts, tg, tk, row, gu, hit):
     m_k = hi - lo
     c = 0
     kept = 0
-    for k in range(m_k):
+    for k in range(m_k):  # branch-free: it vectorizes, the Philox rounds included
         gk = gbl[k]
         sk = sbl[k]
         t = gk - (sgn * row[k] - sk) * lam
-        g = gu[k]
+        g = gumbel_upper(bits_of_words(ka, kb, c2, c3, v, sl[k])) + MARGIN
         c += t < T_SKIP
         kept += gk + sk * lam < g + MARGIN
         row[k] = t
@@ -704,21 +696,39 @@ def _pt_gumbel_flagged(st, lo, hi, v, P, nz, ts, tg, tk, row, gu, hit):
         u = sl[k]
         m = bits_of_words(ka, kb, c2, c3, v, u)
         if row[k] - MARGIN < gumbel_upper(m):
-            s = sgn * _pt_dist(P.X, v, u, P.code, P.p, P.aux)
+            s = sgn * _pt_l2(P.X, v, u, st.fc[_FC_SQ] != 0.0)
             ts, tg, tk = _pt_relax(k, s, m, v, sbl, gbl, pal, mthl, lam, nz.b, nz.b_hi, nz.b_lo,
                                    ts, tg, tk)
     return ts, tg, tk, c, kept, nh
 
 
 @njit(cache=CACHE, nogil=True)
-def _pt_block(st, blk, lo, hi, v, P, nz):
+def _pt_blocks(st, b0, b1, m, v, P, nz):
+    """``_pt_block`` on blocks b0 .. b1 - 1 of the m slots with the new vertex v, in one
+    call and with one scratch (hot in the L1/L2 cache) for all of them: a call per block
+    took and dropped a reference to each of the state's arrays (atomic operations: a third
+    of a step at n = 10**6, measured with perf). The serial kernel passes a step's blocks,
+    the shared kernel's threads one claimed block at a time."""
+    rows = np.empty((3, BLOCK))
+    need = np.empty(BLOCK, dtype=np.int64)
+    qsl = np.empty(BLOCK, dtype=np.int32)
+    fsl = np.empty(BLOCK, dtype=np.float32)
+    keep = np.empty(BLOCK, dtype=np.uint8)
+    for blk in range(b0, b1):
+        _pt_block(st, blk, blk * BLOCK, min(m, (blk + 1) * BLOCK), v, P, nz, rows, need, qsl,
+                  fsl, keep)
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _pt_block(st, blk, lo, hi, v, P, nz, rows, need, qsl, fsl, keep):
     """Relax slots lo..hi-1 with the new vertex v (rule EXACT/GUMBEL/GAUSS); write the
     block's best (s, g) to tops[blk] and its slot to topk[blk] (-1: no live slot).
     GUMBEL updates the block's top from the slots that relax (keys only grow), unless
     ``topk[blk]`` is ``RESCAN``: then a full scan finds it.
 
     ``rows``: the block's scratch rows (distances, then the edges' uniforms or bounds),
-    ``need``: the slots of the edges that may relax (allocated by the call: see PtState). The distances come
+    ``need``: the slots of the edges that may relax; ``qsl``, ``fsl``, ``keep``: the grid's and the
+    float32 filter's sums and marks (scratch of ``BLOCK`` entries, ``_pt_blocks``). The distances come
     from ``xt`` (:func:`_pt_soa_row`) for the coordinate-wise metrics (``SOA_METRICS``),
     else from X (``metrics.metric_row``). A noisy rule draws
     the whole block's noise in a loop of its own when most edges may relax (the
@@ -764,12 +774,8 @@ def _pt_block(st, blk, lo, hi, v, P, nz):
     # the float32 filter (``filter_consts``): EXACT and GUMBEL on a minimum tree
     filt = st.xf.shape[0] > 0
     if filt and rule == EXACT:
-        _pt_exact_filtered(st, blk, lo, hi, v, P, sgn)
+        _pt_exact_filtered(st, blk, lo, hi, v, P, sgn, qsl, fsl, keep, need, rows[0])
         return
-    # the block's scratch (see PtState): distances, then the edges' uniforms or bounds, and
-    # the slots of the edges that may relax
-    rows = np.empty((3, hi - lo))
-    need = np.empty(hi - lo, dtype=np.int64)
     row = rows[0]
     grid = filt and st.xq.shape[0] > 0
     on_grid = grid and tops[blk, 5] <= 0.0
@@ -785,11 +791,9 @@ def _pt_block(st, blk, lo, hi, v, P, nz):
             # uint8 grid (d bytes a slot) unless it let through too many edges lately
             # (``_Q_EXTRA``), else from the float32 copy (4 d bytes)
             if on_grid:
-                qsl = np.empty(hi - lo, dtype=np.int32)
                 _pt_q8_sum(st.xq, st.xqv, v, lo, hi, qsl)
                 _pt_q8_lo(qsl, st.fc, hi - lo, row)
             else:
-                fsl = np.empty(hi - lo, dtype=np.float32)
                 _pt_f32_sum(st.xf, X, v, lo, hi, fsl)
                 _pt_f32_lo(fsl, st.fc, hi - lo, row)
         elif xt.shape[0] > 0:
@@ -829,9 +833,10 @@ def _pt_block(st, blk, lo, hi, v, P, nz):
         gu = rows[1]
         m_k = hi - lo
         hashed = tops[blk, 2] > HASH_ALL_SHARE
-        if hashed and not noise_first:
+        if hashed and not noise_first and not filt:
             # most edges needed their noise last time: every slot's bound in a loop of
-            # its own (branch-free: it vectorizes; a dead slot's value is never read)
+            # its own (branch-free: it vectorizes; a dead slot's value is never read;
+            # with the filter, ``_pt_gumbel_flagged`` draws them in its own pass)
             for k in range(m_k):
                 gu[k] = gumbel_upper(bits_of_words(ka, kb, c2, c3, v, sl[k])) + MARGIN
         # the block's top: kept from the last step unless it must be rescanned (between
@@ -880,8 +885,7 @@ def _pt_block(st, blk, lo, hi, v, P, nz):
                     ts, tg, tk = _pt_relax(k, s, m, v, sbl, gbl, pal, mthl, lam, b, b_hi, b_lo,
                                            ts, tg, tk)
         if filt and hashed and not noise_first:
-            ts, tg, tk, c, kept, work = _pt_gumbel_flagged(st, lo, hi, v, P, nz, ts, tg, tk, row, gu,
-                                                            need)
+            ts, tg, tk, c, kept, work = _pt_gumbel_flagged(st, lo, hi, v, P, nz, ts, tg, tk, row, need)
         elif filt and not noise_first:
             work = -1  # c, counted below
         for k in range(m_k if not (noise_first or (filt and hashed)) else 0):
@@ -899,7 +903,7 @@ def _pt_block(st, blk, lo, hi, v, P, nz):
                     # below: G <= bound <= t - MARGIN, the exact test would not relax
                     if t - MARGIN < gumbel_upper(m):
                         if filt:  # row held a lower bound: the distance itself now
-                            s = sgn * _pt_dist(X, v, u, code, p, aux)
+                            s = sgn * _pt_l2(X, v, u, code == SQEUCLIDEAN)
                         ts, tg, tk = _pt_relax(k, s, m, v, sbl, gbl, pal, mthl, lam, b, b_hi,
                                                b_lo, ts, tg, tk)
         if full:  # a pass of its own: a flag tested in the loop above slows it
@@ -1096,11 +1100,7 @@ def pt_steps_serial(st, step0, n_steps, P, nz):
         if step == st.edges.shape[0] - 1:
             break
         nb = (m + BLOCK - 1) // BLOCK
-        if nz.rule == EXACT and st.xf.shape[0] > 0:
-            _pt_exact_blocks(st, 0, nb, m, v, P, nz.sgn)
-            continue
-        for blk in range(nb):
-            _pt_block(st, blk, blk * BLOCK, min(m, (blk + 1) * BLOCK), v, P, nz)
+        _pt_blocks(st, 0, nb, m, v, P, nz)
 
 
 # The shared kernel's synchronisation: int64 words of ``sync``, each on a cache line of its
@@ -1208,7 +1208,7 @@ def _pt_worker(st, sync, step0, n_steps, P, nz):
             continue
         spins = 0
         m = _atomic_load(sync, _M)
-        _pt_block(st, blk, blk * BLOCK, min(m, (blk + 1) * BLOCK), _atomic_load(sync, _V), P, nz)
+        _pt_blocks(st, blk, blk + 1, m, _atomic_load(sync, _V), P, nz)
         if _atomic_add(sync, _DONE, 1) + 1 == nb:
             # every block of the phase is done (each thread counts after its block's
             # writes): this thread alone selects, the others wait for the next phase

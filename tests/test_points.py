@@ -338,7 +338,8 @@ def test_float32_filter_bounds_are_rigorous(metric):
     # the filter's S32 (float32 copy, float32 sums) against the float64 distances the kernel
     # compares (metric_row: the reported weights bit for bit): the lower bound never exceeds
     # the distance, and a best just above the distance (one ulp) always lets the edge through;
-    # a best 1e-4 below it is mostly filtered out (the bound is not vacuous)
+    # a best 1e-4 below it is mostly filtered out (the bound is not vacuous); the survivors'
+    # distance the kernels write out (_pt_l2) is the reported weight bit for bit
     tight = []
     for name, X in _filter_sets().items():
         P = metrics.prepare_points(X, metric, None)
@@ -354,6 +355,9 @@ def test_float32_filter_bounds_are_rigorous(metric):
             lo = np.empty(m)
             points._pt_f32_lo(s32, fc, m, lo)
             assert (lo <= ref).all(), name
+            # the survivors' distance, written out in the kernels (_pt_l2): the same doubles
+            l2 = [points._pt_l2(P[0], v, u, metric == "sqeuclidean") for u in st.slot[:m]]
+            assert np.array_equal(np.array(l2), ref), name
             up = np.nextafter(ref, np.inf)
             assert all(s32[k] < points._pt_fth(up[k], fc) for k in range(m)), name
             if name in ("normal", "d = 20", "top of range"):
