@@ -808,7 +808,11 @@ def gq_build(graph, sgn, s, r, bucket_width, window=None):
         fullest = sample.max() * m / sample.sum()  # its estimated number of edges
         # compressed: the hash set of up to m occupied buckets (a dense queue stores no
         # rank per entry); speed only: wide buckets where it does not fit
-        other = _compressed_bytes(m, m, 0) + _ranges_bytes(m)
+        # (its occupied buckets are at most the range's B noise-wide ones, plus one for the
+        # alignment at the top: counting m of them refused the compressed layout of one far
+        # edge over n = 16,000 uniform weights, 21 GB estimated, and the wide one it got
+        # instead kept all the others in one bucket split at O(its edges) a step: hours)
+        other = _compressed_bytes(m, min(m, B + 1), 0) + _ranges_bytes(m)
         if fullest <= max(_WIDE_FILL_MIN, _WIDE_FILL_FACTOR * m // B_wide) or not memory_fits(other):
             # sub-buckets of bucket_width noise units, or wider when a slot cannot number them
             # all (keys spanning over 2**(37 + bshift)): exact still, a few more draws
