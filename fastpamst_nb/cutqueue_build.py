@@ -218,22 +218,22 @@ def _converts(w, sgn, s, inv):
 @njit(cache=CACHE, nogil=True)
 def _sample_key_range(W, sgn, s, inv, stride):
     """(whether any key converts, the lowest, the highest) over the keys of rows 0,
-    stride, 2 stride, ... of W (diagonal excluded) that convert (``_converts``)."""
+    stride, 2 stride, ... of W (diagonal included: speed only) that convert
+    (``_converts``): the extreme scores sgn * w, then their keys (``discretize`` is
+    monotone in sgn * w); a select, no branch, per entry."""
     n = W.shape[0]
-    lo = np.int64(2) ** 62
-    hi = -lo
-    found = False
+    lo = np.inf
+    hi = -np.inf
     for i in range(0, n, stride):
         row = W[i]
         for j in range(n):
-            w = np.float64(row[j])
-            if j == i or not _converts(w, sgn, s, inv):
-                continue
-            key = discretize(w, sgn, s, inv)
-            lo = min(lo, key)
-            hi = max(hi, key)
-            found = True
-    return found, lo, hi
+            y = sgn * np.float64(row[j])
+            ok = _converts(y, 1.0, s, inv)
+            lo = min(lo, y if ok else np.inf)
+            hi = max(hi, y if ok else -np.inf)
+    if lo > hi:
+        return False, np.int64(0), np.int64(0)
+    return True, discretize(sgn * lo, sgn, s, inv), discretize(sgn * hi, sgn, s, inv)
 
 
 def _sample_stride(n):
@@ -241,22 +241,32 @@ def _sample_stride(n):
     return max(1, n // max(_CROWD_ROWS, _CROWD_SAMPLE // n))
 
 
-def island_keys(W, sgn, s, inv, bshift, max_ranges):
-    """The islands of W's key range from a sample of rows, in keys: (lo, hi), island r
-    the keys lo[r] <= key < hi[r], each an aligned run of buckets of 2**bshift keys
-    from the sample's lowest key (``_island_ranges``, at most ``max_ranges`` of them).
+def island_keys(W, sgn, s, inv, bshift, max_ranges, direct_max=None):
+    """The islands of W's key range from a sample of rows, in keys: (lo, hi, skewed),
+    island r the keys lo[r] <= key < hi[r], each an aligned run of buckets of 2**bshift
+    keys from the sample's lowest key (``_island_ranges``, at most ``max_ranges`` of
+    them), the fullest first; ``skewed``: the first holds 7/8 of the sample or more.
     Safe on W not yet validated (keys that do not convert are skipped): the
     validation's scan then lists the entries outside them (``dense_scan.sample_islands``).
-    Python ints, |key| < 2**62 + 2**bshift."""
+    Python ints, |key| < 2**62 + 2**bshift. None when the sample's keys span at most
+    ``direct_max`` buckets (a range the queue likely addresses directly, with no pass:
+    the scan then lists nothing; a queue compressed after all makes its own pass)."""
     n = W.shape[0]
     found, kmin, kmax = _sample_key_range(W, sgn, s, inv, _sample_stride(n))
     if not found:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    ranges = _island_ranges(W, sgn, s, inv, int(kmin), int(kmax), bshift, n * (n - 1) // 2, max_ranges,
-                            direct=True)
-    lo = np.array([int(kmin) + (int(a) << bshift) for a in ranges.lo], dtype=np.int64)
-    hi = np.array([int(kmin) + (int(a) << bshift) for a in ranges.hi], dtype=np.int64)
-    return lo, hi
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), False
+    if direct_max is not None and ((int(kmax) - int(kmin)) >> bshift) + 1 <= direct_max:
+        return None
+    ranges, full = _island_ranges(W, sgn, s, inv, int(kmin), int(kmax), bshift, n * (n - 1) // 2, max_ranges,
+                                  direct=True, populations=True)
+    # the fullest first: the scan tests them in this order and stops at the first that
+    # holds the entry (ties: the lower keys first; the order is the sample's, never a thread's)
+    full = np.asarray(full, dtype=np.float64)
+    order = np.argsort(-full, kind="stable")
+    lo = np.array([int(kmin) + (int(ranges.lo[r]) << bshift) for r in order], dtype=np.int64)
+    hi = np.array([int(kmin) + (int(ranges.hi[r]) << bshift) for r in order], dtype=np.int64)
+    skewed = full.shape[0] > 1 and 8 * full[order[0]] >= 7 * full.sum()
+    return lo, hi, skewed
 
 
 def _window_ranges(window, kmin, kmax, bshift):
@@ -361,14 +371,17 @@ def _coarse_sample_direct(W, sgn, s, inv, kmin, shift, stride, blocks):
 _DIRECT_SAMPLE_BLOCKS = 1 << 16
 
 
-def _island_ranges(W, sgn, s, inv, kmin, kmax, bshift, m, max_ranges=_MAX_RANGES, direct=False):
+def _island_ranges(W, sgn, s, inv, kmin, kmax, bshift, m, max_ranges=_MAX_RANGES, direct=False,
+                   populations=False):
     """The ``Islands`` of a crowded dense range, from a sample of rows (the crowding test's rows): the dense coarse blocks
     (an edge per bucket or more, estimated), the densest first within
     m / _COARSE_BUDGET + _COARSE_SLACK buckets, joined across gaps of at most
     _JOIN_GAP blocks while that budget lasts; at most ``max_ranges`` of them, the
     fullest. Every bucket of a range becomes a bucket of the queue, empty or not, so
     the pass over W need not find them (``_islands``). Speed only: any ranges give an
-    exact queue (a few empty buckets more or less: the same law)."""
+    exact queue (a few empty buckets more or less: the same law). ``direct``: count the
+    sample in an array when its coarse blocks are few (``_coarse_sample_direct``);
+    ``populations``: also return each island's estimated edges."""
     n = W.shape[0]
     stride = _sample_stride(n)
     blocks = ((int(kmax) - int(kmin)) >> (bshift + _COARSE_SHIFT)) + 1
@@ -381,12 +394,12 @@ def _island_ranges(W, sgn, s, inv, kmin, kmax, bshift, m, max_ranges=_MAX_RANGES
     budget = (m // _COARSE_BUDGET + _COARSE_SLACK) // width  # in blocks
     dense = np.flatnonzero(est >= width)
     if dense.shape[0] == 0:
-        return NO_RANGES
+        return (NO_RANGES, np.zeros(0)) if populations else NO_RANGES
     chosen = dense[np.argsort(-est[dense], kind="stable")][:budget]
     order = np.argsort(ids[chosen])
     dense, dense_est = ids[chosen][order], est[chosen][order]
     if dense.shape[0] == 0:
-        return NO_RANGES
+        return (NO_RANGES, np.zeros(0)) if populations else NO_RANGES
     gaps = dense[1:] - dense[:-1] - 1
     # join across the smallest gaps (each at most _JOIN_GAP blocks: their buckets are
     # empty ones of the queue) while the blocks they add fit the budget
@@ -403,6 +416,8 @@ def _island_ranges(W, sgn, s, inv, kmin, kmax, bshift, m, max_ranges=_MAX_RANGES
     hi = (dense[last[keep]] + 1) << _COARSE_SHIFT
     # no bucket above the highest key's (a coarse block may reach past it)
     hi = np.minimum(hi, ((kmax - kmin) >> bshift) + 1)
+    if populations:
+        return Islands(lo.astype(np.int64), hi.astype(np.int64)), full[keep]
     return Islands(lo.astype(np.int64), hi.astype(np.int64))
 
 

@@ -44,14 +44,15 @@ WIN_BSHIFT = 6
 WIN_ISLANDS = 7
 WIN_LISTED = 8
 WIN_LISTED_FULL = 9
-WIN_ISLAND_KEYS = 10  # island r's keys: [state[WIN_ISLAND_KEYS + 2 r], state[WIN_ISLAND_KEYS + 2 r + 1])
+WIN_SKEWED = 10
+WIN_ISLAND_KEYS = 11  # island r's keys: [state[WIN_ISLAND_KEYS + 2 r], state[WIN_ISLAND_KEYS + 2 r + 1])
 
 # at most this many islands are sampled before the validation (its scan compares every
 # entry with each: 2 compares an island)
 ISLANDS_MAX = 4
 # the islands are sampled, and the entries outside them listed, for matrices of at least
-# this many entries (below it the queue's own pass costs little); a module global read
-# by ``top_window`` (tests lower it)
+# this many entries (below it the queue's own pass costs little); read by
+# ``dense_scan._scan_dense`` at each call (tests lower it)
 ISLANDS_MIN_ENTRIES = 1 << 20
 # the keys one part of the scan lists (each part its own buffer): at least this many,
 # at most _LISTED_MAX; a part that lists more stops listing (the build then makes its
@@ -89,9 +90,12 @@ state : int64 (WIN_SLOTS,)
     (the queue's ``bucket_shift`` for any range of more than WIDE_MIN_FINE of
     them). The islands (``dense_scan.sample_islands``, docs/design.rst, Islands
     sampled before the validation): ``WIN_ISLANDS`` -2 when none are wanted, -1
-    when wanted but not sampled yet, else how many were sampled (0 to
-    ISLANDS_MAX), island r's keys in [state[WIN_ISLAND_KEYS + 2 r],
-    state[WIN_ISLAND_KEYS + 2 r + 1]); ``WIN_LISTED`` the keys in ``listed``;
+    when wanted but not sampled (a small matrix), -3 when the sample's keys span
+    few buckets (a direct layout, which needs no listing), else how many were
+    sampled (0 to ISLANDS_MAX), island r's keys in [state[WIN_ISLAND_KEYS + 2 r],
+    state[WIN_ISLAND_KEYS + 2 r + 1]); ``WIN_SKEWED`` 1 when the first island holds
+    most entries (the scan then tests it first, with a branch); ``WIN_LISTED`` the
+    keys in ``listed``;
     ``WIN_LISTED_FULL`` 1 when ``listed`` ran out of room (the list is then
     incomplete).
 scale : float64 (3,)
