@@ -241,6 +241,13 @@ def _sample_stride(n):
     return max(1, n // max(_CROWD_ROWS, _CROWD_SAMPLE // n))
 
 
+# the share of the entries (estimated from the sample) that may lie outside the sampled
+# islands for the validation to list them: beyond it a list would run out of room
+# (window.listed_capacity: m / 32 a part), and the build makes its own pass instead
+# (the integers at Delta = 1e-3: four islands of a hundred values)
+_OUTSIDE_SHARE_MAX = 1 / 32
+
+
 def island_keys(W, sgn, s, inv, bshift, max_ranges, direct_max=None):
     """The islands of W's key range from a sample of rows, in keys: (lo, hi, skewed),
     island r the keys lo[r] <= key < hi[r], each an aligned run of buckets of 2**bshift
@@ -250,7 +257,8 @@ def island_keys(W, sgn, s, inv, bshift, max_ranges, direct_max=None):
     validation's scan then lists the entries outside them (``dense_scan.sample_islands``).
     Python ints, |key| < 2**62 + 2**bshift. None when the sample's keys span at most
     ``direct_max`` buckets (a range the queue likely addresses directly, with no pass:
-    the scan then lists nothing; a queue compressed after all makes its own pass)."""
+    the scan then lists nothing; a queue compressed after all makes its own pass), or
+    when the islands hold less than 1 - _OUTSIDE_SHARE_MAX of the edges (estimated)."""
     n = W.shape[0]
     found, kmin, kmax = _sample_key_range(W, sgn, s, inv, _sample_stride(n))
     if not found:
@@ -262,6 +270,8 @@ def island_keys(W, sgn, s, inv, bshift, max_ranges, direct_max=None):
     # the fullest first: the scan tests them in this order and stops at the first that
     # holds the entry (ties: the lower keys first; the order is the sample's, never a thread's)
     full = np.asarray(full, dtype=np.float64)
+    if full.sum() < (1 - _OUTSIDE_SHARE_MAX) * (n * (n - 1) // 2):
+        return None  # most of the sample outside the islands: a list would overflow
     order = np.argsort(-full, kind="stable")
     lo = np.array([int(kmin) + (int(ranges.lo[r]) << bshift) for r in order], dtype=np.int64)
     hi = np.array([int(kmin) + (int(ranges.hi[r]) << bshift) for r in order], dtype=np.int64)

@@ -22,8 +22,8 @@ from .chunks import run_in_chunks
 from .core import CACHE
 from . import window as window_mod
 from .window import (
-    ISLANDS_MAX, NO_LISTED, NO_WINDOW, WIN_BSHIFT, WIN_COMPLETE, WIN_FINE_SHIFT, WIN_ISLAND_KEYS, WIN_ISLANDS, WIN_SEEN,
-    WIN_SKEWED, WIN_WIDE_MIN,
+    ISLANDS_MAX, NO_LISTED, NO_WINDOW, WIN_BSHIFT, WIN_COMPLETE, WIN_FINE_SHIFT, WIN_ISLAND_KEYS, WIN_ISLANDS, WIN_LISTED_FULL,
+    WIN_SEEN, WIN_SKEWED, WIN_WIDE_MIN,
     in_islands, window_add, window_fork, window_join, window_list, window_threshold,
 )
 
@@ -125,8 +125,8 @@ def _dense_scan(W, t0, t1, ring, state, scale, islands, listed):
                             hi = max(hi, w)
                             hitw[k] = w
                             x = sgn * w
-                            k += (x >= thr) | ~(((x >= b0) & (x < b1)) | ((x >= b2) & (x < b3))
-                                                | ((x >= b4) & (x < b5)) | ((x >= b6) & (x < b7)))
+                            k += (x >= thr) | (1 - (((x >= b0) & (x < b1)) | ((x >= b2) & (x < b3))
+                                                    | ((x >= b4) & (x < b5)) | ((x >= b6) & (x < b7))))
                         bad |= differ
                         wmin = min(wmin, lo)
                         wmax = max(wmax, hi)
@@ -147,9 +147,9 @@ def _dense_scan(W, t0, t1, ring, state, scale, islands, listed):
                             # the fullest island first (sample_islands' order): most
                             # entries stop at its two compares (8 compares on every
                             # entry cost Pareto weights' scan 3 ns an entry)
-                            k += (x >= thr) | ~(((x >= b0) & (x < b1))
-                                                or (((x >= b2) & (x < b3)) | ((x >= b4) & (x < b5))
-                                                    | ((x >= b6) & (x < b7))))
+                            k += (x >= thr) | (1 - (((x >= b0) & (x < b1))
+                                                    or (((x >= b2) & (x < b3)) | ((x >= b4) & (x < b5))
+                                                        | ((x >= b6) & (x < b7)))))
                         bad |= differ
                         wmin = min(wmin, lo)
                         wmax = max(wmax, hi)
@@ -173,6 +173,8 @@ def _dense_scan(W, t0, t1, ring, state, scale, islands, listed):
             if k > 0:
                 if fused:
                     window_list(ring, state, scale, b, listed, hitw, k)
+                    # a full list is of no use (the build makes its own pass): stop listing
+                    fused = state[WIN_LISTED_FULL] == 0
                 else:
                     window_add(ring, state, scale, hitw, k)
                 thr = window_threshold(state, scale)

@@ -422,7 +422,8 @@ def _scanned_window(W, workers, s, r):
     return win
 
 
-@pytest.mark.parametrize("shape", ["outlier", "clusters", "integers", "pareto"])
+@pytest.mark.parametrize("shape", ["outlier", "pareto"] + [pytest.param(name, marks=pytest.mark.slow_python)
+                                                             for name in ("clusters", "integers")])
 def test_listed_keys_give_every_occupied_bucket(shape, no_wide, monkeypatch):
     # the queue built from the scan's list holds exactly the occupied aligned buckets
     # plus those of the sampled islands (a naive reference: a count of every key),
@@ -434,6 +435,18 @@ def test_listed_keys_give_every_occupied_bucket(shape, no_wide, monkeypatch):
     s = privacy.default_discretization(1e-5)
     r = privacy.fast_pamst_key_rate(0.1, 1e-5, n, s, "exponential")
     graph = as_graph(W)
+    # where the islands would leave over 1/32 of the sample outside (the integers' and
+    # Pareto's at this size), the scan lists nothing and the build keeps its own islands
+    # and pass: the queue of a window that wanted no islands
+    win = _scanned_window(W, 2, s, r)
+    if win.state[topwin.WIN_ISLANDS] == -3:
+        assert shape in ("integers", "pareto")
+        plain = topwin.top_window(-1.0, s, r, DEFAULT_BUCKET_WIDTH)
+        plain.state[topwin.WIN_ISLANDS] = -2
+        assert dense_scan._scan_dense(W, plain, workers=2)[0] == 0
+        q = gq_build(graph, -1.0, s, r, DEFAULT_BUCKET_WIDTH, win)
+        assert np.array_equal(q.keys.key, gq_build(graph, -1.0, s, r, DEFAULT_BUCKET_WIDTH, plain).keys.key)
+    monkeypatch.setattr(cutqueue_build, "_OUTSIDE_SHARE_MAX", 1.0)  # below: every shape lists
     built = {}
     for workers, room in [(1, None), (2, None), (3, None), (2, 0)]:
         if room is not None:  # no room: the list is incomplete once a key is outside
@@ -505,8 +518,10 @@ def test_sampled_islands_dense_law(name, maximum, no_wide, monkeypatch):
     monkeypatch.setattr(topwin, "ISLANDS_MIN_ENTRIES", 0)
     monkeypatch.setattr(cutqueue_build, "_COARSE_SHIFT", 0)
     # a budget of one block: one island (the fullest bucket), every other key listed
+    # (however many: no share limit)
     monkeypatch.setattr(cutqueue_build, "_COARSE_SLACK", 1)
     monkeypatch.setattr(cutqueue_build, "_COARSE_BUDGET", 1 << 40)
+    monkeypatch.setattr(cutqueue_build, "_OUTSIDE_SHARE_MAX", 1.0)
     W = 3.0 * SHAPES[name][0]
     sgn_W = -W if maximum else W
     win = topwin.top_window(1.0 if maximum else -1.0, 1.0, LAM, DEFAULT_BUCKET_WIDTH)
