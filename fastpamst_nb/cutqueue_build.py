@@ -207,6 +207,107 @@ def _hset_slot(table, mask, bits, a):
     return h
 
 
+@jit_only(inline="always")
+def _converts(w, sgn, s, inv):
+    """Whether w's key converts: sgn * w / s finite and below 2**62 in magnitude."""
+    y = sgn * w
+    x = y * inv if inv != 0.0 else y / s
+    return abs(x) < 2.0 ** 62
+
+
+@njit(cache=CACHE, nogil=True)
+def _sample_key_range(W, sgn, s, inv, stride):
+    """(whether any key converts, the lowest, the highest) over the keys of rows 0,
+    stride, 2 stride, ... of W (diagonal included: speed only) that convert
+    (``_converts``): the extreme scores sgn * w, then their keys (``discretize`` is
+    monotone in sgn * w); a select, no branch, per entry."""
+    n = W.shape[0]
+    lo = np.inf
+    hi = -np.inf
+    for i in range(0, n, stride):
+        row = W[i]
+        for j in range(n):
+            y = sgn * np.float64(row[j])
+            ok = _converts(y, 1.0, s, inv)
+            lo = min(lo, y if ok else np.inf)
+            hi = max(hi, y if ok else -np.inf)
+    if lo > hi:
+        return False, np.int64(0), np.int64(0)
+    return True, discretize(sgn * lo, sgn, s, inv), discretize(sgn * hi, sgn, s, inv)
+
+
+def _sample_stride(n):
+    """The rows 0, stride, 2 stride, ... that the crowding test and the islands sample."""
+    return max(1, n // max(_CROWD_ROWS, _CROWD_SAMPLE // n))
+
+
+# the share of the entries (estimated from the sample) that may lie outside the sampled
+# islands for the validation to list them: beyond it a list would run out of room
+# (window.listed_capacity: m / 32 a part), and the build makes its own pass instead
+# (the integers at Delta = 1e-3: four islands of a hundred values)
+_OUTSIDE_SHARE_MAX = 1 / 32
+
+
+def island_keys(W, sgn, s, inv, bshift, max_ranges, direct_max=None):
+    """The islands of W's key range from a sample of rows, in keys: (lo, hi, skewed),
+    island r the keys lo[r] <= key < hi[r], each an aligned run of buckets of 2**bshift
+    keys from the sample's lowest key (``_island_ranges``, at most ``max_ranges`` of
+    them), the fullest first; ``skewed``: the first holds 7/8 of the sample or more.
+    Safe on W not yet validated (keys that do not convert are skipped): the
+    validation's scan then lists the entries outside them (``dense_scan.sample_islands``).
+    Python ints, |key| < 2**62 + 2**bshift. None when the sample's keys span at most
+    ``direct_max`` buckets (a range the queue likely addresses directly, with no pass:
+    the scan then lists nothing; a queue compressed after all makes its own pass), or
+    when the islands hold less than 1 - _OUTSIDE_SHARE_MAX of the edges (estimated)."""
+    n = W.shape[0]
+    found, kmin, kmax = _sample_key_range(W, sgn, s, inv, _sample_stride(n))
+    if not found:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), False
+    if direct_max is not None and ((int(kmax) - int(kmin)) >> bshift) + 1 <= direct_max:
+        return None
+    ranges, full = _island_ranges(W, sgn, s, inv, int(kmin), int(kmax), bshift, n * (n - 1) // 2, max_ranges,
+                                  direct=True, populations=True)
+    # the fullest first: the scan tests them in this order and stops at the first that
+    # holds the entry (ties: the lower keys first; the order is the sample's, never a thread's)
+    full = np.asarray(full, dtype=np.float64)
+    if full.sum() < (1 - _OUTSIDE_SHARE_MAX) * (n * (n - 1) // 2):
+        return None  # most of the sample outside the islands: a list would overflow
+    order = np.argsort(-full, kind="stable")
+    lo = np.array([int(kmin) + (int(ranges.lo[r]) << bshift) for r in order], dtype=np.int64)
+    hi = np.array([int(kmin) + (int(ranges.hi[r]) << bshift) for r in order], dtype=np.int64)
+    skewed = full.shape[0] > 1 and 8 * full[order[0]] >= 7 * full.sum()
+    return lo, hi, skewed
+
+
+def _window_ranges(window, kmin, kmax, bshift):
+    """The islands a validation window sampled (``island_keys``), as ranges of the aligned
+    buckets ((key - kmin) >> bshift) of a queue whose range is kmin .. kmax: each the
+    buckets that hold any of its keys, within the range, overlapping ones merged
+    (exact, Python ints). None when the window sampled none for these buckets."""
+    if window is None or int(window.state[_window.WIN_ISLANDS]) < 0 \
+            or int(window.state[_window.WIN_BSHIFT]) != int(bshift):
+        return None
+    state = window.state
+    top = (int(kmax) - int(kmin)) >> int(bshift)
+    runs = []
+    for r in range(int(state[_window.WIN_ISLANDS])):
+        klo = int(state[_window.WIN_ISLAND_KEYS + 2 * r])
+        khi = int(state[_window.WIN_ISLAND_KEYS + 2 * r + 1])
+        lo = max((klo - int(kmin)) >> int(bshift), 0)
+        hi = min(((khi - 1 - int(kmin)) >> int(bshift)) + 1, top + 1)
+        if lo < hi:
+            runs.append([lo, hi])
+    runs.sort()
+    merged = []
+    for lo, hi in runs:
+        if merged and lo <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], hi)
+        else:
+            merged.append([lo, hi])
+    return Islands(np.array([a for a, _ in merged], dtype=np.int64),
+                   np.array([b for _, b in merged], dtype=np.int64))
+
+
 # the sample's set of coarse ids: 2**_SAMPLE_BITS slots (in cache), at most a quarter
 # full; a sample of more distinct blocks stops there (its blocks are thin anyway)
 _SAMPLE_BITS = 16
@@ -216,7 +317,9 @@ _SAMPLE_BITS = 16
 def _coarse_sample(W, sgn, s, inv, kmin, shift, stride):
     """Entries per coarse id ((key - kmin) >> shift) in rows 0, stride, 2 stride, ...
     of W (diagonal excluded), until a 2**(_SAMPLE_BITS - 2) + 1-th distinct id:
-    returns (ids, counts)."""
+    returns (ids, counts). Entries whose key does not convert (not finite, or
+    |w / s| >= 2**62) are skipped: the sample may run before W is validated
+    (``island_keys``); a validated range has none."""
     bits = _SAMPLE_BITS
     table = np.full(np.int64(1) << bits, -1, dtype=np.int64)
     counts = np.zeros(np.int64(1) << bits, dtype=np.int64)
@@ -229,7 +332,7 @@ def _coarse_sample(W, sgn, s, inv, kmin, shift, stride):
     for i in range(0, n, stride):
         row = W[i]
         for j in range(n):
-            if j == i:
+            if j == i or not _converts(np.float64(row[j]), sgn, s, inv):
                 continue
             c = (discretize(np.float64(row[j]), sgn, s, inv) - kmin) >> shift
             if c != last:
@@ -255,28 +358,58 @@ def _coarse_sample(W, sgn, s, inv, kmin, shift, stride):
     return ids, out
 
 
-def _island_ranges(W, sgn, s, inv, kmin, kmax, bshift, m):
+@njit(cache=CACHE, nogil=True)
+def _coarse_sample_direct(W, sgn, s, inv, kmin, shift, stride, blocks):
+    """``_coarse_sample`` counted in an array of ``blocks`` coarse ids (the sample's keys
+    all in kmin .. kmin + blocks 2**shift - 1, checked by the caller): no probe per
+    entry. Returns (ids, counts), the ids increasing."""
+    counts = np.zeros(blocks, dtype=np.int64)
+    n = W.shape[0]
+    for i in range(0, n, stride):
+        row = W[i]
+        for j in range(n):
+            w = np.float64(row[j])
+            if j == i or not _converts(w, sgn, s, inv):
+                continue
+            counts[(discretize(w, sgn, s, inv) - kmin) >> shift] += 1
+    ids = np.flatnonzero(counts)
+    return ids.astype(np.int64), counts[ids]
+
+
+# the sample before the validation counts its coarse blocks in an array up to this many
+# of them (else in the hash set, as _coarse_sample)
+_DIRECT_SAMPLE_BLOCKS = 1 << 16
+
+
+def _island_ranges(W, sgn, s, inv, kmin, kmax, bshift, m, max_ranges=_MAX_RANGES, direct=False,
+                   populations=False):
     """The ``Islands`` of a crowded dense range, from a sample of rows (the crowding test's rows): the dense coarse blocks
     (an edge per bucket or more, estimated), the densest first within
     m / _COARSE_BUDGET + _COARSE_SLACK buckets, joined across gaps of at most
-    _JOIN_GAP blocks while that budget lasts; at most _MAX_RANGES of them, the
+    _JOIN_GAP blocks while that budget lasts; at most ``max_ranges`` of them, the
     fullest. Every bucket of a range becomes a bucket of the queue, empty or not, so
     the pass over W need not find them (``_islands``). Speed only: any ranges give an
-    exact queue (a few empty buckets more or less: the same law)."""
+    exact queue (a few empty buckets more or less: the same law). ``direct``: count the
+    sample in an array when its coarse blocks are few (``_coarse_sample_direct``);
+    ``populations``: also return each island's estimated edges."""
     n = W.shape[0]
-    stride = max(1, n // max(_CROWD_ROWS, _CROWD_SAMPLE // n))
-    ids, counts = _coarse_sample(W, sgn, s, inv, kmin, bshift + _COARSE_SHIFT, stride)
+    stride = _sample_stride(n)
+    blocks = ((int(kmax) - int(kmin)) >> (bshift + _COARSE_SHIFT)) + 1
+    if direct and blocks <= _DIRECT_SAMPLE_BLOCKS:
+        ids, counts = _coarse_sample_direct(W, sgn, s, inv, kmin, bshift + _COARSE_SHIFT, stride, blocks)
+    else:
+        ids, counts = _coarse_sample(W, sgn, s, inv, kmin, bshift + _COARSE_SHIFT, stride)
     est = counts * (m / max(1, counts.sum()))  # edges per block, estimated
     width = 1 << _COARSE_SHIFT
     budget = (m // _COARSE_BUDGET + _COARSE_SLACK) // width  # in blocks
     dense = np.flatnonzero(est >= width)
     if dense.shape[0] == 0:
-        return NO_RANGES
+        return (NO_RANGES, np.zeros(0)) if populations else NO_RANGES
     chosen = dense[np.argsort(-est[dense], kind="stable")][:budget]
     order = np.argsort(ids[chosen])
     dense, dense_est = ids[chosen][order], est[chosen][order]
     if dense.shape[0] == 0:
-        return NO_RANGES
+        return (NO_RANGES, np.zeros(0)) if populations else NO_RANGES
     gaps = dense[1:] - dense[:-1] - 1
     # join across the smallest gaps (each at most _JOIN_GAP blocks: their buckets are
     # empty ones of the queue) while the blocks they add fit the budget
@@ -288,11 +421,13 @@ def _island_ranges(W, sgn, s, inv, kmin, kmax, bshift, m):
     last = np.concatenate((np.flatnonzero(~joined), [dense.shape[0] - 1]))
     # the fullest _MAX_RANGES ranges (the pass tests each entry against every range)
     full = np.add.reduceat(dense_est, first)
-    keep = np.sort(np.argsort(-full, kind="stable")[:_MAX_RANGES])
+    keep = np.sort(np.argsort(-full, kind="stable")[:max_ranges])
     lo = dense[first[keep]] << _COARSE_SHIFT
     hi = (dense[last[keep]] + 1) << _COARSE_SHIFT
     # no bucket above the highest key's (a coarse block may reach past it)
     hi = np.minimum(hi, ((kmax - kmin) >> bshift) + 1)
+    if populations:
+        return Islands(lo.astype(np.int64), hi.astype(np.int64)), full[keep]
     return Islands(lo.astype(np.int64), hi.astype(np.int64))
 
 
@@ -466,7 +601,7 @@ _PARALLEL_MIN = 1 << 20
 _PASS_PARTS = 2
 
 
-def _islands(graph, sgn, s, inv, kmin, bshift, ranges=None):
+def _islands(graph, sgn, s, inv, kmin, bshift, ranges=None, listed=None):
     """The buckets of a dense compressed queue: every aligned bucket of the islands
     (``_island_ranges``, or ``ranges``), empty or not, and the occupied ones outside
     them, in a hash set; returns (table, bits, the ids in increasing order, each slot's
@@ -474,19 +609,24 @@ def _islands(graph, sgn, s, inv, kmin, bshift, ranges=None):
     the upper triangle, in parts side by side above _PARALLEL_MIN edges, in which an
     entry of an island costs a few compares and only the others a key and an append to
     a buffer, deduplicated by sorting; the set is built once from the sorted ids
-    (docs/design.rst, Compressed buckets)."""
+    (docs/design.rst, Compressed buckets). ``listed``: the keys of every entry outside
+    ``ranges``' islands (and maybe some inside), as the validation listed them
+    (``window.window_list``): then no pass at all, the same buckets."""
     W, n, m = graph.W, graph.n, graph.m
     if ranges is None:
         ranges = _island_ranges(W, sgn, s, inv, kmin, _key_range(graph, sgn, s)[1], bshift, m)
-    scale = (np.float64(sgn), np.float64(s), np.float64(inv), np.int64(kmin), np.int64(bshift))
-    bounds = _range_scores(ranges, sgn, s, inv, kmin, bshift)
-    parts = min(_PASS_PARTS, thread_count()) if m >= _PARALLEL_MIN else 1
-    # row bounds that give each part about m / parts entries of the upper triangle
-    # (rows 0 .. i - 1 hold m - (n - i)(n - i - 1) / 2 of them)
-    rows = [0] + [n - int(math.sqrt((1 - k / parts) * n * n)) for k in range(1, parts)] + [n]
-    found = run_side_by_side([
-        (lambda k=k: _outside_part(W, rows[k], rows[k + 1], scale, ranges, bounds)) for k in range(parts)])
-    outside = _distinct(np.concatenate(found)) if parts > 1 else found[0]
+    if listed is not None:
+        outside = _outside_listed(listed, kmin, bshift, ranges)
+    else:
+        scale = (np.float64(sgn), np.float64(s), np.float64(inv), np.int64(kmin), np.int64(bshift))
+        bounds = _range_scores(ranges, sgn, s, inv, kmin, bshift)
+        parts = min(_PASS_PARTS, thread_count()) if m >= _PARALLEL_MIN else 1
+        # row bounds that give each part about m / parts entries of the upper triangle
+        # (rows 0 .. i - 1 hold m - (n - i)(n - i - 1) / 2 of them)
+        rows = [0] + [n - int(math.sqrt((1 - k / parts) * n * n)) for k in range(1, parts)] + [n]
+        found = run_side_by_side([
+            (lambda k=k: _outside_part(W, rows[k], rows[k + 1], scale, ranges, bounds)) for k in range(parts)])
+        outside = _distinct(np.concatenate(found)) if parts > 1 else found[0]
     # the ids in order: the islands' runs merged with the sorted others (a stable sort
     # of a few sorted runs: timsort)
     ids = np.concatenate([outside] + [np.arange(lo, hi, dtype=np.int64) for lo, hi in zip(ranges.lo, ranges.hi)])
@@ -499,6 +639,16 @@ def _islands(graph, sgn, s, inv, kmin, bshift, ranges=None):
         raise AssertionError("gq_build: the hash set outgrew its 31-bit hash")
     table, slot_rank = _hset_build(ids, bits)
     return table, bits, ids, slot_rank
+
+
+def _outside_listed(keys, kmin, bshift, ranges):
+    """The aligned buckets ((key - kmin) >> bshift) of ``keys`` that lie outside every
+    island of ``ranges``, increasing and distinct (the keys are increasing)."""
+    a = (keys - np.int64(kmin)) >> np.int64(bshift)
+    keep = np.ones(a.shape[0], dtype=np.bool_)
+    for lo, hi in zip(ranges.lo, ranges.hi):
+        keep &= (a < lo) | (a >= hi)
+    return _distinct(a[keep])
 
 
 @njit(cache=CACHE, nogil=True)
@@ -706,17 +856,26 @@ def _ranges_bytes(m):
     return 128 * (m // _COARSE_BUDGET + _COARSE_SLACK) + 32 * m + (16 << _SAMPLE_BITS)
 
 
-def _compress(graph, sgn, s, inv, kmin, bshift, rank_t, ranked):
+def _compress(graph, sgn, s, inv, kmin, bshift, rank_t, ranked, window=None, kmax=None):
     """The compressed layout: the occupied aligned buckets ((key - kmin) >> bshift) in a
     hash set (never a comparison sort of m keys), their ids (increasing) and edge
     counts, and, where ``ranked``, each edge's rank among them (else an empty array: the update loops look the few ranks they need
     up in the set). Returns (rank, occupied, hist, table, slot_rank, bits).
-    O(m) expected time."""
+    O(m) expected time. ``window``: the validation's complete ``TopWindow``, or None; a
+    dense graph's islands are then the ones it sampled (when it did), and the keys it
+    listed outside them (when complete) replace the pass over W (``_islands``)."""
     n = graph.n
+    if window is not None and tuple(window.scale) != (sgn, s, inv):
+        raise AssertionError("gq_build: the window counted other keys")
     if graph.dense:
+        ranges = _window_ranges(window, kmin, kmax, bshift)
+        listed = None
+        if ranges is not None and window.state[_window.WIN_COMPLETE] \
+                and window.state[_window.WIN_ISLANDS] > 0 and not window.state[_window.WIN_LISTED_FULL]:
+            listed = window.listed[0][:int(window.state[_window.WIN_LISTED])]
         # the ids in order: the islands' runs merged with the sorted others (a stable
         # sort of a few sorted runs: timsort), then each slot's rank by a lookup per id
-        table, bits, occupied, slot_rank = _islands(graph, sgn, s, inv, kmin, bshift)
+        table, bits, occupied, slot_rank = _islands(graph, sgn, s, inv, kmin, bshift, ranges, listed)
     else:
         table, counts, bits = _occupied(graph, sgn, s, inv, kmin, bshift)
         valid = np.flatnonzero(table >= 0)
@@ -857,7 +1016,7 @@ def gq_build(graph, sgn, s, r, bucket_width, window=None):
             kmin -= pad
 
         rank, occupied, bucket_hist, table, slot_rank, bits = _compress(graph, sgn, s, inv, kmin, bshift,
-                                                                        rank_t, ranked)
+                                                                        rank_t, ranked, window, kmax)
         B = occupied.shape[0]
         G = B << bshift
         # gq_key: the base key of each compressed bucket (aligned at kmin, moved so that

@@ -20,8 +20,11 @@ from numba import njit
 from . import threads
 from .chunks import run_in_chunks
 from .core import CACHE
+from . import window as window_mod
 from .window import (
-    NO_WINDOW, WIN_COMPLETE, WIN_FINE_SHIFT, WIN_SEEN, window_add, window_fork, window_join, window_threshold,
+    ISLANDS_MAX, NO_LISTED, NO_WINDOW, WIN_BSHIFT, WIN_COMPLETE, WIN_FINE_SHIFT, WIN_ISLAND_KEYS, WIN_ISLANDS, WIN_LISTED_FULL,
+    WIN_SEEN, WIN_SKEWED, WIN_WIDE_MIN,
+    in_islands, window_add, window_fork, window_join, window_list, window_threshold,
 )
 
 _TILE = 64  # rows and columns of a validation tile
@@ -29,7 +32,7 @@ _SCAN_ROWS = 8  # rows of a tile compared per pass over its columns (divides _TI
 
 
 @njit(cache=CACHE, nogil=True)
-def _dense_scan(W, t0, t1, ring, state, scale):
+def _dense_scan(W, t0, t1, ring, state, scale, islands, listed):
     """One tiled pass over the strict upper triangle of tile rows t0 .. t1 - 1 (rows
     64 t0 .. 64 t1 - 1): finiteness, symmetry, range, and the top window.
 
@@ -46,10 +49,14 @@ def _dense_scan(W, t0, t1, ring, state, scale):
     behind the code). Only when the pass finds a defect does
     :func:`_dense_locate` rescan the range to name the first one.
 
-    ``ring, state, scale``: a ``window.TopWindow`` (``window.NO_WINDOW`` for none).
-    Each entry of the upper triangle is also listed, without a branch, when its
-    score reaches the window's threshold; a tile's list goes to
-    ``window.window_add``, so fast_pamst's top buckets are sized by this pass.
+    ``ring, state, scale, islands, listed``: a ``window.TopWindow``
+    (``window.NO_WINDOW`` for none). Each entry of the upper triangle is also listed,
+    without a branch, when its score reaches the window's threshold; a tile's list
+    goes to ``window.window_add``, so fast_pamst's top buckets are sized by this pass.
+    When the window holds sampled islands (``state[WIN_ISLANDS] > 0``,
+    :func:`sample_islands`) an entry outside every island is listed too, and
+    ``window.window_list`` appends its key to ``listed``: the buckets of a compressed
+    queue, found in this read of W instead of a pass of the build's own.
     """
     n = W.shape[0]
     tile = _TILE
@@ -58,6 +65,13 @@ def _dense_scan(W, t0, t1, ring, state, scale):
     wmax = -np.inf
     sgn = scale[0]
     thr = window_threshold(state, scale)
+    fused = state[WIN_ISLANDS] > 0
+    b = np.empty(2 * ISLANDS_MAX)  # a local copy: no aliasing with W
+    for t in range(2 * ISLANDS_MAX):
+        b[t] = islands[t]
+    # the bounds as scalars: read from an array in the loop, they were reloaded at every
+    # entry (hitw may alias them) and the fused loop ran 4x slower
+    b0, b1, b2, b3, b4, b5, b6, b7 = b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]
     hitw = np.empty(tile * tile)
     for i0 in range(t0 * tile, min(t1 * tile, n), tile):
         i1 = min(i0 + tile, n)
@@ -72,7 +86,73 @@ def _dense_scan(W, t0, t1, ring, state, scale):
                         wmin = min(wmin, w)
                         wmax = max(wmax, w)
                         hitw[k] = w
-                        k += sgn * w >= thr
+                        k += (sgn * w >= thr) | (fused and in_islands(sgn * w, b) == 0)
+            elif fused and state[WIN_ISLANDS] == 1:
+                # one island [b0, b1): an entry is listed when it scores below b0 or at
+                # least min(thr, b1) (window_list sorts them out): one compare more than
+                # the loop without islands, where the general form cost eight
+                cut = min(thr, b1)
+                for i in range(i0, i1, _SCAN_ROWS):
+                    for j in range(j0, j1):
+                        col = W[j]
+                        lo = np.inf
+                        hi = -np.inf
+                        differ = False
+                        for d in range(_SCAN_ROWS):
+                            w = np.float64(W[i + d, j])
+                            differ |= w != np.float64(col[i + d])
+                            lo = min(lo, w)
+                            hi = max(hi, w)
+                            hitw[k] = w
+                            x = sgn * w
+                            k += (x >= cut) | (x < b0)
+                        bad |= differ
+                        wmin = min(wmin, lo)
+                        wmax = max(wmax, hi)
+            elif fused and state[WIN_SKEWED] == 0:
+                # the loop below, listing the entries outside the islands too, branch-free
+                # (three clusters: a branch per island mispredicted, 2.6x slower)
+                for i in range(i0, i1, _SCAN_ROWS):
+                    for j in range(j0, j1):
+                        col = W[j]
+                        lo = np.inf
+                        hi = -np.inf
+                        differ = False
+                        for d in range(_SCAN_ROWS):
+                            w = np.float64(W[i + d, j])
+                            differ |= w != np.float64(col[i + d])
+                            lo = min(lo, w)
+                            hi = max(hi, w)
+                            hitw[k] = w
+                            x = sgn * w
+                            k += (x >= thr) | (1 - (((x >= b0) & (x < b1)) | ((x >= b2) & (x < b3))
+                                                    | ((x >= b4) & (x < b5)) | ((x >= b6) & (x < b7))))
+                        bad |= differ
+                        wmin = min(wmin, lo)
+                        wmax = max(wmax, hi)
+            elif fused:  # the same with the fullest island tested first, alone
+                for i in range(i0, i1, _SCAN_ROWS):
+                    for j in range(j0, j1):
+                        col = W[j]
+                        lo = np.inf
+                        hi = -np.inf
+                        differ = False
+                        for d in range(_SCAN_ROWS):
+                            w = np.float64(W[i + d, j])
+                            differ |= w != np.float64(col[i + d])
+                            lo = min(lo, w)
+                            hi = max(hi, w)
+                            hitw[k] = w
+                            x = sgn * w
+                            # the fullest island first (sample_islands' order): most
+                            # entries stop at its two compares (8 compares on every
+                            # entry cost Pareto weights' scan 3 ns an entry)
+                            k += (x >= thr) | (1 - (((x >= b0) & (x < b1))
+                                                    or (((x >= b2) & (x < b3)) | ((x >= b4) & (x < b5))
+                                                        | ((x >= b6) & (x < b7)))))
+                        bad |= differ
+                        wmin = min(wmin, lo)
+                        wmax = max(wmax, hi)
             else:
                 for i in range(i0, i1, _SCAN_ROWS):
                     for j in range(j0, j1):
@@ -91,7 +171,12 @@ def _dense_scan(W, t0, t1, ring, state, scale):
                         wmin = min(wmin, lo)
                         wmax = max(wmax, hi)
             if k > 0:
-                window_add(ring, state, scale, hitw, k)
+                if fused:
+                    window_list(ring, state, scale, b, listed, hitw, k)
+                    # a full list is of no use (the build makes its own pass): stop listing
+                    fused = state[WIN_LISTED_FULL] == 0
+                else:
+                    window_add(ring, state, scale, hitw, k)
                 thr = window_threshold(state, scale)
     if bad or wmin == -np.inf or wmax == np.inf:
         return _dense_locate(W, t0, t1)
@@ -158,7 +243,11 @@ def _scan_dense(W, window=NO_WINDOW, workers=None, alongside=None):
     found = [(0, 0, 0, np.inf, -np.inf)]
 
     def part(t0, t1, w):
-        return lambda: _dense_scan(W, t0, t1, *w)
+        return lambda: _dense_scan(W, t0, t1, w.ring, w.state, w.scale, w.islands,
+                                   w.listed[0] if w.listed else NO_LISTED)
+
+    if window.state[WIN_ISLANDS] == -1 and n * n >= window_mod.ISLANDS_MIN_ENTRIES:
+        sample_islands(W, window)
 
     def advance(t0, k):
         status, i, j, lo, hi = found[-1]
@@ -188,6 +277,47 @@ def _scan_dense(W, window=NO_WINDOW, workers=None, alongside=None):
     if n < 2:
         return status, i, j, 0.0, 0.0
     return status, i, j, wmin, wmax
+
+
+def sample_islands(W, window):
+    """Sample the islands of W's key range into ``window`` (a ``window.TopWindow`` that
+    wants them, ``state[WIN_ISLANDS] == -1``), before the validation reads W: the dense
+    blocks of keys of a sample of rows (``cutqueue_build.island_keys``, at most
+    ``window.ISLANDS_MAX`` islands), their keys in the window's state and their score
+    bounds in ``window.islands``. The scan then lists the keys of the entries outside
+    them, so that a dense compressed queue needs no pass over W of its own
+    (docs/design.rst, Islands sampled before the validation). Safe on any W (entries
+    whose key does not convert are skipped): it runs before W is known valid. Speed
+    only: any islands give the same queue's law."""
+    from .cutqueue_build import island_keys  # cutqueue_build imports the window: import late
+
+    state = window.state
+    sgn, s, inv = (float(x) for x in window.scale)
+    found = island_keys(W, sgn, s, inv, int(state[WIN_BSHIFT]), ISLANDS_MAX, int(state[WIN_WIDE_MIN]))
+    if found is None:  # a range of few buckets (direct, no pass at build): nothing to list
+        state[WIN_ISLANDS] = -3
+        return
+    lo, hi, skewed = found
+    R = lo.shape[0]
+    state[WIN_SKEWED] = skewed
+    for r in range(R):
+        state[WIN_ISLAND_KEYS + 2 * r] = lo[r]
+        state[WIN_ISLAND_KEYS + 2 * r + 1] = hi[r]
+    window.islands[:] = island_scores(lo, hi, sgn, s, inv)
+    state[WIN_ISLANDS] = R
+    if R > 0:
+        window.listed[:] = [np.empty(window_mod.listed_capacity(W.shape[0]), dtype=np.int64)]
+
+
+def island_scores(lo, hi, sgn, s, inv):
+    """(2 ISLANDS_MAX,) scores lo_0, hi_0, ...: an entry with lo_r <= sgn * w < hi_r surely
+    has its key in [lo[r], hi[r]) (``cutqueue_build._range_scores`` on keys); unused
+    islands (inf, -inf)."""
+    from .cutqueue_build import Islands, _range_scores
+
+    b = _range_scores(Islands(np.asarray(lo, dtype=np.int64), np.asarray(hi, dtype=np.int64)),
+                      sgn, s, inv, 0, 0)
+    return b[:2 * ISLANDS_MAX]
 
 
 def _split_tile_rows(n, t0, t1, parts):

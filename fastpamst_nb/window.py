@@ -40,9 +40,28 @@ WIN_SEEN = 2
 WIN_COMPLETE = 3
 WIN_BINS = 4
 WIN_WIDE_MIN = 5
-WIN_SLOTS = 6
+WIN_BSHIFT = 6
+WIN_ISLANDS = 7
+WIN_LISTED = 8
+WIN_LISTED_FULL = 9
+WIN_SKEWED = 10
+WIN_ISLAND_KEYS = 11  # island r's keys: [state[WIN_ISLAND_KEYS + 2 r], state[WIN_ISLAND_KEYS + 2 r + 1])
 
-TopWindow = namedtuple("TopWindow", ["ring", "state", "scale"])
+# at most this many islands are sampled before the validation (its scan compares every
+# entry with each: 2 compares an island)
+ISLANDS_MAX = 4
+# the islands are sampled, and the entries outside them listed, for matrices of at least
+# this many entries (below it the queue's own pass costs little); read by
+# ``dense_scan._scan_dense`` at each call (tests lower it)
+ISLANDS_MIN_ENTRIES = 1 << 20
+# the keys one part of the scan lists (each part its own buffer): at least this many,
+# at most _LISTED_MAX; a part that lists more stops listing (the build then makes its
+# own pass over W: the same buckets)
+_LISTED_MIN = 1 << 16
+_LISTED_MAX = 1 << 22
+WIN_SLOTS = WIN_ISLAND_KEYS + 2 * ISLANDS_MAX
+
+TopWindow = namedtuple("TopWindow", ["ring", "state", "scale", "islands", "listed"])
 TopWindow.__doc__ = """A running histogram of the highest keys of a dense matrix.
 
 ``graph._dense_scan`` fills it while it validates W, so that ``gq_build`` can
@@ -67,9 +86,30 @@ state : int64 (WIN_SLOTS,)
     unless ``top_window`` was given another). When the first tile's keys alone
     would make wide buckets, the first ``window_add`` widens the bins to half a
     wide bucket of that range and the window to _WINDOW_BINS_WIDE of them, before
-    counting anything.
+    counting anything. ``WIN_BSHIFT`` the log2 of a noise-wide bucket in keys
+    (the queue's ``bucket_shift`` for any range of more than WIDE_MIN_FINE of
+    them). The islands (``dense_scan.sample_islands``, docs/design.rst, Islands
+    sampled before the validation): ``WIN_ISLANDS`` -2 when none are wanted, -1
+    when wanted but not sampled (a small matrix), -3 when the sample's keys span
+    few buckets (a direct layout, which needs no listing), else how many were
+    sampled (0 to ISLANDS_MAX), island r's keys in [state[WIN_ISLAND_KEYS + 2 r],
+    state[WIN_ISLAND_KEYS + 2 r + 1]); ``WIN_SKEWED`` 1 when the first island holds
+    most entries (the scan then tests it first, with a branch); ``WIN_LISTED`` the
+    keys in ``listed``;
+    ``WIN_LISTED_FULL`` 1 when ``listed`` ran out of room (the list is then
+    incomplete).
 scale : float64 (3,)
     (sgn, s, inv) of the keys, as ``discretize`` takes them.
+islands : float64 (2 ISLANDS_MAX,)
+    Scores lo_r, hi_r such that an entry with lo_r <= sgn * w < hi_r surely has its
+    key in island r (``cutqueue_build._range_scores``); unused islands (inf, -inf)
+    never hold an entry.
+listed : list
+    Empty, or (once the islands are sampled) one int64 buffer (``listed_capacity``)
+    whose first ``state[WIN_LISTED]`` entries are the keys of the entries the scan
+    found outside every island (joined: distinct and increasing): with the islands,
+    all the buckets of a dense compressed queue, so that ``gq_build`` needs no pass
+    over W of its own.
 """
 
 WINDOW_FINE_BITS = 3  # a noise-wide bucket (2**bshift keys) is 8 fine bins
@@ -82,13 +122,23 @@ _WINDOW_FULL_TILE = 1024  # entries of a first tile that decides its bins by its
 assert _WINDOW_BINS_WIDE <= _WINDOW_RING and _WINDOW_RING & (_WINDOW_RING - 1) == 0
 
 
-def _empty_state(fine_shift, wide_min_fine):
+def _empty_state(fine_shift, wide_min_fine, bshift=-1, islands=False):
     """The state of a window that has counted nothing, with bins of 2**fine_shift keys."""
     state = np.zeros(WIN_SLOTS, dtype=np.int64)
     state[WIN_FINE_SHIFT] = fine_shift
     state[WIN_BINS] = WINDOW_BINS
     state[WIN_WIDE_MIN] = wide_min_fine
+    state[WIN_BSHIFT] = bshift
+    state[WIN_ISLANDS] = -1 if islands else -2
     return state
+
+
+def _no_islands():
+    """The ``islands`` of a window without islands: every bound (inf, -inf)."""
+    b = np.empty(2 * ISLANDS_MAX, dtype=np.float64)
+    b[0::2] = np.inf
+    b[1::2] = -np.inf
+    return b
 
 
 def top_window(sgn, s, r, bucket_width, wide_min_fine=None):
@@ -100,23 +150,39 @@ def top_window(sgn, s, r, bucket_width, wide_min_fine=None):
     compiled rule takes it from the state, not from the module global, which numba
     would have frozen at compile time: a caller that builds its queue under another
     rule (a test turning wide buckets off) passes it here.
+
+    The window wants islands (``state[WIN_ISLANDS]`` -1): a validation of a matrix of
+    at least ISLANDS_MIN_ENTRIES entries samples them before its pass and lists the
+    keys outside them (``dense_scan.sample_islands``), so that a compressed queue's
+    build needs no pass over W.
     """
     if wide_min_fine is None:
         wide_min_fine = WIDE_MIN_FINE
-    fine_shift = -1
+    fine_shift = bshift = -1
     if bucket_width >= 0:
-        fine_shift = max(bucket_shift_for(np.int64(2) ** 62, r, bucket_width) - WINDOW_FINE_BITS, 0)
+        bshift = bucket_shift_for(np.int64(2) ** 62, r, bucket_width)
+        fine_shift = max(bshift - WINDOW_FINE_BITS, 0)
     return TopWindow(
         ring=np.zeros(_WINDOW_RING, dtype=np.int64),
-        state=_empty_state(fine_shift, wide_min_fine),
+        state=_empty_state(fine_shift, wide_min_fine, bshift, bucket_width >= 0),
         scale=np.array([sgn, s, exact_inverse(s)], dtype=np.float64),
+        islands=_no_islands(),
+        listed=[],
     )
+
+
+def listed_capacity(n):
+    """The keys one part of the validation of an (n, n) matrix may list outside the
+    islands (each part its own buffer): m / 32, within [_LISTED_MIN, _LISTED_MAX]."""
+    return min(max(_LISTED_MIN, (n * (n - 1) // 2) >> 5), _LISTED_MAX)
 
 
 # shared by every validation without a window: never written (fine_shift -1; a
 # read-only ring would be another type, so another compilation of the scan)
 NO_WINDOW = TopWindow(np.zeros(_WINDOW_RING, dtype=np.int64), _empty_state(-1, WIDE_MIN_FINE),
-                      np.array([-1.0, 1.0, 1.0]))
+                      np.array([-1.0, 1.0, 1.0]), _no_islands(), [])
+# the kernel's ``listed`` when a window lists nothing
+NO_LISTED = np.zeros(0, dtype=np.int64)
 
 
 @njit(cache=CACHE, nogil=True)
@@ -238,7 +304,74 @@ def window_fork(window):
     Without a window (``NO_WINDOW``, never written) the window itself."""
     if window.state[WIN_FINE_SHIFT] < 0:
         return window
-    return TopWindow(np.zeros_like(window.ring), window.state.copy(), window.scale)
+    state = window.state.copy()
+    state[WIN_LISTED] = 0
+    state[WIN_LISTED_FULL] = 0
+    return TopWindow(np.zeros_like(window.ring), state, window.scale, window.islands,
+                     [np.empty_like(b) for b in window.listed])
+
+
+@jit_only(inline="always")
+def in_islands(x, b):
+    """1 if the score x lies surely inside an island (``TopWindow.islands``' ISLANDS_MAX
+    pairs), else 0: written out, so that a loop summing it vectorizes."""
+    return np.int64(((x >= b[0]) & (x < b[1])) | ((x >= b[2]) & (x < b[3]))
+                    | ((x >= b[4]) & (x < b[5])) | ((x >= b[6]) & (x < b[7])))
+
+
+@njit(cache=CACHE, nogil=True)
+def window_list(ring, state, scale, islands, listed, hitw, k):
+    """A tile's listed entries hitw[:k] when islands were sampled: each entry either
+    reached ``window_threshold`` or lies outside every island (or both). The first go to
+    :func:`window_add`; the keys of the second are appended to ``listed`` (a run of one
+    key once), until it is full (``state[WIN_LISTED_FULL]``: the list is then
+    incomplete, and the queue's build makes its own pass). Keys that do not convert are
+    skipped, as in ``window_add``. Per validation tile, not per entry."""
+    sgn, s, inv = scale[0], scale[1], scale[2]
+    thr = window_threshold(state, scale)
+    used = state[WIN_LISTED]
+    full = state[WIN_LISTED_FULL]
+    cap = listed.shape[0]
+    kt = 0
+    for t in range(k):
+        w = hitw[t]
+        x = sgn * w
+        if full == 0 and in_islands(x, islands) == 0:
+            ok, key = _window_key(w, sgn, s, inv)
+            if ok and not (used > 0 and listed[used - 1] == key):
+                if used < cap:
+                    listed[used] = key
+                    used += 1
+                else:
+                    full = 1
+        if x >= thr:  # compacted in place (kt <= t)
+            hitw[kt] = w
+            kt += 1
+    state[WIN_LISTED] = used
+    state[WIN_LISTED_FULL] = full
+    if kt > 0:
+        window_add(ring, state, scale, hitw, kt)
+
+
+def _join_listed(window, forks):
+    """The keys every part listed, distinct and increasing, into ``window.listed`` (or
+    ``WIN_LISTED_FULL`` when any part ran out of room or they do not fit)."""
+    state = window.state
+    parts = (window, *forks)
+    full = any(int(w.state[WIN_LISTED_FULL]) for w in parts)
+    if not full:
+        keys = np.sort(np.concatenate([w.listed[0][:int(w.state[WIN_LISTED])] for w in parts]))
+        if keys.shape[0] > 1:
+            keep = np.empty(keys.shape[0], dtype=np.bool_)
+            keep[0] = True
+            np.not_equal(keys[1:], keys[:-1], out=keep[1:])
+            keys = keys[keep]
+        if keys.shape[0] <= window.listed[0].shape[0]:
+            window.listed[0][:keys.shape[0]] = keys
+            state[WIN_LISTED] = keys.shape[0]
+        else:
+            full = True
+    state[WIN_LISTED_FULL] = int(full)
 
 
 def window_join(window, forks):
@@ -247,8 +380,11 @@ def window_join(window, forks):
     Exact: each window counts its own entries exactly in the bins of its own range
     (its top - length + 1 .. its top), and holds none above its top. The joined top is
     the highest; every bin of the joined range lies at or above each part's bottom, and
-    a part counts 0 there above its own top. Per pass, not per entry."""
+    a part counts 0 there above its own top. Per pass, not per entry. The keys the
+    parts listed outside the islands are merged too (distinct, increasing)."""
     state = window.state
+    if state[WIN_ISLANDS] > 0:
+        _join_listed(window, forks)
     parts = [w for w in (window, *forks) if w.state[WIN_SEEN]]
     if state[WIN_FINE_SHIFT] < 0 or not parts:
         return

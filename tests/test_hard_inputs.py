@@ -416,10 +416,13 @@ def _gumbel_law_check(W, lam, maximum=False):
 @pytest.mark.slow_python
 def test_gumbel_law_across_large_gaps(name):
     # the same hard inputs (ties at rate 100, gaps of 400 to 700,000 noise units, 1e12
-    # offsets with keys near 2**53) for the gumbel release, at the same rate
+    # offsets with keys near 2**53) for the gumbel release, at the same rate; the
+    # maximum tree of -W on the ties and the largest gap (each check is 20,000 calls;
+    # test_gumbel.py has a maximum case of its own)
     W, _, _, lam = HARD[name]
     _gumbel_law_check(W, lam)
-    _gumbel_law_check(-W, lam, maximum=True)
+    if name in ("rate-100-ties", "compressed-gap-700000"):
+        _gumbel_law_check(-W, lam, maximum=True)
 
 
 def test_hard_layouts_are_what_they_claim():

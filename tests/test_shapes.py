@@ -19,7 +19,8 @@ import scipy.sparse as sp
 import naive
 from numba import njit
 
-from fastpamst_nb import bench, cutqueue, cutqueue_build, cutqueue_materialize, privacy
+from fastpamst_nb import bench, cutqueue, cutqueue_build, cutqueue_materialize, dense_scan, privacy
+from fastpamst_nb import window as topwin
 from fastpamst_nb.api import DEFAULT_BUCKET_WIDTH, DEFAULT_THETA, _fast_pamst_graph
 from fastpamst_nb.graph import as_graph
 from fastpamst_nb.cutqueue_build import gq_build
@@ -406,3 +407,131 @@ def test_nodes_per_step_stay_bounded(shape, sparse):
     bound = math.log(m / DEFAULT_THETA) / DEFAULT_BUCKET_WIDTH + NODES_SLACK
     nodes = _nodes_per_step(A)
     assert nodes <= bound, f"{nodes:.1f} nodes per step (bound {bound:.1f})"
+
+
+# ---------------------------------------------------------------------------
+# islands sampled before the validation (dense_scan.sample_islands): the scan lists the
+# keys outside them, and the build makes no pass of its own (docs/design.rst, Islands
+# sampled before the validation)
+# ---------------------------------------------------------------------------
+
+def _scanned_window(W, workers, s, r):
+    """A top window filled by the validation's scan on ``workers`` threads (forced)."""
+    win = topwin.top_window(-1.0, s, r, DEFAULT_BUCKET_WIDTH)
+    assert dense_scan._scan_dense(W, win, workers=workers)[0] == 0
+    return win
+
+
+@pytest.mark.parametrize("shape", ["outlier", "pareto"] + [pytest.param(name, marks=pytest.mark.slow_python)
+                                                             for name in ("clusters", "integers")])
+def test_listed_keys_give_every_occupied_bucket(shape, no_wide, monkeypatch):
+    # the queue built from the scan's list holds exactly the occupied aligned buckets
+    # plus those of the sampled islands (a naive reference: a count of every key),
+    # whatever the number of threads of the scan; and so does the build's own pass when
+    # the list runs out of room (the same islands: the same queue)
+    monkeypatch.setattr(topwin, "ISLANDS_MIN_ENTRIES", 0)
+    n = 300
+    W = bench.shape_weights(shape, n, seed=2)
+    s = privacy.default_discretization(1e-5)
+    r = privacy.fast_pamst_key_rate(0.1, 1e-5, n, s, "exponential")
+    graph = as_graph(W)
+    # where the islands would leave over 1/32 of the sample outside (the integers' and
+    # Pareto's at this size), the scan lists nothing and the build keeps its own islands
+    # and pass: the queue of a window that wanted no islands
+    win = _scanned_window(W, 2, s, r)
+    if win.state[topwin.WIN_ISLANDS] == -3:
+        assert shape in ("integers", "pareto")
+        plain = topwin.top_window(-1.0, s, r, DEFAULT_BUCKET_WIDTH)
+        plain.state[topwin.WIN_ISLANDS] = -2
+        assert dense_scan._scan_dense(W, plain, workers=2)[0] == 0
+        q = gq_build(graph, -1.0, s, r, DEFAULT_BUCKET_WIDTH, win)
+        assert np.array_equal(q.keys.key, gq_build(graph, -1.0, s, r, DEFAULT_BUCKET_WIDTH, plain).keys.key)
+    monkeypatch.setattr(cutqueue_build, "_OUTSIDE_SHARE_MAX", 1.0)  # below: every shape lists
+    built = {}
+    for workers, room in [(1, None), (2, None), (3, None), (2, 0)]:
+        if room is not None:  # no room: the list is incomplete once a key is outside
+            monkeypatch.setattr(topwin, "_LISTED_MIN", room)
+            monkeypatch.setattr(topwin, "_LISTED_MAX", room)
+        win = _scanned_window(W, workers, s, r)
+        state = win.state
+        assert state[topwin.WIN_ISLANDS] >= 1 and state[topwin.WIN_COMPLETE] == 1
+        # (the list of the first run is not empty: no room makes it incomplete)
+        assert state[topwin.WIN_LISTED_FULL] == (room is not None)
+        q = gq_build(graph, -1.0, s, r, DEFAULT_BUCKET_WIDTH, win)
+        lay = q.layout
+        assert not lay.direct and not lay.wide
+        shift = int(lay.bucket_shift)
+        keys = np.floor(-W[np.triu_indices(n, 1)] / s).astype(np.int64)
+        ranges = cutqueue_build._window_ranges(win, int(lay.kmin), int(keys.max()), shift)
+        assert ranges.lo.shape[0] >= 1
+        want = np.unique(np.concatenate([(keys - lay.kmin) >> shift]
+                                        + [np.arange(lo, hi) for lo, hi in zip(ranges.lo, ranges.hi)]))
+        assert np.array_equal((q.keys.key - lay.kmin) >> shift, want), (workers, room)
+        held = q.keys.table[q.keys.table >= 0]
+        assert np.array_equal(np.sort(held), want)
+        assert np.array_equal(want[q.keys.slot_rank[q.keys.table >= 0]], held)  # each slot's rank
+        if room is None:
+            listed = win.listed[0][:state[topwin.WIN_LISTED]]
+            assert np.all(np.diff(listed) > 0)  # distinct, increasing
+            # every entry the scan did not list lies in an island's keys
+            inside = np.zeros(keys.shape[0], dtype=bool)
+            for t in range(int(state[topwin.WIN_ISLANDS])):
+                klo, khi = state[topwin.WIN_ISLAND_KEYS + 2 * t], state[topwin.WIN_ISLAND_KEYS + 2 * t + 1]
+                inside |= (keys >= klo) & (keys < khi)
+            assert np.all(np.isin(keys[~inside], listed))
+            assert (~inside).any()
+        built[(workers, room)] = (q.keys.key.copy(), None if room else listed.copy())
+    ref = built[(1, None)]
+    for key, (k, listed) in built.items():
+        assert np.array_equal(k, ref[0]), key
+        if listed is not None:
+            assert np.array_equal(listed, ref[1]), key
+
+
+def test_sampled_islands_are_safe_on_bad_weights(monkeypatch):
+    # the sample reads W before it is validated: non-finite entries in the sampled rows
+    # are skipped, and the scan still names the first defect, as without a window
+    monkeypatch.setattr(topwin, "ISLANDS_MIN_ENTRIES", 0)
+    n = 200
+    s = privacy.default_discretization(1e-5)
+    r = privacy.fast_pamst_key_rate(0.1, 1e-5, n, s, "exponential")
+    for value in [np.nan, np.inf, -np.inf, 1e300]:
+        W = bench.shape_weights("clusters", n, seed=1)
+        W[0, 5] = W[5, 0] = value
+        W[7, 9] = value  # asymmetric too (the first defect is at (0, 5))
+        win = topwin.top_window(-1.0, s, r, DEFAULT_BUCKET_WIDTH)
+        got = dense_scan._scan_dense(W, win, workers=2)
+        assert got[:3] == dense_scan._scan_dense(W, workers=2)[:3]
+        if value == 1e300:  # finite: the scan passes W's symmetry check, not the key range
+            assert got[0] == 2 and win.state[topwin.WIN_ISLANDS] >= 1
+        else:
+            assert got[0] == 1
+            assert win.state[topwin.WIN_ISLANDS] >= 1  # the sample skipped the bad entries
+
+
+@pytest.mark.parametrize("name, maximum", [("pendant", False), ("outlier", True)],
+                         ids=["pendant-min", "outlier-max"])
+@pytest.mark.slow_python
+def test_sampled_islands_dense_law(name, maximum, no_wide, monkeypatch):
+    # an island sampled before the validation (one bucket) and the other keys listed by
+    # the scan, near and far: the released law is the exact one
+    monkeypatch.setattr(topwin, "ISLANDS_MIN_ENTRIES", 0)
+    monkeypatch.setattr(cutqueue_build, "_COARSE_SHIFT", 0)
+    # a budget of one block: one island (the fullest bucket), every other key listed
+    # (however many: no share limit)
+    monkeypatch.setattr(cutqueue_build, "_COARSE_SLACK", 1)
+    monkeypatch.setattr(cutqueue_build, "_COARSE_BUDGET", 1 << 40)
+    monkeypatch.setattr(cutqueue_build, "_OUTSIDE_SHARE_MAX", 1.0)
+    W = 3.0 * SHAPES[name][0]
+    sgn_W = -W if maximum else W
+    win = topwin.top_window(1.0 if maximum else -1.0, 1.0, LAM, DEFAULT_BUCKET_WIDTH)
+    graph = as_graph(sgn_W, window=win)
+    assert win.state[topwin.WIN_ISLANDS] >= 1 and not win.state[topwin.WIN_LISTED_FULL]
+    assert win.state[topwin.WIN_LISTED] >= 1  # the far keys
+    q = gq_build(graph, 1.0 if maximum else -1.0, 1.0, LAM, DEFAULT_BUCKET_WIDTH, win)
+    assert not q.layout.direct and q.layout.hash_bits > 0
+    rho = _rho_for_rate(LAM, 1.0, 1.0, W.shape[0], "exponential")
+    counts, _, rate = released_counts(sgn_W, rho, 1.0, None, maximum=maximum, window=True)
+    expected = expected_sequences(sgn_W, rate, 1.0, maximum=maximum)
+    pvalue, stat, dof = naive.chisquare_pvalue(counts, expected, RUNS)
+    assert pvalue >= P_FAIL, f"p = {pvalue:.2e} (chi2 = {stat:.1f}, dof = {dof})"
