@@ -255,16 +255,23 @@ def island_keys(W, sgn, s, inv, bshift, max_ranges, direct_max=None):
     them), the fullest first; ``skewed``: the first holds 7/8 of the sample or more.
     Safe on W not yet validated (keys that do not convert are skipped): the
     validation's scan then lists the entries outside them (``dense_scan.sample_islands``).
-    Python ints, |key| < 2**62 + 2**bshift. None when the sample's keys span at most
-    ``direct_max`` buckets (a range the queue likely addresses directly, with no pass:
-    the scan then lists nothing; a queue compressed after all makes its own pass), or
+    Python ints, |key| < 2**62 + 2**bshift. One island, the sample's whole range, when
+    the sample's keys span at most ``direct_max`` buckets (a range the queue likely
+    addresses directly: the scan then lists only the keys outside the sample's range,
+    which a queue compressed after all by far keys the sample missed needs). None
     when the islands hold less than 1 - _OUTSIDE_SHARE_MAX of the edges (estimated)."""
     n = W.shape[0]
     found, kmin, kmax = _sample_key_range(W, sgn, s, inv, _sample_stride(n))
     if not found:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), False
-    if direct_max is not None and ((int(kmax) - int(kmin)) >> bshift) + 1 <= direct_max:
-        return None
+    span = ((int(kmax) - int(kmin)) >> bshift) + 1  # the sample's buckets
+    if direct_max is not None and span <= direct_max:
+        # one island, every bucket of the sample's range: the queue is likely direct
+        # (the listed keys then go unused), but when a few far keys the sample missed
+        # compress it after all (the integers' weights of 10^9), the scan has listed
+        # them, and the build needs no pass over W
+        return (np.array([int(kmin)], dtype=np.int64),
+                np.array([int(kmin) + (span << bshift)], dtype=np.int64), False)
     ranges, full = _island_ranges(W, sgn, s, inv, int(kmin), int(kmax), bshift, n * (n - 1) // 2, max_ranges,
                                   direct=True, populations=True)
     # the fullest first: the scan tests them in this order and stops at the first that

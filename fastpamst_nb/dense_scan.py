@@ -294,7 +294,7 @@ def sample_islands(W, window):
     state = window.state
     sgn, s, inv = (float(x) for x in window.scale)
     found = island_keys(W, sgn, s, inv, int(state[WIN_BSHIFT]), ISLANDS_MAX, int(state[WIN_WIDE_MIN]))
-    if found is None:  # a range of few buckets (direct, no pass at build): nothing to list
+    if found is None:  # islands that would leave too many keys outside: nothing to list
         state[WIN_ISLANDS] = -3
         return
     lo, hi, skewed = found

@@ -90,9 +90,10 @@ state : int64 (WIN_SLOTS,)
     (the queue's ``bucket_shift`` for any range of more than WIDE_MIN_FINE of
     them). The islands (``dense_scan.sample_islands``, docs/design.rst, Islands
     sampled before the validation): ``WIN_ISLANDS`` -2 when none are wanted, -1
-    when wanted but not sampled (a small matrix), -3 when the sample's keys span
-    few buckets (a direct layout, which needs no listing), else how many were
-    sampled (0 to ISLANDS_MAX), island r's keys in [state[WIN_ISLAND_KEYS + 2 r],
+    when wanted but not sampled (a small matrix), -3 when the islands would leave
+    over 1/32 of the entries outside (nothing is listed), else how many were
+    sampled (0 to ISLANDS_MAX; one, the sample's whole range, when its keys span few
+    buckets), island r's keys in [state[WIN_ISLAND_KEYS + 2 r],
     state[WIN_ISLAND_KEYS + 2 r + 1]); ``WIN_SKEWED`` 1 when the first island holds
     most entries (the scan then tests it first, with a branch); ``WIN_LISTED`` the
     keys in ``listed``;
@@ -332,11 +333,29 @@ def window_list(ring, state, scale, islands, listed, hitw, k):
     used = state[WIN_LISTED]
     full = state[WIN_LISTED_FULL]
     cap = listed.shape[0]
+    one = state[WIN_ISLANDS] == 1
+    b0, b1 = islands[0], islands[1]
+    # at high noise most entries of a tile reach the threshold and come here, nearly all
+    # inside the islands: then they all go to window_add as they are (one branch-free
+    # pass to find out instead of a pass that keys, lists and compacts; one island, a
+    # direct-looking range, tested by its two compares, not every island's eight)
+    out = 0
+    if one:
+        for t in range(k):
+            x = sgn * hitw[t]
+            out += (x < b0) | (x >= b1)
+    else:
+        for t in range(k):
+            out += 1 - in_islands(sgn * hitw[t], islands)
+    if out == 0:
+        window_add(ring, state, scale, hitw, k)  # every entry reached thr: none is outside
+        return
     kt = 0
     for t in range(k):
         w = hitw[t]
         x = sgn * w
-        if full == 0 and in_islands(x, islands) == 0:
+        outside = ((x < b0) | (x >= b1)) if one else in_islands(x, islands) == 0
+        if full == 0 and outside:
             ok, key = _window_key(w, sgn, s, inv)
             if ok and not (used > 0 and listed[used - 1] == key):
                 if used < cap:
