@@ -488,6 +488,45 @@ def test_listed_keys_give_every_occupied_bucket(shape, no_wide, monkeypatch):
             assert np.array_equal(listed, ref[1]), key
 
 
+@pytest.mark.parametrize("sgn", [-1.0, 1.0], ids=["min", "max"])
+def test_far_keys_the_sample_missed_are_listed(sgn, no_wide, monkeypatch):
+    # a sample whose keys span few buckets is one island, its whole range: far keys in
+    # rows it did not read (the integers' weights of 10^9) are listed by the scan, and
+    # the compressed queue built from the list holds exactly the occupied aligned
+    # buckets plus the island's (a naive count of every key), on 1 and 2 scan threads
+    monkeypatch.setattr(topwin, "ISLANDS_MIN_ENTRIES", 0)
+    monkeypatch.setattr(cutqueue_build, "_CROWD_ROWS", 8)  # the sample: rows 0, 37, 74, ...
+    monkeypatch.setattr(cutqueue_build, "_CROWD_SAMPLE", 0)
+    n = 300
+    W = bench.shape_weights("uniform", n, seed=2)
+    for i, j in [(1, 2), (5, 9), (40, 41)]:  # rows the sample does not read
+        W[i, j] = W[j, i] = 1e4
+    s = privacy.default_discretization(1e-5)
+    r = privacy.fast_pamst_key_rate(0.1, 1e-5, n, s, "exponential")
+    keys = np.floor(sgn * W[np.triu_indices(n, 1)] / s).astype(np.int64)
+    far = np.unique(keys[np.abs(keys) > np.abs(keys).min() + (1 << 24)])
+    assert far.shape[0] == 1
+    graph = as_graph(W)
+    built = []
+    for workers in (1, 2):
+        win = topwin.top_window(sgn, s, r, DEFAULT_BUCKET_WIDTH)
+        assert dense_scan._scan_dense(W, win, workers=workers)[0] == 0
+        state = win.state
+        assert state[topwin.WIN_ISLANDS] == 1 and not state[topwin.WIN_LISTED_FULL]
+        listed = win.listed[0][:state[topwin.WIN_LISTED]]
+        assert np.isin(far, listed).all()
+        q = gq_build(graph, sgn, s, r, DEFAULT_BUCKET_WIDTH, win)
+        lay = q.layout
+        assert not lay.direct and not lay.wide
+        shift = int(lay.bucket_shift)
+        ranges = cutqueue_build._window_ranges(win, int(lay.kmin), int(keys.max()), shift)
+        want = np.unique(np.concatenate([(keys - lay.kmin) >> shift]
+                                        + [np.arange(lo, hi) for lo, hi in zip(ranges.lo, ranges.hi)]))
+        assert np.array_equal((q.keys.key - lay.kmin) >> shift, want), workers
+        built.append(q.keys.key.copy())
+    assert np.array_equal(built[0], built[1])
+
+
 def test_sampled_islands_are_safe_on_bad_weights(monkeypatch):
     # the sample reads W before it is validated: non-finite entries in the sampled rows
     # are skipped, and the scan still names the first defect, as without a window
