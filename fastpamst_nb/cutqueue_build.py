@@ -441,9 +441,11 @@ def _distinct(x):
     return x[keep]
 
 
-def _outside_part(W, i0, i1, scale, ranges, bounds):
+def _outside_part(W, i0, i1, scale, ranges, bounds, cap=None):
     """The occupied aligned buckets outside the islands of W's rows i0 .. i1 - 1 (upper
-    triangle): their ids, increasing and distinct."""
+    triangle): their ids, increasing and distinct; None once more than ``cap`` (a count
+    under a memory budget, ``_counted_fits``: the buffer never grows past about
+    4 (cap + n) ids)."""
     buf = np.empty(max(_BUF_MIN, 4 * W.shape[0]), dtype=np.int64)
     used = 0
     i = i0
@@ -452,10 +454,13 @@ def _outside_part(W, i0, i1, scale, ranges, bounds):
         if i < i1:  # full: deduplicate (numpy's sort releases the GIL), grow if need be
             ids = _distinct(buf[:used])
             used = ids.shape[0]
+            if cap is not None and used > cap:
+                return None
             if 2 * (used + W.shape[0]) > buf.shape[0]:
                 buf = np.empty(2 * buf.shape[0] + W.shape[0], dtype=np.int64)
             buf[:used] = ids
-    return _distinct(buf[:used])
+    ids = _distinct(buf[:used])
+    return None if cap is not None and ids.shape[0] > cap else ids
 
 
 # the islands' pass runs in parts side by side on the validation's threads from this
