@@ -358,6 +358,7 @@ def test_a_crowded_range_counts_its_buckets_where_their_bound_does_not_fit(monke
 
 
 @pytest.mark.parametrize("layout", ["counted", "wide"])
+@pytest.mark.slow_python
 def test_first_selection_law_on_a_crowded_range_short_of_memory(layout, monkeypatch):
     # the crowded integers at n = 200 with the memory short of the compressed layout's
     # bound: compressed after a count, or (nothing fits) wide, whose top bucket holds
