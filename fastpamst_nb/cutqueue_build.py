@@ -583,9 +583,11 @@ def _distinct(x):
     return x[keep]
 
 
-def _outside_part(W, i0, i1, scale, ranges, bounds):
+def _outside_part(W, i0, i1, scale, ranges, bounds, cap=None):
     """The occupied aligned buckets outside the islands of W's rows i0 .. i1 - 1 (upper
-    triangle): their ids, increasing and distinct."""
+    triangle): their ids, increasing and distinct; None once more than ``cap`` (a count
+    under a memory budget, ``_counted_fits``: the buffer never grows past about
+    4 (cap + n) ids)."""
     buf = np.empty(max(_BUF_MIN, 4 * W.shape[0]), dtype=np.int64)
     used = 0
     i = i0
@@ -594,10 +596,13 @@ def _outside_part(W, i0, i1, scale, ranges, bounds):
         if i < i1:  # full: deduplicate (numpy's sort releases the GIL), grow if need be
             ids = _distinct(buf[:used])
             used = ids.shape[0]
+            if cap is not None and used > cap:
+                return None
             if 2 * (used + W.shape[0]) > buf.shape[0]:
                 buf = np.empty(2 * buf.shape[0] + W.shape[0], dtype=np.int64)
             buf[:used] = ids
-    return _distinct(buf[:used])
+    ids = _distinct(buf[:used])
+    return None if cap is not None and ids.shape[0] > cap else ids
 
 
 # the islands' pass runs in parts side by side on the validation's threads from this
@@ -855,12 +860,62 @@ def _compressed_bytes(m, distinct, ranked):
     return ranked * rank_bytes + 8 * m + 128 * distinct + 2**23
 
 
-def _ranges_bytes(m):
+def _ranges_bytes(m, distinct=None):
     """The most the islands (``_island_ranges``) add for a dense graph of m edges: their
     buckets beyond the occupied ones (128 bytes each, as ``_compressed_bytes``), the
-    sets of the pass's parts before they merge (an id in one of them per edge at
-    most: 32 bytes each, at most half full) and the sample's set."""
-    return 128 * (m // _COARSE_BUDGET + _COARSE_SLACK) + 32 * m + (16 << _SAMPLE_BITS)
+    buffers of the pass's parts before they merge (an id in one of them per edge at
+    most: 32 bytes each), and the sample's set. With ``distinct``, a bound on the
+    occupied buckets (counted: ``_counted_fits``), the buffers hold at most about
+    twice the distinct ids of their part plus a row or two (``_outside_part``: deduplicated
+    when full, doubled while over half full), five such arrays alive at a
+    deduplication (the buffer, its sorted copy, the mask, the distinct ids, the grown
+    buffer): 512 bytes an id and a vertex, plus the initial buffers, bound it."""
+    if distinct is None:
+        buffers = 32 * m
+    else:
+        buffers = min(32 * m, 512 * (int(distinct) + math.isqrt(2 * m) + 2) + (1 << 24))
+    return 128 * (m // _COARSE_BUDGET + _COARSE_SLACK) + buffers + (16 << _SAMPLE_BITS)
+
+
+def _compressed_need(m, occupied):
+    """The dense compressed layout's need (``gq_build``'s figure) for at most
+    ``occupied`` occupied buckets."""
+    return _compressed_bytes(m, occupied, 0) + _ranges_bytes(m, occupied)
+
+
+def _counted_fits(graph, sgn, s, inv, kmin, bshift, most, fits):
+    """Whether the dense compressed layout (kmin: its own, ``_compressed_kmin``) fits by
+    ``fits`` once the occupied buckets outside its islands are counted, not bounded by
+    ``most`` (the key range's B + 1, or m). The estimate ``gq_build`` tries first assumes
+    ``most`` of them, and where that does not fit the wide layout was taken, whose top
+    bucket, when it holds most edges (integers 0..99 plus a few 10**9: ~1e11 noise-wide
+    buckets, ~100 occupied), is split at O(its edges) a step: O(n**3) (issue 31;
+    docs/design.rst, One far edge at n = 16,000). The count is the islands' own pass
+    (``_island_ranges``, ``_outside_part``: a few compares an entry of an island, a key
+    for the others) under a cap on the ids, the most that fit (by doubling), so it
+    stays within the figure it checks. Never an under-estimate: the islands' buckets
+    and the pass's buffers are bounded as ``_ranges_bytes`` bounds them. Speed only: the
+    refusal stays ``queue_memory_bytes``' (issue 25), and either layout is exact."""
+    m = graph.m
+    cap = 0
+    d = 1 << 12
+    while d <= 2 * most and fits(_compressed_need(m, min(most, d))):
+        cap = d
+        d *= 2
+    if cap == 0:
+        return False
+    W, n = graph.W, graph.n
+    ranges = _island_ranges(W, sgn, s, inv, kmin, _key_range(graph, sgn, s)[1], bshift, m)
+    scale = (np.float64(sgn), np.float64(s), np.float64(inv), np.int64(kmin), np.int64(bshift))
+    bounds = _range_scores(ranges, sgn, s, inv, kmin, bshift)
+    parts = min(_PASS_PARTS, thread_count()) if m >= _PARALLEL_MIN else 1
+    rows = [0] + [n - int(math.sqrt((1 - k / parts) * n * n)) for k in range(1, parts)] + [n]
+    found = run_side_by_side([
+        (lambda k=k: _outside_part(W, rows[k], rows[k + 1], scale, ranges, bounds, cap)) for k in range(parts)])
+    if any(ids is None for ids in found):
+        return False
+    outside = _distinct(np.concatenate(found)).shape[0]
+    return outside <= cap and fits(_compressed_need(m, min(most, outside)))
 
 
 def _compress(graph, sgn, s, inv, kmin, bshift, rank_t, ranked, window=None, kmax=None):
@@ -928,7 +983,17 @@ def _top_pad(K, bshift, fine_shift):
 _KEY_ALIGN_LIMIT = 1 << 62
 
 
-def gq_build(graph, sgn, s, r, bucket_width, window=None):
+def _compressed_kmin(kmin, K, bshift, window):
+    """A compressed queue's kmin: moved down by ``_top_pad`` (the window's bins, when
+    any, set its multiple), while the range stays within the keys' +-2**62 (Python
+    ints: no int64 wrap at the extremes)."""
+    pad = _top_pad(K, bshift, -1 if window is None else int(window.state[_window.WIN_FINE_SHIFT]))
+    if int(K) + pad <= _KEY_ALIGN_LIMIT and int(kmin) - pad > -_KEY_ALIGN_LIMIT:
+        return kmin - pad
+    return kmin
+
+
+def gq_build(graph, sgn, s, r, bucket_width, window=None, fits=memory_fits):
     """Build an empty ``GroupQueue`` for every edge of ``graph`` (a ``Graph``).
 
     ``r`` (the noise rate in key units) and ``bucket_width`` set the bucket width (see
@@ -939,7 +1004,11 @@ def gq_build(graph, sgn, s, r, bucket_width, window=None):
     time with its hash set). Checks the memory it needs before allocating. ``window``: the
     :class:`TopWindow` of ``top_window(sgn, s, r, bucket_width)`` that validated the
     graph's W, or None; when complete, the top buckets of a lazily sized queue are
-    sized from it (no sizing pass at the first materialization).
+    sized from it (no sizing pass at the first materialization). ``fits``: whether a
+    number of bytes more fits in memory (``core.memory_fits``, which reads the free
+    memory); it decides between the wide and the compressed layouts of a crowded dense
+    range, a speed choice (tests pass their own to force either); the refusal is
+    ``queue_memory_bytes``', checked with ``core.require_memory`` whatever ``fits``.
     """
     n, m = graph.n, graph.m
     if n > 1 << _END_BITS and graph.dense:
@@ -979,7 +1048,14 @@ def gq_build(graph, sgn, s, r, bucket_width, window=None):
         # edge over n = 16,000 uniform weights, 21 GB estimated, and the wide one it got
         # instead kept all the others in one bucket split at O(its edges) a step: hours)
         other = _compressed_bytes(m, min(m, B + 1), 0) + _ranges_bytes(m)
-        if fullest <= max(_WIDE_FILL_MIN, _WIDE_FILL_FACTOR * m // B_wide) or not memory_fits(other):
+        crowded = fullest > max(_WIDE_FILL_MIN, _WIDE_FILL_FACTOR * m // B_wide)
+        if crowded and not fits(other):
+            # ... and where that bound does not fit, the occupied buckets counted (a pass
+            # over W): integers 0..99 plus a few 10**9 at n = 16,000 have ~1e11 of the
+            # range's buckets and ~100 occupied (issue 31)
+            crowded = _counted_fits(graph, sgn, s, inv, _compressed_kmin(kmin, K, bshift, window), bshift,
+                                    min(m, B + 1), fits)
+        if not crowded:
             # sub-buckets of bucket_width noise units, or wider when a slot cannot number them
             # all (keys spanning over 2**(37 + bshift)): exact still, a few more draws
             sub_shift = max(bshift, wshift - _FINE_BITS)
@@ -1016,11 +1092,8 @@ def gq_build(graph, sgn, s, r, bucket_width, window=None):
         # single groups); a dense queue (lazy counts) finds the groups of the few edges
         # it filters in through the hash set instead
         ranked = not graph.dense or bucket_width < 0
-        # kmax at the top of its bucket (dense: as near as the window's bins allow); the
-        # range stays within the keys' +-2**62 (Python ints: no int64 wrap at the extremes)
-        pad = _top_pad(K, bshift, -1 if window is None else int(window.state[_window.WIN_FINE_SHIFT]))
-        if int(K) + pad <= _KEY_ALIGN_LIMIT and int(kmin) - pad > -_KEY_ALIGN_LIMIT:
-            kmin -= pad
+        # kmax at the top of its bucket (dense: as near as the window's bins allow)
+        kmin = _compressed_kmin(kmin, K, bshift, window)
 
         rank, occupied, bucket_hist, table, slot_rank, bits = _compress(graph, sgn, s, inv, kmin, bshift,
                                                                         rank_t, ranked, window, kmax)

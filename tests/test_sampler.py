@@ -17,10 +17,12 @@ from numba import njit
 
 import naive
 from fastpamst_nb import bench
+from fastpamst_nb.api import DEFAULT_BUCKET_WIDTH, DEFAULT_THETA
 from fastpamst_nb.cutqueue import code_ends, code_pack, gq_join, gq_update, gq_update_csr
 from fastpamst_nb.cutqueue_build import gq_build
 from fastpamst_nb.graph import as_graph
 from fastpamst_nb.prim import prim_csr_private
+from fastpamst_nb.privacy import default_discretization
 from fastpamst_nb.sampler import (
     N_STATS, ST_BOTTOM_CALLS, ST_NODES, ST_RANGE_NODES, _cut_members, _seen_add, _seen_set, binomial, max_noise,
     rnm_select,
@@ -279,3 +281,108 @@ def test_sparse_driver_draws_as_rnm_select(shape, rate, theta, bucket_width):
         assert lay.layered == (shape == "clusters")
         assert lay.direct == (shape in ("uniform", "clusters"))
     assert lay.group_counts == (bucket_width < 0)
+
+
+def _sym_upper(W):
+    W = np.triu(W, 1)
+    return W + W.T
+
+
+def _crowded_integers(n, spread=False):
+    """Integers 0..9 plus three weights of 1e9 (none in vertex 0's row), at s = 1/16 and
+    r = 1/16 (lambda = 1, sensitivity 1): ~5e8 noise-wide buckets of the key range, all
+    but three edges in the top wide bucket (a crowded range), ~10 of them occupied. With
+    ``spread`` half the edges (none in row 0) are spread over [1e5, 1e9] instead: a
+    bucket each, outside every island."""
+    rng = np.random.default_rng(40)
+    W = np.floor(rng.random((n, n)) * 10.0)
+    if spread:
+        far = rng.random((n, n)) < 0.5
+        far[0, :] = far[:, 0] = False
+        W = np.where(far, 1e5 + rng.random((n, n)) * 1e9, W)
+    W = _sym_upper(W)
+    for a, b in [(5, 9), (17, 40), (60, 61)]:
+        W[a, b] = W[b, a] = 1e9
+    return W
+
+
+def _decisions(monkeypatch):
+    """Record what each ``cutqueue_build._counted_fits`` call returned."""
+    from fastpamst_nb import cutqueue_build
+
+    seen = []
+    real = cutqueue_build._counted_fits
+
+    def spy(*args):
+        seen.append(real(*args))
+        return seen[-1]
+
+    monkeypatch.setattr(cutqueue_build, "_counted_fits", spy)
+    return seen
+
+
+def _short_of(m, occupied):
+    """A ``fits`` that admits the compressed layout with up to ``occupied`` buckets
+    outside its islands, not its bound of m (the memory of a machine too small for it)."""
+    from fastpamst_nb.cutqueue_build import _compressed_bytes, _compressed_need, _ranges_bytes
+
+    limit = _compressed_need(m, occupied)
+    assert _compressed_bytes(m, m, 0) + _ranges_bytes(m) > limit
+    return lambda n_bytes: n_bytes <= limit
+
+
+def test_a_crowded_range_counts_its_buckets_where_their_bound_does_not_fit(monkeypatch):
+    # issue 31 (integers 0..99 plus a few 1e9 at n = 16,000 took wide buckets because
+    # the compressed layout's bound, m buckets, did not fit: O(n^3)). The choice is
+    # gq_build's ``fits``: the bound refused, the occupied buckets are counted under a
+    # cap (the most that fit) and the compressed layout taken; past the cap, or with
+    # nothing fitting, the wide one; with room, the bound fits and nothing is counted
+    n = 200
+    m = n * (n - 1) // 2
+    s, r = 1.0 / 16, 1.0 / 16
+    seen = _decisions(monkeypatch)
+    q = gq_build(as_graph(_crowded_integers(n)), -1.0, s, r, DEFAULT_BUCKET_WIDTH, fits=_short_of(m, 4096))
+    assert seen == [True] and not q.layout.wide and not q.layout.direct
+    assert q.layout.n_buckets < 4096  # the islands' buckets and a few outside
+    q = gq_build(as_graph(_crowded_integers(n)), -1.0, s, r, DEFAULT_BUCKET_WIDTH, fits=lambda n_bytes: False)
+    assert seen == [True, False] and q.layout.wide
+    # ~10,000 buckets outside the islands, past a cap of 4096: wide
+    q = gq_build(as_graph(_crowded_integers(n, spread=True)), -1.0, s, r, DEFAULT_BUCKET_WIDTH,
+                 fits=_short_of(m, 4096))
+    assert seen == [True, False, False] and q.layout.wide
+    q = gq_build(as_graph(_crowded_integers(n, spread=True)), -1.0, s, r, DEFAULT_BUCKET_WIDTH,
+                 fits=_short_of(m, 1 << 14))
+    assert seen == [True, False, False, True] and not q.layout.wide
+    q = gq_build(as_graph(_crowded_integers(n)), -1.0, s, r, DEFAULT_BUCKET_WIDTH)
+    assert seen == [True, False, False, True] and not q.layout.wide and not q.layout.direct
+
+
+@pytest.mark.parametrize("layout", ["counted", "wide"])
+@pytest.mark.slow_python
+def test_first_selection_law_on_a_crowded_range_short_of_memory(layout, monkeypatch):
+    # the crowded integers at n = 200 with the memory short of the compressed layout's
+    # bound: compressed after a count, or (nothing fits) wide, whose top bucket holds
+    # every integer edge and is split at each selection. The law of a selection on vertex
+    # 0's row (199 integer weights) against naive.rnm_exp_probs, RUNS selections
+    n, lam = 200, 1.0
+    m = n * (n - 1) // 2
+    s = default_discretization(1.0)
+    r = lam * s
+    W = _crowded_integers(n)
+    seen = _decisions(monkeypatch)
+    fits = _short_of(m, 4096) if layout == "counted" else (lambda n_bytes: False)
+    q = gq_build(as_graph(W), -1.0, s, r, DEFAULT_BUCKET_WIDTH, fits=fits)
+    assert seen == [layout == "counted"] and q.layout.wide == (layout == "wide")
+    visited = np.zeros(n, dtype=np.bool_)
+    _join_all(q, W, np.zeros(1, dtype=np.int64), visited)
+    codes, stats = _select_many(q, W, visited, r, DEFAULT_THETA, DEFAULT_BUCKET_WIDTH,
+                                np.random.default_rng(1), RUNS)
+    probs = naive.rnm_exp_probs(naive.discretized_scores(W[0, 1:], s), lam)
+    expected = {(0, j + 1): p for j, p in enumerate(probs)}
+    counts = {}
+    for c in codes.tolist():
+        e = code_ends(c)
+        counts[e] = counts.get(e, 0) + 1
+    pvalue, stat, dof = naive.chisquare_pvalue(counts, expected, RUNS)
+    assert dof >= 2, "the configuration must spread the selection over several edges"
+    assert pvalue >= 1e-4, f"p = {pvalue:.2e} (chi2 = {stat:.1f}, dof = {dof})"
