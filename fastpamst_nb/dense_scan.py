@@ -216,7 +216,7 @@ _THREADED_MIN_ENTRIES = 1 << 20
 _FIRST_SCAN_ENTRIES = 1 << 22
 
 
-def _scan_dense(W, window=NO_WINDOW, workers=None, alongside=None):
+def _scan_dense(W, window=NO_WINDOW, workers=None, alongside=None, freed=None):
     """:func:`_dense_scan` over all of W in chunks of about 0.1 s (interruptible), each
     chunk split by work across ``workers`` threads (default ``threads.thread_count()``,
     one thread for a matrix under 2**20 entries).
@@ -231,13 +231,25 @@ def _scan_dense(W, window=NO_WINDOW, workers=None, alongside=None):
     own during the scan, which then has one thread less; it is called only when there
     are two threads or more for a matrix of 2**20 entries or more, and the scan returns
     after it has returned. It must be safe on any W: it runs before W is known valid.
+    The thread it held joins the scan's parts once it has returned (``exact_mst``'s Prim
+    ends before the scan at n = 16,000: its core then reads the rest of W).
+
+    ``freed``: a one-element list, the threads added to ``workers`` from the next chunk
+    on (set by the ``alongside`` run when it returns).
     """
     n = W.shape[0]
     if workers is None:
         workers = threads.thread_count() if n * n >= _THREADED_MIN_ENTRIES else 1
     if alongside is not None and workers >= 2:
-        scan, _ = threads.run_side_by_side([lambda: _scan_dense(W, window, workers - 1),
-                                            lambda: alongside(W)])
+        freed = [0]
+
+        def beside():
+            try:
+                return alongside(W)
+            finally:
+                freed[0] = 1  # its thread is free for the scan's later chunks
+        scan, _ = threads.run_side_by_side([lambda: _scan_dense(W, window, workers - 1, freed=freed),
+                                            beside])
         return scan
     windows = [window]
     found = [(0, 0, 0, np.inf, -np.inf)]
@@ -253,8 +265,9 @@ def _scan_dense(W, window=NO_WINDOW, workers=None, alongside=None):
         status, i, j, lo, hi = found[-1]
         if status != 0:
             return
-        if len(windows) < workers and (window.state[WIN_SEEN] or window.state[WIN_FINE_SHIFT] < 0):
-            windows.extend(window_fork(window) for _ in range(workers - len(windows)))
+        want = workers + (freed[0] if freed is not None else 0)
+        if len(windows) < want and (window.state[WIN_SEEN] or window.state[WIN_FINE_SHIFT] < 0):
+            windows.extend(window_fork(window) for _ in range(want - len(windows)))
         cuts = _split_tile_rows(n, t0, t0 + k, len(windows))
         results = threads.run_side_by_side(
             [part(a, b, w) for a, b, w in zip(cuts[:-1], cuts[1:], windows)])

@@ -430,3 +430,35 @@ def test_no_prim_beside_the_validation_on_one_thread(monkeypatch):
     as_graph(sp.csr_matrix(W), alongside=called.append)
     as_graph(W, topology=np.ones((80, 80), dtype=bool), alongside=called.append)
     assert len(called) == 1
+
+
+def test_the_scan_takes_the_thread_of_a_call_that_returned(monkeypatch):
+    # once the call beside the scan has returned (``freed``), the scan's later chunks
+    # are split over its thread too; the defect reported is still the first in tile
+    # order, and the range is the one-thread scan's
+    from fastpamst_nb import dense_scan, threads
+    from fastpamst_nb.window import NO_WINDOW
+
+    monkeypatch.setattr(dense_scan, "_FIRST_SCAN_ENTRIES", 1)  # a chunk a tile row at first
+    parts = []
+    real = threads.run_side_by_side
+
+    def recording(calls):
+        parts.append(len(calls))
+        return real(calls)
+
+    monkeypatch.setattr(threads, "run_side_by_side", recording)
+    W = random_symmetric(np.random.default_rng(5), 600)  # ten tile rows: chunks of 1, 2, 4, 2
+    ref = dense_scan._scan_dense(W, NO_WINDOW, 1)
+    assert set(parts) == {1}
+    parts.clear()
+    assert dense_scan._scan_dense(W, NO_WINDOW, 1, freed=[1]) == ref
+    assert 2 in parts and max(parts) == 2
+    # and beside a call (which frees its thread whenever it returns): the same answer
+    assert dense_scan._scan_dense(W, NO_WINDOW, 2, alongside=lambda W: None) == ref
+    for a, b in ((560, 400), (330, 590), (580, 200)):  # defects in tile rows 6, 5 and 3
+        W[a, b] = 9.0
+    ref = dense_scan._scan_dense(W, NO_WINDOW, 1)
+    assert ref[:3] == (2, 200, 580)
+    assert dense_scan._scan_dense(W, NO_WINDOW, 1, freed=[1]) == ref
+    assert dense_scan._scan_dense(W, NO_WINDOW, 2, alongside=lambda W: None) == ref

@@ -1,0 +1,86 @@
+"""Where a dense release's time goes: the validation, the Prim, the full call, per shape.
+
+For each shape of ``fastpamst bench --shapes`` (``bench.shape_weights``) at one n, in one
+process, the minimum of --repeat runs of: the floor's serial Prim (``floor.py``); the
+validation pass alone on one thread (``dense_scan._scan_dense(W, workers=1)``); the
+exact Prim alone (``prim.prim_dense_exact``) and ``exact_mst``; and at every
+sensitivity the gumbel kernel alone on one thread (``gumbel.gumbel_dense(...,
+threads=1)``) and the full call ``fast_pamst(W, 0.1, D, noise="gumbel")``, which runs
+that kernel beside the validation when two threads are free. Every figure is "x floor"
+(wall clock); ``cpu`` is the process's CPU time (both threads) over the floor's wall
+time, which tells a second core that was busy (cpu ~ wall) from one that was free.
+``--ties`` also times the floor on the shape with its ties broken (W + 1e-6 U, U the
+Uniform(0, 1) matrix): the floor is faster on tied weights (docs/design.rst, sixth pass)::
+
+    python docs/scripts/gumbel_phases.py --floor ../shared/bench/floor.py --n 16000 \\
+        --shapes uniform integers clusters --sensitivity 1e-5 0.1 1 --repeat 2
+"""
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+import fastpamst_nb as fp
+from fastpamst_nb import bench, privacy
+from fastpamst_nb.dense_scan import _scan_dense
+from fastpamst_nb.gumbel import gumbel_dense
+from fastpamst_nb.prim import prim_dense_exact
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gumbel_table import _load_floor  # noqa: E402
+
+KEY = (np.uint64(1), np.uint64(2))
+
+
+def timed(repeat, f):
+    """(wall, cpu) seconds of the fastest of ``repeat`` runs."""
+    out = []
+    for _ in range(repeat):
+        t, c = time.perf_counter(), time.process_time()
+        f()
+        out.append((time.perf_counter() - t, time.process_time() - c))
+    return min(out)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--floor", required=True, help="path of shared/bench/floor.py")
+    ap.add_argument("--n", type=int, default=4000)
+    ap.add_argument("--shapes", nargs="+", default=list(bench.SHAPES))
+    ap.add_argument("--sensitivity", type=float, nargs="+", default=[1e-5, 1e-3, 0.1, 1.0])
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--ties", action="store_true", help="also the floor with the ties broken")
+    a = ap.parse_args()
+    F = _load_floor(a.floor)
+    w = bench.shape_weights("uniform", 64)
+    F.floor_prim(w)
+    fp.fast_pamst(w, 0.1, 0.1, rng=0, noise="gumbel")
+    fp.exact_mst(w)
+    gumbel_dense(w, 0, False, 1.0, KEY, threads=1)
+    print(f"n = {a.n}, rho = 0.1, x floor (wall clock), minimum of {a.repeat}")
+    for name in a.shapes:
+        W = bench.shape_weights(name, a.n)
+        fl = timed(a.repeat, lambda: F.floor_prim(W))[0]
+        val = timed(a.repeat, lambda: _scan_dense(W, workers=1))
+        exk = timed(a.repeat, lambda: prim_dense_exact(W, 0, -1.0))
+        ex = timed(a.repeat, lambda: fp.exact_mst(W))
+        line = (f"{name:10s} floor {fl:.3f} s | validation {val[0] / fl:.2f} | exact Prim "
+                f"{exk[0] / fl:.2f} | exact_mst {ex[0] / fl:.2f} (cpu {ex[1] / fl:.2f})")
+        if a.ties:
+            J = W + 1e-6 * bench.shape_weights("uniform", a.n)
+            np.fill_diagonal(J, 0.0)
+            line += f" | floor, ties broken {timed(a.repeat, lambda: F.floor_prim(J))[0]:.3f} s"
+            del J
+        for d in a.sensitivity:
+            lam = privacy.gumbel_rate(0.1, d, a.n)
+            k = timed(a.repeat, lambda: gumbel_dense(W, 0, False, lam, KEY, threads=1))
+            r = timed(a.repeat, lambda: fp.fast_pamst(W, 0.1, d, rng=1, noise="gumbel"))
+            line += f" | {d:g}: kernel {k[0] / fl:.2f}, full {r[0] / fl:.2f} (cpu {r[1] / fl:.2f})"
+        print(line, flush=True)
+        del W
+
+
+if __name__ == "__main__":
+    main()
