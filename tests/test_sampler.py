@@ -44,6 +44,18 @@ def _select_many(q, W, visited, r, theta, bucket_width, rng, runs):
     return out, stats
 
 
+def _assert_selection_law(codes, expected):
+    """Chi-square of the selected edges (codes) against ``expected`` ({(a, b): p}): RUNS
+    selections, over at least 3 edges, rejected at p < 1e-4."""
+    counts = {}
+    for c in codes.tolist():
+        e = code_ends(c)
+        counts[e] = counts.get(e, 0) + 1
+    pvalue, stat, dof = naive.chisquare_pvalue(counts, expected, RUNS)
+    assert dof >= 2, "the configuration must spread the selection over several edges"
+    assert pvalue >= 1e-4, f"p = {pvalue:.2e} (chi2 = {stat:.1f}, dof = {dof})"
+
+
 @njit
 def _join_all(q, W, order, visited):
     for v in order:
@@ -104,13 +116,7 @@ def test_one_selection_matches_brute_force_rnm(structure, theta, bucket_width):
     probs = naive.rnm_exp_probs(scores, lam)
     expected = dict(zip(cut, probs))
     codes, stats = _select_many(q, W, visited, r, theta, bucket_width, np.random.default_rng(5), RUNS)
-    counts = {}
-    for c in codes.tolist():
-        e = code_ends(c)
-        counts[e] = counts.get(e, 0) + 1
-    pvalue, stat, dof = naive.chisquare_pvalue(counts, expected, RUNS)
-    assert dof >= 2, "the configuration must spread the selection over several edges"
-    assert pvalue >= 1e-4, f"p = {pvalue:.2e} (chi2 = {stat:.1f}, dof = {dof})"
+    _assert_selection_law(codes, expected)
     if structure == "top-heavy" and theta == math.inf:  # what the case is for
         assert q.layout.lazy_counts and q.store.materialized[0] == 0
     if structure == "spread" and theta < 1.0 and bucket_width == 1.0:
@@ -379,10 +385,4 @@ def test_first_selection_law_on_a_crowded_range_short_of_memory(layout, monkeypa
                                 np.random.default_rng(1), RUNS)
     probs = naive.rnm_exp_probs(naive.discretized_scores(W[0, 1:], s), lam)
     expected = {(0, j + 1): p for j, p in enumerate(probs)}
-    counts = {}
-    for c in codes.tolist():
-        e = code_ends(c)
-        counts[e] = counts.get(e, 0) + 1
-    pvalue, stat, dof = naive.chisquare_pvalue(counts, expected, RUNS)
-    assert dof >= 2, "the configuration must spread the selection over several edges"
-    assert pvalue >= 1e-4, f"p = {pvalue:.2e} (chi2 = {stat:.1f}, dof = {dof})"
+    _assert_selection_law(codes, expected)
