@@ -613,6 +613,25 @@ _PARALLEL_MIN = 1 << 20
 _PASS_PARTS = 2
 
 
+def _outside_pass(graph, sgn, s, inv, kmin, bshift, ranges, cap=None):
+    """The aligned buckets ((key - kmin) >> bshift) of the entries outside ``ranges``'
+    islands, increasing and distinct: one pass over the upper triangle, in parts side by
+    side above _PARALLEL_MIN edges (``_outside_part``). None when a part finds more than
+    ``cap`` of them (a count under a memory budget, ``_counted_fits``)."""
+    W, n, m = graph.W, graph.n, graph.m
+    scale = (np.float64(sgn), np.float64(s), np.float64(inv), np.int64(kmin), np.int64(bshift))
+    bounds = _range_scores(ranges, sgn, s, inv, kmin, bshift)
+    parts = min(_PASS_PARTS, thread_count()) if m >= _PARALLEL_MIN else 1
+    # row bounds that give each part about m / parts entries of the upper triangle
+    # (rows 0 .. i - 1 hold m - (n - i)(n - i - 1) / 2 of them)
+    rows = [0] + [n - int(math.sqrt((1 - k / parts) * n * n)) for k in range(1, parts)] + [n]
+    found = run_side_by_side([
+        (lambda k=k: _outside_part(W, rows[k], rows[k + 1], scale, ranges, bounds, cap)) for k in range(parts)])
+    if any(ids is None for ids in found):
+        return None
+    return _distinct(np.concatenate(found)) if parts > 1 else found[0]
+
+
 def _islands(graph, sgn, s, inv, kmin, bshift, ranges=None, listed=None):
     """The buckets of a dense compressed queue: every aligned bucket of the islands
     (``_island_ranges``, or ``ranges``), empty or not, and the occupied ones outside
@@ -624,21 +643,13 @@ def _islands(graph, sgn, s, inv, kmin, bshift, ranges=None, listed=None):
     (docs/design.rst, Compressed buckets). ``listed``: the keys of every entry outside
     ``ranges``' islands (and maybe some inside), as the validation listed them
     (``window.window_list``): then no pass at all, the same buckets."""
-    W, n, m = graph.W, graph.n, graph.m
+    W, m = graph.W, graph.m
     if ranges is None:
         ranges = _island_ranges(W, sgn, s, inv, kmin, _key_range(graph, sgn, s)[1], bshift, m)
     if listed is not None:
         outside = _outside_listed(listed, kmin, bshift, ranges)
     else:
-        scale = (np.float64(sgn), np.float64(s), np.float64(inv), np.int64(kmin), np.int64(bshift))
-        bounds = _range_scores(ranges, sgn, s, inv, kmin, bshift)
-        parts = min(_PASS_PARTS, thread_count()) if m >= _PARALLEL_MIN else 1
-        # row bounds that give each part about m / parts entries of the upper triangle
-        # (rows 0 .. i - 1 hold m - (n - i)(n - i - 1) / 2 of them)
-        rows = [0] + [n - int(math.sqrt((1 - k / parts) * n * n)) for k in range(1, parts)] + [n]
-        found = run_side_by_side([
-            (lambda k=k: _outside_part(W, rows[k], rows[k + 1], scale, ranges, bounds)) for k in range(parts)])
-        outside = _distinct(np.concatenate(found)) if parts > 1 else found[0]
+        outside = _outside_pass(graph, sgn, s, inv, kmin, bshift, ranges)
     # the ids in order: the islands' runs merged with the sorted others (a stable sort
     # of a few sorted runs: timsort)
     ids = np.concatenate([outside] + [np.arange(lo, hi, dtype=np.int64) for lo, hi in zip(ranges.lo, ranges.hi)])
@@ -904,18 +915,10 @@ def _counted_fits(graph, sgn, s, inv, kmin, bshift, most, fits):
         d *= 2
     if cap == 0:
         return False
-    W, n = graph.W, graph.n
+    W = graph.W
     ranges = _island_ranges(W, sgn, s, inv, kmin, _key_range(graph, sgn, s)[1], bshift, m)
-    scale = (np.float64(sgn), np.float64(s), np.float64(inv), np.int64(kmin), np.int64(bshift))
-    bounds = _range_scores(ranges, sgn, s, inv, kmin, bshift)
-    parts = min(_PASS_PARTS, thread_count()) if m >= _PARALLEL_MIN else 1
-    rows = [0] + [n - int(math.sqrt((1 - k / parts) * n * n)) for k in range(1, parts)] + [n]
-    found = run_side_by_side([
-        (lambda k=k: _outside_part(W, rows[k], rows[k + 1], scale, ranges, bounds, cap)) for k in range(parts)])
-    if any(ids is None for ids in found):
-        return False
-    outside = _distinct(np.concatenate(found)).shape[0]
-    return outside <= cap and fits(_compressed_need(m, min(most, outside)))
+    outside = _outside_pass(graph, sgn, s, inv, kmin, bshift, ranges, cap)
+    return outside is not None and outside.shape[0] <= cap and fits(_compressed_need(m, min(most, outside.shape[0])))
 
 
 def _compress(graph, sgn, s, inv, kmin, bshift, rank_t, ranked, window=None, kmax=None):
