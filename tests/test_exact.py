@@ -440,6 +440,12 @@ def test_the_scan_takes_the_thread_of_a_call_that_returned(monkeypatch):
     from fastpamst_nb.window import NO_WINDOW
 
     monkeypatch.setattr(dense_scan, "_FIRST_SCAN_ENTRIES", 1)  # a chunk a tile row at first
+    # chunks grow while they run faster than a quarter of their target in seconds: an
+    # infinite target makes them 1, 2, 4, ... whatever the clock (under
+    # NUMBA_DISABLE_JIT, or on a loaded machine, a tile row can take longer than that)
+    chunked = dense_scan.run_in_chunks
+    monkeypatch.setattr(dense_scan, "run_in_chunks",
+                        lambda advance, n_steps, **kw: chunked(advance, n_steps, target=float("inf"), **kw))
     parts = []
     real = threads.run_side_by_side
 
