@@ -14,6 +14,19 @@ Uniform(0, 1) matrix): the floor is faster on tied weights (docs/design.rst, six
 
     python docs/scripts/gumbel_phases.py --floor ../shared/bench/floor.py --n 16000 \\
         --shapes uniform integers clusters --sensitivity 1e-5 0.1 1 --repeat 2
+
+``--split`` times the full call from the inside instead, run after run (docs/design.rst,
+seventh pass): each run prints the floor (wall, and its CPU time over its wall time: 1
+when the process had a core to itself), the kernel alone and the validation alone on
+one thread (wall and thread CPU time, over the floor's CPU time), the full call by
+the wall clock and by the process's CPU time, and inside it: when the kernel beside
+the validation started and ended, its thread's CPU time, the validation thread's CPU
+time, the time after both (the tree's assembly), and the full call with one thread
+(validation, then kernel: ``threads.thread_count`` set to 1), alternated with the
+two-thread call so that both see the same load::
+
+    python docs/scripts/gumbel_phases.py --floor ../shared/bench/floor.py --n 4000 \\
+        --shapes uniform --sensitivity 0.1 --repeat 5 --split
 """
 import argparse
 import os
@@ -23,7 +36,7 @@ import time
 import numpy as np
 
 import fastpamst_nb as fp
-from fastpamst_nb import bench, privacy
+from fastpamst_nb import bench, dense_scan, fast_release, graph, privacy, threads
 from fastpamst_nb.dense_scan import _scan_dense
 from fastpamst_nb.gumbel import gumbel_dense
 from fastpamst_nb.prim import prim_dense_exact
@@ -44,6 +57,69 @@ def timed(repeat, f):
     return min(out)
 
 
+def clocks():
+    """(wall, process CPU, thread CPU) now."""
+    return time.perf_counter(), time.process_time(), time.thread_time()
+
+
+def split_runs(F, name, n, d, repeat):
+    """``--split``: the full call taken apart, ``repeat`` runs (see the module's docstring)."""
+    W = bench.shape_weights(name, n)
+    lam = privacy.gumbel_rate(0.1, d, n)
+    rec = {}
+    kernel, scan, count = fast_release.gumbel_dense, dense_scan._scan_dense, threads.thread_count
+
+    def kernel_timed(*args, **kw):  # the kernel as the full call runs it, beside the scan
+        t, c = time.perf_counter(), time.thread_time()
+        out = kernel(*args, **kw)
+        rec["kernel"] = (t, time.perf_counter(), time.thread_time() - c)
+        return out
+
+    def scan_timed(*args, **kw):  # the validation's own part (its call beside the kernel)
+        c = time.thread_time()
+        out = scan(*args, **kw)
+        if "freed" in kw or "scan" not in rec:  # the innermost call: the scan alone
+            rec["scan"] = (time.perf_counter(), time.thread_time() - c)
+        return out
+
+    def one(f):
+        a = clocks()
+        f()
+        b = clocks()
+        return [y - x for x, y in zip(a, b)]
+
+    print(f"{name}, n = {n}, sensitivity {d:g}: x the floor's CPU time (load: 1-minute average)")
+    fast_release.gumbel_dense = kernel_timed
+    graph._scan_dense = dense_scan._scan_dense = scan_timed
+    try:
+        for _ in range(repeat):
+            fl = one(lambda: F.floor_prim(W))
+            f = fl[2]
+            k = one(lambda: kernel(W, 0, False, lam, KEY, threads=1))
+            v = one(lambda: scan(W, workers=1))
+            t0 = time.perf_counter()
+            rec.clear()
+            full = one(lambda: fp.fast_pamst(W, 0.1, d, rng=1, noise="gumbel"))
+            ks, ke, kc = rec.pop("kernel", (t0, t0, 0.0))
+            se, sc = rec.pop("scan")
+            rec.clear()
+            threads.thread_count = lambda: 1
+            try:
+                seq = one(lambda: fp.fast_pamst(W, 0.1, d, rng=1, noise="gumbel"))
+            finally:
+                threads.thread_count = count
+            print(f"load {os.getloadavg()[0]:.1f} | floor {fl[0]:.4f} s (cpu/wall {f / fl[0]:.2f}) | "
+                  f"kernel {k[0] / f:.2f} (cpu {k[2] / f:.2f}) | validation {v[0] / f:.2f} "
+                  f"(cpu {v[2] / f:.2f}) | full {full[0] / f:.2f} (cpu {full[1] / f:.2f}): "
+                  f"kernel from {(ks - t0) / f:.2f} to {(ke - t0) / f:.2f} (cpu {kc / f:.2f}), "
+                  f"validation to {(se - t0) / f:.2f} (cpu {sc / f:.2f}), after both "
+                  f"{(t0 + full[0] - max(ke, se)) / f:.2f} | one thread {seq[0] / f:.2f} "
+                  f"(cpu {seq[1] / f:.2f})", flush=True)
+    finally:
+        fast_release.gumbel_dense = kernel
+        graph._scan_dense = dense_scan._scan_dense = scan
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--floor", required=True, help="path of shared/bench/floor.py")
@@ -52,6 +128,7 @@ def main():
     ap.add_argument("--sensitivity", type=float, nargs="+", default=[1e-5, 1e-3, 0.1, 1.0])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--ties", action="store_true", help="also the floor with the ties broken")
+    ap.add_argument("--split", action="store_true", help="the full call taken apart, run by run")
     a = ap.parse_args()
     F = _load_floor(a.floor)
     w = bench.shape_weights("uniform", 64)
@@ -59,6 +136,11 @@ def main():
     fp.fast_pamst(w, 0.1, 0.1, rng=0, noise="gumbel")
     fp.exact_mst(w)
     gumbel_dense(w, 0, False, 1.0, KEY, threads=1)
+    if a.split:
+        for name in a.shapes:
+            for d in a.sensitivity:
+                split_runs(F, name, a.n, d, a.repeat)
+        return
     print(f"n = {a.n}, rho = 0.1, x floor (wall clock), minimum of {a.repeat}")
     for name in a.shapes:
         W = bench.shape_weights(name, a.n)
