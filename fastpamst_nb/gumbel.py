@@ -542,9 +542,13 @@ def gumbel_dense(W, start, maximum, lam, key, threads=None, plain=False, run=Non
     c = -f if maximum else f  # the sign of the weights, times the keys' scale (_scale)
     kw = np.array(key_words(*key), dtype=np.uint64)
     nz = GumbelNoise(float(c), kw, b, b_hi, b_lo, inv_b, bool(plain))
-    cap = prange_threads()  # 1 in a child forked after OpenMP started (threads.py)
-    T = cap if threads is None else max(1, min(int(threads), cap))
-    if T > 1 and n >= PARALLEL_MIN_N:
+    T = 1
+    # numba's thread count is read only when the prange kernel can run (a tiny release
+    # spends microseconds on it; the law tests run 160,000 of them)
+    if n >= PARALLEL_MIN_N and (threads is None or int(threads) > 1):
+        cap = prange_threads()  # 1 in a child forked after OpenMP started (threads.py)
+        T = cap if threads is None else max(1, min(int(threads), cap))
+    if T > 1:
         hi = np.full(n, np.inf)
         lo = np.zeros(n)
         parent = np.full(n, start, dtype=np.int64)

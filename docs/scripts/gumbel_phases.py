@@ -136,6 +136,7 @@ def main():
     fp.fast_pamst(w, 0.1, 0.1, rng=0, noise="gumbel")
     fp.exact_mst(w)
     gumbel_dense(w, 0, False, 1.0, KEY, threads=1)
+    _scan_dense(w, workers=1)
     if a.split:
         for name in a.shapes:
             for d in a.sensitivity:
