@@ -19,16 +19,69 @@ from numba import njit
 
 from . import threads
 from .chunks import run_in_chunks
-from .core import CACHE
+from .core import CACHE, jit_only
 from . import window as window_mod
 from .window import (
     ISLANDS_MAX, NO_LISTED, NO_WINDOW, WIN_BSHIFT, WIN_COMPLETE, WIN_FINE_SHIFT, WIN_ISLAND_KEYS, WIN_ISLANDS, WIN_LISTED_FULL,
     WIN_SEEN, WIN_SKEWED, WIN_WIDE_MIN,
-    in_islands, window_add, window_fork, window_join, window_list, window_threshold,
+    in_islands, outside_island, window_add, window_fork, window_join, window_list, window_threshold,
 )
 
 _TILE = 64  # rows and columns of a validation tile
 _SCAN_ROWS = 8  # rows of a tile compared per pass over its columns (divides _TILE)
+
+# which entries of a full tile the scan lists (``_listed``): those reaching the window's
+# threshold, and those outside one island, or outside up to four (every island tested,
+# or the fullest first)
+_PLAIN, _ONE, _MANY, _SKEWED = 0, 1, 2, 3
+
+
+@jit_only(inline="always")
+def _listed(x, mode, thr, b0, b1, b2, b3, b4, b5, b6, b7):
+    """1 if an entry of score x goes to the tile's list under ``mode``, else 0: the one
+    rule of the scan's count and of its list (``_tile_list``), so that both see the same
+    entries. Branch-free but for ``_SKEWED`` (whose fullest island, tested first, stops
+    most entries: eight compares on every entry cost Pareto weights' scan 3 ns an entry)."""
+    if mode == _PLAIN:
+        return np.int64(x >= thr)
+    if mode == _ONE:
+        return np.int64(x >= thr) | outside_island(x, b0, b1)
+    if mode == _MANY:
+        return np.int64((x >= thr) | (1 - (((x >= b0) & (x < b1)) | ((x >= b2) & (x < b3))
+                                           | ((x >= b4) & (x < b5)) | ((x >= b6) & (x < b7)))))
+    return np.int64((x >= thr) | (1 - (((x >= b0) & (x < b1))
+                                       or (((x >= b2) & (x < b3)) | ((x >= b4) & (x < b5))
+                                           | ((x >= b6) & (x < b7))))))
+
+
+@njit(cache=CACHE, nogil=True)
+def _tile_list(W, i0, j0, j1, sgn, mode, thr, b, hitw, c):
+    """The ``c`` entries of the full tile (rows i0 .. i0 + 63, columns j0 .. j1 - 1) that
+    ``_listed`` lists, into hitw[:c], in the scan's order (8 rows a column); returns c.
+
+    Run only for a tile whose count found some, once the scan has read the tile (so from
+    the cache): the count's loop then has no chain through the list's index, and a tile
+    with nothing to list (most of them at low noise without islands) costs no second
+    look. A branch per entry when few are listed (well predicted), a branch-free append
+    when many are (most entries at high noise)."""
+    b0, b1, b2, b3, b4, b5, b6, b7 = b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]
+    k = 0
+    if 16 * c < _TILE * (j1 - j0):
+        for i in range(i0, i0 + _TILE, _SCAN_ROWS):
+            for j in range(j0, j1):
+                for d in range(_SCAN_ROWS):
+                    w = np.float64(W[i + d, j])
+                    if _listed(sgn * w, mode, thr, b0, b1, b2, b3, b4, b5, b6, b7):
+                        hitw[k] = w
+                        k += 1
+    else:
+        for i in range(i0, i0 + _TILE, _SCAN_ROWS):
+            for j in range(j0, j1):
+                for d in range(_SCAN_ROWS):
+                    w = np.float64(W[i + d, j])
+                    hitw[k] = w
+                    k += _listed(sgn * w, mode, thr, b0, b1, b2, b3, b4, b5, b6, b7)
+    return k
 
 
 @njit(cache=CACHE, nogil=True)
@@ -78,6 +131,8 @@ def _dense_scan(W, t0, t1, ring, state, scale, islands, listed):
         for j0 in range(i0, n, tile):
             j1 = min(j0 + tile, n)
             k = 0
+            c = 0
+            mode = _PLAIN
             if j0 == i0 or i1 - i0 < tile:  # diagonal or ragged tile: entry by entry
                 for i in range(i0, i1):
                     for j in range(max(j0, i + 1), j1):
@@ -88,10 +143,10 @@ def _dense_scan(W, t0, t1, ring, state, scale, islands, listed):
                         hitw[k] = w
                         k += (sgn * w >= thr) | (fused and in_islands(sgn * w, b) == 0)
             elif fused and state[WIN_ISLANDS] == 1:
-                # one island [b0, b1): an entry is listed when it scores below b0 or at
-                # least min(thr, b1) (window_list sorts them out): one compare more than
-                # the loop without islands, where the general form cost eight
-                cut = min(thr, b1)
+                # one island [b0, b1): an entry is listed when it reaches thr or lies
+                # outside [b0, b1) (window_list sorts them out): two compares more than
+                # the loop without islands, where the general form costs eight
+                mode = _ONE
                 for i in range(i0, i1, _SCAN_ROWS):
                     for j in range(j0, j1):
                         col = W[j]
@@ -103,13 +158,12 @@ def _dense_scan(W, t0, t1, ring, state, scale, islands, listed):
                             differ |= w != np.float64(col[i + d])
                             lo = min(lo, w)
                             hi = max(hi, w)
-                            hitw[k] = w
-                            x = sgn * w
-                            k += (x >= cut) | (x < b0)
+                            c += _listed(sgn * w, _ONE, thr, b0, b1, b2, b3, b4, b5, b6, b7)
                         bad |= differ
                         wmin = min(wmin, lo)
                         wmax = max(wmax, hi)
             elif fused and state[WIN_SKEWED] == 0:
+                mode = _MANY
                 # the loop below, listing the entries outside the islands too, branch-free
                 # (three clusters: a branch per island mispredicted, 2.6x slower)
                 for i in range(i0, i1, _SCAN_ROWS):
@@ -123,14 +177,12 @@ def _dense_scan(W, t0, t1, ring, state, scale, islands, listed):
                             differ |= w != np.float64(col[i + d])
                             lo = min(lo, w)
                             hi = max(hi, w)
-                            hitw[k] = w
-                            x = sgn * w
-                            k += (x >= thr) | (1 - (((x >= b0) & (x < b1)) | ((x >= b2) & (x < b3))
-                                                    | ((x >= b4) & (x < b5)) | ((x >= b6) & (x < b7))))
+                            c += _listed(sgn * w, _MANY, thr, b0, b1, b2, b3, b4, b5, b6, b7)
                         bad |= differ
                         wmin = min(wmin, lo)
                         wmax = max(wmax, hi)
             elif fused:  # the same with the fullest island tested first, alone
+                mode = _SKEWED
                 for i in range(i0, i1, _SCAN_ROWS):
                     for j in range(j0, j1):
                         col = W[j]
@@ -142,18 +194,12 @@ def _dense_scan(W, t0, t1, ring, state, scale, islands, listed):
                             differ |= w != np.float64(col[i + d])
                             lo = min(lo, w)
                             hi = max(hi, w)
-                            hitw[k] = w
-                            x = sgn * w
-                            # the fullest island first (sample_islands' order): most
-                            # entries stop at its two compares (8 compares on every
-                            # entry cost Pareto weights' scan 3 ns an entry)
-                            k += (x >= thr) | (1 - (((x >= b0) & (x < b1))
-                                                    or (((x >= b2) & (x < b3)) | ((x >= b4) & (x < b5))
-                                                        | ((x >= b6) & (x < b7)))))
+                            c += _listed(sgn * w, _SKEWED, thr, b0, b1, b2, b3, b4, b5, b6, b7)
                         bad |= differ
                         wmin = min(wmin, lo)
                         wmax = max(wmax, hi)
             else:
+                mode = _PLAIN
                 for i in range(i0, i1, _SCAN_ROWS):
                     for j in range(j0, j1):
                         col = W[j]
@@ -165,11 +211,12 @@ def _dense_scan(W, t0, t1, ring, state, scale, islands, listed):
                             differ |= w != np.float64(col[i + d])
                             lo = min(lo, w)
                             hi = max(hi, w)
-                            hitw[k] = w
-                            k += sgn * w >= thr
+                            c += _listed(sgn * w, _PLAIN, thr, b0, b1, b2, b3, b4, b5, b6, b7)
                         bad |= differ
                         wmin = min(wmin, lo)
                         wmax = max(wmax, hi)
+            if c > 0:  # only now, from the cache: the count's loop has no chain through k
+                k = _tile_list(W, i0, j0, j1, sgn, mode, thr, b, hitw, c)
             if k > 0:
                 if fused:
                     window_list(ring, state, scale, b, listed, hitw, k)
