@@ -38,9 +38,9 @@ _PLAIN, _ONE, _MANY, _SKEWED = 0, 1, 2, 3
 
 @jit_only(inline="always")
 def _listed(x, mode, thr, b0, b1, b2, b3, b4, b5, b6, b7):
-    """1 if an entry of score x goes to the tile's list under ``mode``, else 0: the one
-    rule of the scan's count and of its list (``_tile_list``), so that both see the same
-    entries. Branch-free but for ``_SKEWED`` (whose fullest island, tested first, stops
+    """1 if an entry of score x goes to the tile's list under ``mode`` (a literal at each
+    call: the branches fold), else 0; the scan's four tile loops written with one rule.
+    Branch-free but for ``_SKEWED`` (whose fullest island, tested first, stops
     most entries: eight compares on every entry cost Pareto weights' scan 3 ns an entry)."""
     if mode == _PLAIN:
         return np.int64(x >= thr)
@@ -52,36 +52,6 @@ def _listed(x, mode, thr, b0, b1, b2, b3, b4, b5, b6, b7):
     return np.int64((x >= thr) | (1 - (((x >= b0) & (x < b1))
                                        or (((x >= b2) & (x < b3)) | ((x >= b4) & (x < b5))
                                            | ((x >= b6) & (x < b7))))))
-
-
-@njit(cache=CACHE, nogil=True)
-def _tile_list(W, i0, j0, j1, sgn, mode, thr, b, hitw, c):
-    """The ``c`` entries of the full tile (rows i0 .. i0 + 63, columns j0 .. j1 - 1) that
-    ``_listed`` lists, into hitw[:c], in the scan's order (8 rows a column); returns c.
-
-    Run only for a tile whose count found some, once the scan has read the tile (so from
-    the cache): the count's loop then has no chain through the list's index, and a tile
-    with nothing to list (most of them at low noise without islands) costs no second
-    look. A branch per entry when few are listed (well predicted), a branch-free append
-    when many are (most entries at high noise)."""
-    b0, b1, b2, b3, b4, b5, b6, b7 = b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]
-    k = 0
-    if 16 * c < _TILE * (j1 - j0):
-        for i in range(i0, i0 + _TILE, _SCAN_ROWS):
-            for j in range(j0, j1):
-                for d in range(_SCAN_ROWS):
-                    w = np.float64(W[i + d, j])
-                    if _listed(sgn * w, mode, thr, b0, b1, b2, b3, b4, b5, b6, b7):
-                        hitw[k] = w
-                        k += 1
-    else:
-        for i in range(i0, i0 + _TILE, _SCAN_ROWS):
-            for j in range(j0, j1):
-                for d in range(_SCAN_ROWS):
-                    w = np.float64(W[i + d, j])
-                    hitw[k] = w
-                    k += _listed(sgn * w, mode, thr, b0, b1, b2, b3, b4, b5, b6, b7)
-    return k
 
 
 @njit(cache=CACHE, nogil=True)
@@ -131,8 +101,6 @@ def _dense_scan(W, t0, t1, ring, state, scale, islands, listed):
         for j0 in range(i0, n, tile):
             j1 = min(j0 + tile, n)
             k = 0
-            c = 0
-            mode = _PLAIN
             if j0 == i0 or i1 - i0 < tile:  # diagonal or ragged tile: entry by entry
                 for i in range(i0, i1):
                     for j in range(max(j0, i + 1), j1):
@@ -146,7 +114,6 @@ def _dense_scan(W, t0, t1, ring, state, scale, islands, listed):
                 # one island [b0, b1): an entry is listed when it reaches thr or lies
                 # outside [b0, b1) (window_list sorts them out): two compares more than
                 # the loop without islands, where the general form costs eight
-                mode = _ONE
                 for i in range(i0, i1, _SCAN_ROWS):
                     for j in range(j0, j1):
                         col = W[j]
@@ -158,12 +125,12 @@ def _dense_scan(W, t0, t1, ring, state, scale, islands, listed):
                             differ |= w != np.float64(col[i + d])
                             lo = min(lo, w)
                             hi = max(hi, w)
-                            c += _listed(sgn * w, _ONE, thr, b0, b1, b2, b3, b4, b5, b6, b7)
+                            hitw[k] = w
+                            k += _listed(sgn * w, _ONE, thr, b0, b1, b2, b3, b4, b5, b6, b7)
                         bad |= differ
                         wmin = min(wmin, lo)
                         wmax = max(wmax, hi)
             elif fused and state[WIN_SKEWED] == 0:
-                mode = _MANY
                 # the loop below, listing the entries outside the islands too, branch-free
                 # (three clusters: a branch per island mispredicted, 2.6x slower)
                 for i in range(i0, i1, _SCAN_ROWS):
@@ -177,12 +144,12 @@ def _dense_scan(W, t0, t1, ring, state, scale, islands, listed):
                             differ |= w != np.float64(col[i + d])
                             lo = min(lo, w)
                             hi = max(hi, w)
-                            c += _listed(sgn * w, _MANY, thr, b0, b1, b2, b3, b4, b5, b6, b7)
+                            hitw[k] = w
+                            k += _listed(sgn * w, _MANY, thr, b0, b1, b2, b3, b4, b5, b6, b7)
                         bad |= differ
                         wmin = min(wmin, lo)
                         wmax = max(wmax, hi)
             elif fused:  # the same with the fullest island tested first, alone
-                mode = _SKEWED
                 for i in range(i0, i1, _SCAN_ROWS):
                     for j in range(j0, j1):
                         col = W[j]
@@ -194,12 +161,12 @@ def _dense_scan(W, t0, t1, ring, state, scale, islands, listed):
                             differ |= w != np.float64(col[i + d])
                             lo = min(lo, w)
                             hi = max(hi, w)
-                            c += _listed(sgn * w, _SKEWED, thr, b0, b1, b2, b3, b4, b5, b6, b7)
+                            hitw[k] = w
+                            k += _listed(sgn * w, _SKEWED, thr, b0, b1, b2, b3, b4, b5, b6, b7)
                         bad |= differ
                         wmin = min(wmin, lo)
                         wmax = max(wmax, hi)
             else:
-                mode = _PLAIN
                 for i in range(i0, i1, _SCAN_ROWS):
                     for j in range(j0, j1):
                         col = W[j]
@@ -211,12 +178,11 @@ def _dense_scan(W, t0, t1, ring, state, scale, islands, listed):
                             differ |= w != np.float64(col[i + d])
                             lo = min(lo, w)
                             hi = max(hi, w)
-                            c += _listed(sgn * w, _PLAIN, thr, b0, b1, b2, b3, b4, b5, b6, b7)
+                            hitw[k] = w
+                            k += _listed(sgn * w, _PLAIN, thr, b0, b1, b2, b3, b4, b5, b6, b7)
                         bad |= differ
                         wmin = min(wmin, lo)
                         wmax = max(wmax, hi)
-            if c > 0:  # only now, from the cache: the count's loop has no chain through k
-                k = _tile_list(W, i0, j0, j1, sgn, mode, thr, b, hitw, c)
             if k > 0:
                 if fused:
                     window_list(ring, state, scale, b, listed, hitw, k)

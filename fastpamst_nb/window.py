@@ -267,7 +267,7 @@ _LOW63 = np.int64(0x7FFFFFFFFFFFFFFF)
 # a batch of at least _BATCH_MIN weights whose keys span at most _BATCH_BINS fine bins is
 # counted in a local histogram (window_add's batch path)
 _BATCH_MIN = 64
-_BATCH_BINS = 128
+_BATCH_BINS = 16
 
 
 @jit_only(inline="always")
@@ -285,10 +285,8 @@ def _window_add_batch(ring, state, scale, hitw, k):
 
     The batch's key range comes from its lowest and highest weights (keys are monotone
     in the weight), so every key of the batch converts when both ends do. One bin: the
-    window slides to it and adds k, with no key per entry. A few bins (power-of-two s,
-    where the quotient is exact): each entry's bin is floor(floor(y inv) 2**-fsh), in
-    floating point (exact: integers below 2**62 scaled by a power of two), counted in
-    four local histograms (no chain of increments of one counter). Sliding to the batch's
+    window slides to it and adds k, with no key per entry. A few bins (power-of-two s):
+    one vectorized count of the entries at or above each bin's lowest score. Sliding to the batch's
     highest bin first and counting the bins then inside the window gives the window the
     per-entry loop gives: a bin it counted and then left is never read again (its slot is
     cleared before it re-enters)."""
@@ -311,8 +309,11 @@ def _window_add_batch(ring, state, scale, hitw, k):
     fsh = state[WIN_FINE_SHIFT]
     flo = min(ka, kb) >> fsh
     fhi = max(ka, kb) >> fsh
-    if fhi - flo >= _BATCH_BINS or (fhi > flo and inv == 0.0):
+    if fhi - flo >= _BATCH_BINS:
         return False
+    if fhi > flo and (inv == 0.0 or s < 2.0 ** -960 or fsh >= 52
+                      or max(abs(flo), abs(fhi)) >= np.int64(1) << (52 - fsh)):
+        return False  # the bounds below would not be exact
     top = state[WIN_TOP]
     bins = state[WIN_BINS]
     mask = _WINDOW_RING - 1
@@ -324,17 +325,22 @@ def _window_add_batch(ring, state, scale, hitw, k):
         if flo > top - bins:
             ring[flo & mask] += k
     else:
-        hist = np.zeros((4, _BATCH_BINS), dtype=np.int64)
-        down = 2.0 ** -np.float64(fsh)  # exact: a power of two
-        base = np.float64(flo)
-        for t in range(k):
-            y = sgn * hitw[t]
-            x = y * inv
-            key = np.floor(x) - np.float64((x == 0.0) & (y < 0.0))  # discretize's key
-            hist[t & 3, np.int64(np.floor(key * down) - base)] += 1
-        for f in range(max(flo, top - bins + 1), fhi + 1):
-            c = f - flo
-            ring[f & mask] += hist[0, c] + hist[1, c] + hist[2, c] + hist[3, c]
+        # bin f holds the keys from K = f 2**fsh on; with a power-of-two s and |K| < 2**53,
+        # K s is exact and key >= K exactly when sgn w >= K s (the key is floor(sgn w / s),
+        # the quotient's underflow included): the entries at or above each bin boundary
+        # are one compare each, a loop that vectorizes (a histogram's increments do not)
+        above = k  # entries in bins >= f, from f = flo up
+        for f in range(flo + 1, fhi + 2):
+            if f <= fhi:
+                bound = np.float64(f << fsh) * s
+                nxt = 0
+                for t in range(k):
+                    nxt += sgn * hitw[t] >= bound
+            else:
+                nxt = 0
+            if f - 1 > top - bins:
+                ring[(f - 1) & mask] += above - nxt
+            above = nxt
     state[WIN_TOP] = top
     return True
 
