@@ -267,7 +267,7 @@ _LOW63 = np.int64(0x7FFFFFFFFFFFFFFF)
 # a batch of at least _BATCH_MIN weights whose keys span at most _BATCH_BINS fine bins is
 # counted in a local histogram (window_add's batch path)
 _BATCH_MIN = 64
-_BATCH_BINS = 16
+_BATCH_BINS = 256
 
 
 @jit_only(inline="always")
@@ -286,7 +286,7 @@ def _window_add_batch(ring, state, scale, hitw, k):
     The batch's key range comes from its lowest and highest weights (keys are monotone
     in the weight), so every key of the batch converts when both ends do. One bin: the
     window slides to it and adds k, with no key per entry. A few bins (power-of-two s):
-    one vectorized count of the entries at or above each bin's lowest score. Sliding to the batch's
+    the bins in one loop that vectorizes, counted in four local histograms. Sliding to the batch's
     highest bin first and counting the bins then inside the window gives the window the
     per-entry loop gives: a bin it counted and then left is never read again (its slot is
     cleared before it re-enters)."""
@@ -311,9 +311,8 @@ def _window_add_batch(ring, state, scale, hitw, k):
     fhi = max(ka, kb) >> fsh
     if fhi - flo >= _BATCH_BINS:
         return False
-    if fhi > flo and (inv == 0.0 or s < 2.0 ** -960 or fsh >= 52
-                      or max(abs(flo), abs(fhi)) >= np.int64(1) << (52 - fsh)):
-        return False  # the bounds below would not be exact
+    if fhi > flo and inv == 0.0:
+        return False  # the bins below need the exact quotient
     top = state[WIN_TOP]
     bins = state[WIN_BINS]
     mask = _WINDOW_RING - 1
@@ -325,22 +324,26 @@ def _window_add_batch(ring, state, scale, hitw, k):
         if flo > top - bins:
             ring[flo & mask] += k
     else:
-        # bin f holds the keys from K = f 2**fsh on; with a power-of-two s and |K| < 2**53,
-        # K s is exact and key >= K exactly when sgn w >= K s (the key is floor(sgn w / s),
-        # the quotient's underflow included): the entries at or above each bin boundary
-        # are one compare each, a loop that vectorizes (a histogram's increments do not)
-        above = k  # entries in bins >= f, from f = flo up
-        for f in range(flo + 1, fhi + 2):
-            if f <= fhi:
-                bound = np.float64(f << fsh) * s
-                nxt = 0
-                for t in range(k):
-                    nxt += sgn * hitw[t] >= bound
-            else:
-                nxt = 0
-            if f - 1 > top - bins:
-                ring[(f - 1) & mask] += above - nxt
-            above = nxt
+        # each entry's bin, in floating point: the key floor(y inv) as discretize computes
+        # it (y inv is exact for a power-of-two s; an underflow to -0.0 of a negative y is
+        # key -1), then floor(key 2**-fsh) = key >> fsh (an integer below 2**62 scaled by
+        # a power of two: exact). A loop that vectorizes, then the increments into four
+        # histograms, so that runs of one bin do not chain on one counter
+        span = fhi - flo + 1
+        down = 2.0 ** -np.float64(fsh)
+        base = np.float64(flo)
+        idx = np.empty(k, dtype=np.int32)
+        for t in range(k):
+            y = sgn * hitw[t]
+            x = y * inv
+            key = np.floor(x) - np.float64((x == 0.0) & (y < 0.0))
+            idx[t] = np.int32(np.floor(key * down) - base)
+        hist = np.zeros((4, span), dtype=np.int64)
+        for t in range(k):
+            hist[t & 3, idx[t]] += 1
+        for f in range(max(flo, top - bins + 1), fhi + 1):
+            c = f - flo
+            ring[f & mask] += hist[0, c] + hist[1, c] + hist[2, c] + hist[3, c]
     state[WIN_TOP] = top
     return True
 
@@ -446,26 +449,36 @@ def window_list(ring, state, scale, islands, listed, hitw, k):
     if out == 0:
         window_add(ring, state, scale, hitw, k)  # every entry reached thr: none is outside
         return
-    kt = 0
-    for t in range(k):
-        w = hitw[t]
-        x = sgn * w
-        outside = outside_island(x, b0, b1) == 1 if one else in_islands(x, islands) == 0
-        if full == 0 and outside:
-            ok, key = _window_key(w, sgn, s, inv)
-            if ok and not (used > 0 and listed[used - 1] == key):
-                if used < cap:
-                    listed[used] = key
-                    used += 1
-                else:
-                    full = 1
-        if x >= thr:  # compacted in place (kt <= t)
-            hitw[kt] = w
-            kt += 1
+    # the keys of the entries outside the islands (few: a branch each, well predicted),
+    # then the entries reaching thr, compacted only when some do not (at high noise all
+    # do, and the tile goes to window_add as it is): two loops without a chain between them
+    if full == 0:
+        for t in range(k):
+            w = hitw[t]
+            x = sgn * w
+            outside = outside_island(x, b0, b1) if one else 1 - in_islands(x, islands)
+            if outside:
+                ok, key = _window_key(w, sgn, s, inv)
+                if ok and not (used > 0 and listed[used - 1] == key):
+                    if used < cap:
+                        listed[used] = key
+                        used += 1
+                    else:
+                        full = 1
+                        break
     state[WIN_LISTED] = used
     state[WIN_LISTED_FULL] = full
-    if kt > 0:
-        window_add(ring, state, scale, hitw, kt)
+    above = 0
+    for t in range(k):
+        above += sgn * hitw[t] >= thr
+    if 0 < above < k:
+        kt = 0
+        for t in range(k):  # compacted in place (kt <= t)
+            w = hitw[t]
+            hitw[kt] = w
+            kt += sgn * w >= thr
+    if above > 0:
+        window_add(ring, state, scale, hitw, above)
 
 
 def _join_listed(window, forks):
