@@ -24,7 +24,7 @@ from . import window as window_mod
 from .window import (
     ISLANDS_MAX, NO_LISTED, NO_WINDOW, WIN_BSHIFT, WIN_COMPLETE, WIN_FINE_SHIFT, WIN_ISLAND_KEYS, WIN_ISLANDS, WIN_LISTED_FULL,
     WIN_SEEN, WIN_SKEWED, WIN_WIDE_MIN,
-    in_islands, outside_island, window_add, window_fork, window_join, window_list, window_threshold,
+    in_islands, window_add, window_fork, window_join, window_list, window_threshold,
 )
 
 _TILE = 64  # rows and columns of a validation tile
@@ -44,8 +44,8 @@ def _listed(x, mode, thr, b0, b1, b2, b3, b4, b5, b6, b7):
     most entries: eight compares on every entry cost Pareto weights' scan 3 ns an entry)."""
     if mode == _PLAIN:
         return np.int64(x >= thr)
-    if mode == _ONE:
-        return np.int64(x >= thr) | outside_island(x, b0, b1)
+    if mode == _ONE:  # thr is min(thr, b1) here: outside [b0, b1) or reaching thr, 2 compares
+        return np.int64((x >= thr) | (x < b0))
     if mode == _MANY:
         return np.int64((x >= thr) | (1 - (((x >= b0) & (x < b1)) | ((x >= b2) & (x < b3))
                                            | ((x >= b4) & (x < b5)) | ((x >= b6) & (x < b7)))))
@@ -111,9 +111,10 @@ def _dense_scan(W, t0, t1, ring, state, scale, islands, listed):
                         hitw[k] = w
                         k += (sgn * w >= thr) | (fused and in_islands(sgn * w, b) == 0)
             elif fused and state[WIN_ISLANDS] == 1:
-                # one island [b0, b1): an entry is listed when it reaches thr or lies
-                # outside [b0, b1) (window_list sorts them out): two compares more than
+                # one island [b0, b1): an entry is listed when it scores below b0 or at
+                # least min(thr, b1) (window_list sorts them out): one compare more than
                 # the loop without islands, where the general form costs eight
+                cut = min(thr, b1)
                 for i in range(i0, i1, _SCAN_ROWS):
                     for j in range(j0, j1):
                         col = W[j]
@@ -126,7 +127,7 @@ def _dense_scan(W, t0, t1, ring, state, scale, islands, listed):
                             lo = min(lo, w)
                             hi = max(hi, w)
                             hitw[k] = w
-                            k += _listed(sgn * w, _ONE, thr, b0, b1, b2, b3, b4, b5, b6, b7)
+                            k += _listed(sgn * w, _ONE, cut, b0, b1, b2, b3, b4, b5, b6, b7)
                         bad |= differ
                         wmin = min(wmin, lo)
                         wmax = max(wmax, hi)
