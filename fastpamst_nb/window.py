@@ -265,8 +265,9 @@ def _window_for_wide(state, scale, hitw, k, wide_min_fine):
 # range of a batch is then an integer min/max, which vectorizes (a float one does not)
 _LOW63 = np.int64(0x7FFFFFFFFFFFFFFF)
 # a batch of at least _BATCH_MIN weights whose keys span at most _BATCH_BINS fine bins is
-# counted in a local histogram (window_add's batch path)
-_BATCH_MIN = 64
+# counted whole (window_add's batch path); a smaller one costs less entry by entry (the
+# batch's two arrays: docs/design.rst, The validation pass at high noise)
+_BATCH_MIN = 1024
 _BATCH_BINS = 256
 
 
