@@ -19,7 +19,7 @@ from numba import njit
 
 from . import threads
 from .chunks import run_in_chunks
-from .core import CACHE
+from .core import CACHE, jit_only
 from . import window as window_mod
 from .window import (
     ISLANDS_MAX, NO_LISTED, NO_WINDOW, WIN_BSHIFT, WIN_COMPLETE, WIN_FINE_SHIFT, WIN_ISLAND_KEYS, WIN_ISLANDS, WIN_LISTED_FULL,
@@ -29,6 +29,29 @@ from .window import (
 
 _TILE = 64  # rows and columns of a validation tile
 _SCAN_ROWS = 8  # rows of a tile compared per pass over its columns (divides _TILE)
+
+# which entries of a full tile the scan lists (``_listed``): those reaching the window's
+# threshold, and those outside one island, or outside up to four (every island tested,
+# or the fullest first)
+_PLAIN, _ONE, _MANY, _SKEWED = 0, 1, 2, 3
+
+
+@jit_only(inline="always")
+def _listed(x, mode, thr, b0, b1, b2, b3, b4, b5, b6, b7):
+    """1 if an entry of score x goes to the tile's list under ``mode`` (a literal at each
+    call: the branches fold), else 0; the scan's four tile loops written with one rule.
+    Branch-free but for ``_SKEWED`` (whose fullest island, tested first, stops
+    most entries: eight compares on every entry cost Pareto weights' scan 3 ns an entry)."""
+    if mode == _PLAIN:
+        return np.int64(x >= thr)
+    if mode == _ONE:  # thr is min(thr, b1) here: outside [b0, b1) or reaching thr, 2 compares
+        return np.int64((x >= thr) | (x < b0))
+    if mode == _MANY:
+        return np.int64((x >= thr) | (1 - (((x >= b0) & (x < b1)) | ((x >= b2) & (x < b3))
+                                           | ((x >= b4) & (x < b5)) | ((x >= b6) & (x < b7)))))
+    return np.int64((x >= thr) | (1 - (((x >= b0) & (x < b1))
+                                       or (((x >= b2) & (x < b3)) | ((x >= b4) & (x < b5))
+                                           | ((x >= b6) & (x < b7))))))
 
 
 @njit(cache=CACHE, nogil=True)
@@ -90,7 +113,7 @@ def _dense_scan(W, t0, t1, ring, state, scale, islands, listed):
             elif fused and state[WIN_ISLANDS] == 1:
                 # one island [b0, b1): an entry is listed when it scores below b0 or at
                 # least min(thr, b1) (window_list sorts them out): one compare more than
-                # the loop without islands, where the general form cost eight
+                # the loop without islands, where the general form costs eight
                 cut = min(thr, b1)
                 for i in range(i0, i1, _SCAN_ROWS):
                     for j in range(j0, j1):
@@ -104,8 +127,7 @@ def _dense_scan(W, t0, t1, ring, state, scale, islands, listed):
                             lo = min(lo, w)
                             hi = max(hi, w)
                             hitw[k] = w
-                            x = sgn * w
-                            k += (x >= cut) | (x < b0)
+                            k += _listed(sgn * w, _ONE, cut, b0, b1, b2, b3, b4, b5, b6, b7)
                         bad |= differ
                         wmin = min(wmin, lo)
                         wmax = max(wmax, hi)
@@ -124,9 +146,7 @@ def _dense_scan(W, t0, t1, ring, state, scale, islands, listed):
                             lo = min(lo, w)
                             hi = max(hi, w)
                             hitw[k] = w
-                            x = sgn * w
-                            k += (x >= thr) | (1 - (((x >= b0) & (x < b1)) | ((x >= b2) & (x < b3))
-                                                    | ((x >= b4) & (x < b5)) | ((x >= b6) & (x < b7))))
+                            k += _listed(sgn * w, _MANY, thr, b0, b1, b2, b3, b4, b5, b6, b7)
                         bad |= differ
                         wmin = min(wmin, lo)
                         wmax = max(wmax, hi)
@@ -143,13 +163,7 @@ def _dense_scan(W, t0, t1, ring, state, scale, islands, listed):
                             lo = min(lo, w)
                             hi = max(hi, w)
                             hitw[k] = w
-                            x = sgn * w
-                            # the fullest island first (sample_islands' order): most
-                            # entries stop at its two compares (8 compares on every
-                            # entry cost Pareto weights' scan 3 ns an entry)
-                            k += (x >= thr) | (1 - (((x >= b0) & (x < b1))
-                                                    or (((x >= b2) & (x < b3)) | ((x >= b4) & (x < b5))
-                                                        | ((x >= b6) & (x < b7)))))
+                            k += _listed(sgn * w, _SKEWED, thr, b0, b1, b2, b3, b4, b5, b6, b7)
                         bad |= differ
                         wmin = min(wmin, lo)
                         wmax = max(wmax, hi)
@@ -166,7 +180,7 @@ def _dense_scan(W, t0, t1, ring, state, scale, islands, listed):
                             lo = min(lo, w)
                             hi = max(hi, w)
                             hitw[k] = w
-                            k += sgn * w >= thr
+                            k += _listed(sgn * w, _PLAIN, thr, b0, b1, b2, b3, b4, b5, b6, b7)
                         bad |= differ
                         wmin = min(wmin, lo)
                         wmax = max(wmax, hi)

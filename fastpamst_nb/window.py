@@ -261,6 +261,94 @@ def _window_for_wide(state, scale, hitw, k, wide_min_fine):
     state[WIN_BINS] = _WINDOW_BINS_WIDE
 
 
+# the order-preserving map between a float64's bits and an int64 (an involution): the
+# range of a batch is then an integer min/max, which vectorizes (a float one does not)
+_LOW63 = np.int64(0x7FFFFFFFFFFFFFFF)
+# a batch of at least _BATCH_MIN weights whose keys span at most _BATCH_BINS fine bins is
+# counted whole (window_add's batch path); a smaller one costs less entry by entry (the
+# batch's two arrays: docs/design.rst, The validation pass at high noise)
+_BATCH_MIN = 1024
+_BATCH_BINS = 256
+
+
+@jit_only(inline="always")
+def ordered_bits(v):
+    """The int64 bits v of a float64 mapped so that integer order is the floats' order
+    (-0.0 just below +0.0, NaNs beyond the infinities); its own inverse."""
+    return v ^ ((v >> 63) & _LOW63)
+
+
+@jit_only
+def _window_add_batch(ring, state, scale, hitw, k):
+    """:func:`window_add` for a whole batch at once, when its keys span few fine bins
+    (high noise: most entries of a tile reach the threshold, a few bins hold them all).
+    Returns False, having changed nothing, when it does not apply.
+
+    The batch's key range comes from its lowest and highest weights (keys are monotone
+    in the weight), so every key of the batch converts when both ends do. One bin: the
+    window slides to it and adds k, with no key per entry. A few bins (power-of-two s):
+    the bins in one loop that vectorizes, counted in four local histograms. Sliding to the batch's
+    highest bin first and counting the bins then inside the window gives the window the
+    per-entry loop gives: a bin it counted and then left is never read again (its slot is
+    cleared before it re-enters)."""
+    sgn, s, inv = scale[0], scale[1], scale[2]
+    v = hitw.view(np.int64)
+    lo = _LOW63
+    hi = -_LOW63 - 1
+    for t in range(k):
+        x = ordered_bits(v[t])
+        lo = min(lo, x)
+        hi = max(hi, x)
+    ends = np.empty(2, dtype=np.int64)
+    ends[0] = ordered_bits(lo)
+    ends[1] = ordered_bits(hi)
+    w = ends.view(np.float64)
+    ok0, ka = _window_key(w[0], sgn, s, inv)
+    ok1, kb = _window_key(w[1], sgn, s, inv)
+    if not (ok0 and ok1):
+        return False
+    fsh = state[WIN_FINE_SHIFT]
+    flo = min(ka, kb) >> fsh
+    fhi = max(ka, kb) >> fsh
+    if fhi - flo >= _BATCH_BINS:
+        return False
+    if fhi > flo and inv == 0.0:
+        return False  # the bins below need the exact quotient
+    top = state[WIN_TOP]
+    bins = state[WIN_BINS]
+    mask = _WINDOW_RING - 1
+    if fhi > top:  # as the per-entry loop slides at its highest entry
+        for g in range(max(top + 1, fhi - _WINDOW_RING + 1), fhi + 1):
+            ring[g & mask] = 0
+        top = fhi
+    if flo == fhi:
+        if flo > top - bins:
+            ring[flo & mask] += k
+    else:
+        # each entry's bin, in floating point: the key floor(y inv) as discretize computes
+        # it (y inv is exact for a power-of-two s; an underflow to -0.0 of a negative y is
+        # key -1), then floor(key 2**-fsh) = key >> fsh (an integer below 2**62 scaled by
+        # a power of two: exact). A loop that vectorizes, then the increments into four
+        # histograms, so that runs of one bin do not chain on one counter
+        span = fhi - flo + 1
+        down = 2.0 ** -np.float64(fsh)
+        base = np.float64(flo)
+        idx = np.empty(k, dtype=np.int32)
+        for t in range(k):
+            y = sgn * hitw[t]
+            x = y * inv
+            key = np.floor(x) - np.float64((x == 0.0) & (y < 0.0))
+            idx[t] = np.int32(np.floor(key * down) - base)
+        hist = np.zeros((4, span), dtype=np.int64)
+        for t in range(k):
+            hist[t & 3, idx[t]] += 1
+        for f in range(max(flo, top - bins + 1), fhi + 1):
+            c = f - flo
+            ring[f & mask] += hist[0, c] + hist[1, c] + hist[2, c] + hist[3, c]
+    state[WIN_TOP] = top
+    return True
+
+
 @njit(cache=CACHE, nogil=True)
 def window_add(ring, state, scale, hitw, k):
     """Count the weights hitw[:k] (entries that passed ``window_threshold``) in their fine
@@ -268,12 +356,16 @@ def window_add(ring, state, scale, hitw, k):
 
     Weights whose quotient is not finite or reaches 2**62 are skipped: the scan
     refuses the first, ``gq_build`` the second, and their keys would not convert.
+    ``hitw``: a contiguous float64 array. A batch whose keys span few bins is counted
+    whole (``_window_add_batch``: the same window).
     """
     sgn, s, inv = scale[0], scale[1], scale[2]
     if state[WIN_FINE_SHIFT] < 0:
         return
     top = state[WIN_TOP]
     seen = state[WIN_SEEN]
+    if seen != 0 and k >= _BATCH_MIN and _window_add_batch(ring, state, scale, hitw, k):
+        return
     if seen == 0:
         _window_for_wide(state, scale, hitw, k, state[WIN_WIDE_MIN])
     fsh = state[WIN_FINE_SHIFT]
@@ -313,6 +405,15 @@ def window_fork(window):
 
 
 @jit_only(inline="always")
+def outside_island(x, b0, b1):
+    """1 if the score x lies outside the one island [b0, b1) (``TopWindow.islands``' first
+    pair), else 0 (a NaN too: the scan refuses it). The one-island test of the
+    validation's scan and of :func:`window_list`, written once; branch-free, so that a
+    loop summing it vectorizes."""
+    return np.int64((x < b0) | (x >= b1))
+
+
+@jit_only(inline="always")
 def in_islands(x, b):
     """1 if the score x lies surely inside an island (``TopWindow.islands``' ISLANDS_MAX
     pairs), else 0: written out, so that a loop summing it vectorizes."""
@@ -342,34 +443,43 @@ def window_list(ring, state, scale, islands, listed, hitw, k):
     out = 0
     if one:
         for t in range(k):
-            x = sgn * hitw[t]
-            out += (x < b0) | (x >= b1)
+            out += outside_island(sgn * hitw[t], b0, b1)
     else:
         for t in range(k):
             out += 1 - in_islands(sgn * hitw[t], islands)
     if out == 0:
         window_add(ring, state, scale, hitw, k)  # every entry reached thr: none is outside
         return
-    kt = 0
-    for t in range(k):
-        w = hitw[t]
-        x = sgn * w
-        outside = ((x < b0) | (x >= b1)) if one else in_islands(x, islands) == 0
-        if full == 0 and outside:
-            ok, key = _window_key(w, sgn, s, inv)
-            if ok and not (used > 0 and listed[used - 1] == key):
-                if used < cap:
-                    listed[used] = key
-                    used += 1
-                else:
-                    full = 1
-        if x >= thr:  # compacted in place (kt <= t)
-            hitw[kt] = w
-            kt += 1
+    # the keys of the entries outside the islands (few: a branch each, well predicted),
+    # then the entries reaching thr, compacted only when some do not (at high noise all
+    # do, and the tile goes to window_add as it is): two loops without a chain between them
+    if full == 0:
+        for t in range(k):
+            w = hitw[t]
+            x = sgn * w
+            outside = outside_island(x, b0, b1) if one else 1 - in_islands(x, islands)
+            if outside:
+                ok, key = _window_key(w, sgn, s, inv)
+                if ok and not (used > 0 and listed[used - 1] == key):
+                    if used < cap:
+                        listed[used] = key
+                        used += 1
+                    else:
+                        full = 1
+                        break
     state[WIN_LISTED] = used
     state[WIN_LISTED_FULL] = full
-    if kt > 0:
-        window_add(ring, state, scale, hitw, kt)
+    above = 0
+    for t in range(k):
+        above += sgn * hitw[t] >= thr
+    if 0 < above < k:
+        kt = 0
+        for t in range(k):  # compacted in place (kt <= t)
+            w = hitw[t]
+            hitw[kt] = w
+            kt += sgn * w >= thr
+    if above > 0:
+        window_add(ring, state, scale, hitw, above)
 
 
 def _join_listed(window, forks):

@@ -527,6 +527,42 @@ def test_far_keys_the_sample_missed_are_listed(sgn, no_wide, monkeypatch):
     assert np.array_equal(built[0], built[1])
 
 
+@pytest.mark.parametrize("sgn", [-1.0, 1.0], ids=["min", "max"])
+def test_window_counts_a_batch_as_entry_by_entry(sgn):
+    # window_add counts a batch of few fine bins whole (one bin: no key per entry; a
+    # few: bins computed in floating point): the window equals the one built entry by
+    # entry (a batch under _BATCH_MIN entries takes the per-entry loop), on batches of
+    # one bin, of a few, across zero (keys -1 and 0, a quotient that underflows), of too
+    # many bins, with keys that do not convert, raising the top past the ring, and with
+    # a step that is not a power of two (one bin only)
+    rng = np.random.default_rng(4)
+    k = topwin._BATCH_MIN
+    for s in (2.0 ** -10, 4.0, 0.3):  # 4: the quotient of 5e-324 underflows to -0.0
+        cases = [
+            (rng.random(k) * 0.5 + 0.25) * s * 8,  # one fine bin (8 keys wide here)
+            rng.random(3 * k) * s * 128,  # sixteen bins
+            np.concatenate([rng.standard_normal(k) * s * 40, [0.0, -0.0, 5e-324, -5e-324, 1e-310]]),
+            rng.random(k) * s * 2 ** 12,  # over _BATCH_BINS bins: the per-entry loop
+            np.concatenate([rng.random(k) * s * 64, [np.inf, 1e300, -np.inf]]),  # skipped keys
+            sgn * (rng.random(k) * 0.5 + 2.0 ** 20) * s * 8,  # far above: slides past the ring
+        ]
+        one = topwin.top_window(sgn, s, 2.0 ** -6, 1.0)
+        ref = topwin.top_window(sgn, s, 2.0 ** -6, 1.0)
+        assert one.state[topwin.WIN_FINE_SHIFT] == 3
+        for w in (one, ref):
+            topwin.window_add(w.ring, w.state, w.scale, np.array([0.5 * s]), 1)  # seen: the batch path
+        for batch in cases:
+            batch = rng.permutation(batch)
+            topwin.window_add(one.ring, one.state, one.scale, batch.copy(), batch.size)
+            for t in range(batch.size):  # one entry a call: the per-entry loop
+                topwin.window_add(ref.ring, ref.state, ref.scale, batch[t:t + 1].copy(), 1)
+            assert np.array_equal(one.state, ref.state), (s, batch[:3])
+            top, bins = int(ref.state[topwin.WIN_TOP]), int(ref.state[topwin.WIN_BINS])
+            f = np.arange(top - bins + 1, top + 1) & (topwin._WINDOW_RING - 1)
+            assert np.array_equal(one.ring[f], ref.ring[f]), (s, batch[:3])
+            assert ref.ring[f].sum() > 0
+
+
 def test_sampled_islands_are_safe_on_bad_weights(monkeypatch):
     # the sample reads W before it is validated: non-finite entries in the sampled rows
     # are skipped, and the scan still names the first defect, as without a window
