@@ -26,8 +26,11 @@ Two variants:
   arithmetically in the walk); only the "near" slots (grid sum below qth) take a bound from
   their key, and a near slot whose bound exceeds ``L_BIG`` is decided by its own edge's
   Gumbel (the edge stream). Blocks of ``points.BLOCK`` slots.
+- ``cutf``: ``cut`` with a float32 lower bound ``af`` of each slot's a = g + s lam beside
+  ``qth`` (written when its key changes, compacted with the slots), so that a near slot's
+  bound reads 4 bytes of a 4 MB array instead of its key's two float64 lines (16 MB).
 
-    python docs/scripts/points_block.py speed --n 1000000 --skip 5000 --steps 200 --rounds 3 --K --tc 6 8 10
+    python docs/scripts/points_block.py speed --n 1000000 --skip 5000 --steps 200 --rounds 3 --K --tc 8 10
     CASES=cut python docs/scripts/points_block.py law
 
 ``speed``: the state of the present kernel after ``--skip`` steps (the real release, one
@@ -37,7 +40,8 @@ the near slots' gathers and bounds) for 40 vertices; then the present kernel
 copy, alternated ``--rounds`` times: CPU ns a slot (one thread: what a loaded machine does
 not inflate). ``law``: chi-square of the prototype's trees (K5, K6; uniform, far groups,
 narrow noise, clusters) against ``naive.kruskal_em_tree_distribution``, 20,000 seeded
-releases each (``--runs``), p < 1e-4 fails; ``CASES`` selects cases by substring.
+releases each (``--runs``), p < 1e-4 fails; ``CASES`` selects cases by substring,
+``SEED`` seeds the keys (2026).
 """
 import argparse
 import math
@@ -553,8 +557,9 @@ def cut_init_qth(st, nz, tc):
 @njit(nogil=True)
 def parts(st, vs, nz, what):
     """Passes over every block for each vertex of vs, no decision: 0 the grid's sums,
-    1 the sums and the far/near comparison, 2 that and the near slots' bounds (sb, gb
-    gathered), returns a checksum."""
+    1 the sums and the far/near comparison, 3 that and the near slots' listing, 4 that and
+    the gathers of the near slots' keys (sb, gb), 2 that and their bounds; returns a
+    checksum."""
     qs = np.empty(BLOCK, dtype=np.int32)
     keep = np.empty(BLOCK, dtype=np.uint8)
     hit = np.empty(BLOCK, dtype=np.int64)
@@ -680,7 +685,7 @@ def law(runs=20_000):
     only = os.environ.get("CASES")
     if only:
         cases = {k: v for k, v in cases.items() if any(o in k for o in only.split(","))}
-    gen = np.random.default_rng(2026)
+    gen = np.random.default_rng(int(os.environ.get("SEED", 2026)))
     for name, (X, lam, mode) in cases.items():
         W = cdist(X, X)
         expected = naive.kruskal_em_tree_distribution(W, None, lam)
@@ -759,7 +764,8 @@ def speed(n, d, sensitivity, skip, steps, rounds, Ks, tcs):
             t0 = time.process_time()
             parts(c, vs, nz, what)
             tp = (time.process_time() - t0) / (len(vs) * c.meta[_N_SLOTS])
-            print(f"parts {what} (T_C={tcs[0]:g}) {tp * 1e9:6.2f} ns  load {os.getloadavg()[0]:.2f}", flush=True)
+            print(f"parts {what} (T_C={tcs[0]:g}) {tp * 1e9:6.2f} ns  load {os.getloadavg()[0]:.2f}",
+                  flush=True)
     for r in range(rounds):
         c = copy()
         t0 = time.process_time()
