@@ -871,26 +871,24 @@ def _compressed_bytes(m, distinct, ranked):
     return ranked * rank_bytes + 8 * m + 128 * distinct + 2**23
 
 
-def _ranges_bytes(m, distinct=None):
-    """The most the islands (``_island_ranges``) add for a dense graph of m edges: their
-    buckets beyond the occupied ones (128 bytes each, as ``_compressed_bytes``), the
-    buffers of the pass's parts before they merge (an id in one of them per edge at
-    most: 32 bytes each), and the sample's set. With ``distinct``, a bound on the
-    occupied buckets (counted: ``_counted_fits``), the buffers hold at most about
-    twice the distinct ids of their part plus a row or two (``_outside_part``: deduplicated
-    when full, doubled while over half full), five such arrays alive at a
-    deduplication (the buffer, its sorted copy, the mask, the distinct ids, the grown
-    buffer): 512 bytes an id and a vertex, plus the initial buffers, bound it."""
-    if distinct is None:
-        buffers = 32 * m
-    else:
-        buffers = min(32 * m, 512 * (int(distinct) + math.isqrt(2 * m) + 2) + (1 << 24))
+def _ranges_bytes(m, distinct):
+    """The most the islands (``_island_ranges``) add for a dense graph of m edges with at
+    most ``distinct`` occupied buckets outside them (a bound, or counted:
+    ``_counted_fits``): their buckets beyond the occupied ones (128 bytes each, as
+    ``_compressed_bytes``), the sample's set, and the buffers of the pass's parts
+    before they merge: an id in one of them per edge at most (32 bytes each), and at
+    most about twice the distinct ids of their part plus a row or two
+    (``_outside_part``: deduplicated when full, doubled while over half full), five such
+    arrays alive at a deduplication (the buffer, its sorted copy, the mask, the distinct
+    ids, the grown buffer): 512 bytes an id and a vertex, plus the initial buffers."""
+    buffers = min(32 * m, 512 * (int(distinct) + math.isqrt(2 * m) + 2) + (1 << 24))
     return 128 * (m // _COARSE_BUDGET + _COARSE_SLACK) + buffers + (16 << _SAMPLE_BITS)
 
 
 def _compressed_need(m, occupied):
-    """The dense compressed layout's need (``gq_build``'s figure) for at most
-    ``occupied`` occupied buckets."""
+    """The dense compressed layout's need for at most ``occupied`` occupied buckets
+    outside its islands: ``gq_build``'s one figure, with the bound min(m, B + 1) first,
+    then (``_counted_fits``) with a count."""
     return _compressed_bytes(m, occupied, 0) + _ranges_bytes(m, occupied)
 
 
@@ -1050,7 +1048,7 @@ def gq_build(graph, sgn, s, r, bucket_width, window=None, fits=memory_fits):
         # alignment at the top: counting m of them refused the compressed layout of one far
         # edge over n = 16,000 uniform weights, 21 GB estimated, and the wide one it got
         # instead kept all the others in one bucket split at O(its edges) a step: hours)
-        other = _compressed_bytes(m, min(m, B + 1), 0) + _ranges_bytes(m)
+        other = _compressed_need(m, min(m, B + 1))
         crowded = fullest > max(_WIDE_FILL_MIN, _WIDE_FILL_FACTOR * m // B_wide)
         if crowded and not fits(other):
             # ... and where that bound does not fit, the occupied buckets counted (a pass

@@ -330,10 +330,10 @@ def _decisions(monkeypatch):
 def _short_of(m, occupied):
     """A ``fits`` that admits the compressed layout with up to ``occupied`` buckets
     outside its islands, not its bound of m (the memory of a machine too small for it)."""
-    from fastpamst_nb.cutqueue_build import _compressed_bytes, _compressed_need, _ranges_bytes
+    from fastpamst_nb.cutqueue_build import _compressed_need
 
     limit = _compressed_need(m, occupied)
-    assert _compressed_bytes(m, m, 0) + _ranges_bytes(m) > limit
+    assert _compressed_need(m, m) > limit  # gq_build's first figure (the bound: m buckets)
     return lambda n_bytes: n_bytes <= limit
 
 
