@@ -632,7 +632,25 @@ def _outside_pass(graph, sgn, s, inv, kmin, bshift, ranges, cap=None):
     return _distinct(np.concatenate(found)) if parts > 1 else found[0]
 
 
-def _islands(graph, sgn, s, inv, kmin, bshift, ranges=None, listed=None):
+def _dense_outside(graph, sgn, s, inv, kmin, kmax, bshift, window=None, cap=None):
+    """(ranges, outside): the islands of a dense compressed queue (the validation's,
+    ``_window_ranges``, when it sampled them, else ``_island_ranges``) and the occupied
+    aligned buckets ((key - kmin) >> bshift) outside them, increasing and distinct:
+    from the keys the validation listed when its list is complete (no pass over W),
+    else by one pass (``_outside_pass``). ``outside`` is None when more than ``cap``
+    (a count under a memory budget, ``_counted_fits``). The one source of both the
+    count and the build: the count's result is the build's (issue 31)."""
+    ranges = _window_ranges(window, kmin, kmax, bshift)
+    if ranges is not None and window.state[_window.WIN_COMPLETE] \
+            and window.state[_window.WIN_ISLANDS] > 0 and not window.state[_window.WIN_LISTED_FULL]:
+        outside = _outside_listed(window.listed[0][:int(window.state[_window.WIN_LISTED])], kmin, bshift, ranges)
+        return ranges, (None if cap is not None and outside.shape[0] > cap else outside)
+    if ranges is None:
+        ranges = _island_ranges(graph.W, sgn, s, inv, kmin, kmax, bshift, graph.m)
+    return ranges, _outside_pass(graph, sgn, s, inv, kmin, bshift, ranges, cap)
+
+
+def _islands(graph, sgn, s, inv, kmin, bshift, ranges=None, listed=None, outside=None):
     """The buckets of a dense compressed queue: every aligned bucket of the islands
     (``_island_ranges``, or ``ranges``), empty or not, and the occupied ones outside
     them, in a hash set; returns (table, bits, the ids in increasing order, each slot's
@@ -642,11 +660,14 @@ def _islands(graph, sgn, s, inv, kmin, bshift, ranges=None, listed=None):
     a buffer, deduplicated by sorting; the set is built once from the sorted ids
     (docs/design.rst, Compressed buckets). ``listed``: the keys of every entry outside
     ``ranges``' islands (and maybe some inside), as the validation listed them
-    (``window.window_list``): then no pass at all, the same buckets."""
+    (``window.window_list``): then no pass at all, the same buckets. ``outside``: the
+    occupied buckets outside ``ranges``' islands, found already (``_dense_outside``)."""
     W, m = graph.W, graph.m
     if ranges is None:
         ranges = _island_ranges(W, sgn, s, inv, kmin, _key_range(graph, sgn, s)[1], bshift, m)
-    if listed is not None:
+    if outside is not None:
+        pass
+    elif listed is not None:
         outside = _outside_listed(listed, kmin, bshift, ranges)
     else:
         outside = _outside_pass(graph, sgn, s, inv, kmin, bshift, ranges)
@@ -892,9 +913,12 @@ def _compressed_need(m, occupied):
     return _compressed_bytes(m, occupied, 0) + _ranges_bytes(m, occupied)
 
 
-def _counted_fits(graph, sgn, s, inv, kmin, bshift, most, fits):
-    """Whether the dense compressed layout (kmin: its own, ``_compressed_kmin``) fits by
-    ``fits`` once the occupied buckets outside its islands are counted, not bounded by
+def _counted_fits(graph, sgn, s, inv, kmin, kmax, bshift, most, fits, window=None):
+    """The islands and the occupied buckets outside them, (ranges, outside)
+    (``_dense_outside``), when the dense compressed layout (kmin: its own,
+    ``_compressed_kmin``) fits by ``fits`` with them counted, else None: the build
+    then takes them as they are (one pass over W at most, issue 31), or the keys the
+    validation ``window`` listed outside its islands (no pass). Counted, not bounded by
     ``most`` (the key range's B + 1, or m). The estimate ``gq_build`` tries first assumes
     ``most`` of them, and where that does not fit the wide layout was taken, whose top
     bucket, when it holds most edges (integers 0..99 plus a few 10**9: ~1e11 noise-wide
@@ -912,14 +936,14 @@ def _counted_fits(graph, sgn, s, inv, kmin, bshift, most, fits):
         cap = d
         d *= 2
     if cap == 0:
-        return False
-    W = graph.W
-    ranges = _island_ranges(W, sgn, s, inv, kmin, _key_range(graph, sgn, s)[1], bshift, m)
-    outside = _outside_pass(graph, sgn, s, inv, kmin, bshift, ranges, cap)
-    return outside is not None and outside.shape[0] <= cap and fits(_compressed_need(m, min(most, outside.shape[0])))
+        return None
+    ranges, outside = _dense_outside(graph, sgn, s, inv, kmin, kmax, bshift, window, cap)
+    if outside is not None and outside.shape[0] <= cap and fits(_compressed_need(m, min(most, outside.shape[0]))):
+        return ranges, outside
+    return None
 
 
-def _compress(graph, sgn, s, inv, kmin, bshift, rank_t, ranked, window=None, kmax=None):
+def _compress(graph, sgn, s, inv, kmin, bshift, rank_t, ranked, window=None, kmax=None, counted=None):
     """The compressed layout: the occupied aligned buckets ((key - kmin) >> bshift) in a
     hash set (never a comparison sort of m keys), their ids (increasing) and edge
     counts, and, where ``ranked``, each edge's rank among them (else an empty array: the update loops look the few ranks they need
@@ -931,14 +955,13 @@ def _compress(graph, sgn, s, inv, kmin, bshift, rank_t, ranked, window=None, kma
     if window is not None and tuple(window.scale) != (sgn, s, inv):
         raise AssertionError("gq_build: the window counted other keys")
     if graph.dense:
-        ranges = _window_ranges(window, kmin, kmax, bshift)
-        listed = None
-        if ranges is not None and window.state[_window.WIN_COMPLETE] \
-                and window.state[_window.WIN_ISLANDS] > 0 and not window.state[_window.WIN_LISTED_FULL]:
-            listed = window.listed[0][:int(window.state[_window.WIN_LISTED])]
+        # the islands and the buckets outside them: the count's when gq_build counted
+        # them (``_counted_fits``, the same kmin and shift), else found now
+        ranges, outside = counted if counted is not None else _dense_outside(graph, sgn, s, inv, kmin, kmax,
+                                                                             bshift, window)
         # the ids in order: the islands' runs merged with the sorted others (a stable
         # sort of a few sorted runs: timsort), then each slot's rank by a lookup per id
-        table, bits, occupied, slot_rank = _islands(graph, sgn, s, inv, kmin, bshift, ranges, listed)
+        table, bits, occupied, slot_rank = _islands(graph, sgn, s, inv, kmin, bshift, ranges, outside=outside)
     else:
         table, counts, bits = _occupied(graph, sgn, s, inv, kmin, bshift)
         valid = np.flatnonzero(table >= 0)
@@ -1029,6 +1052,7 @@ def gq_build(graph, sgn, s, r, bucket_width, window=None, fits=memory_fits):
     wide = False
     min_sized = _SIZE_MIN
     bucket_hist = None
+    counted = None  # the islands and the buckets outside them, when counted (_counted_fits)
     rank_t = np.int32 if m < 2**31 else np.int64
     if graph.dense and bucket_width >= 0 and B > _window.WIDE_MIN_FINE:
         # many noise-wide buckets: try at most _WIDE_BUCKETS wide ones instead, whose
@@ -1054,8 +1078,10 @@ def gq_build(graph, sgn, s, r, bucket_width, window=None, fits=memory_fits):
             # ... and where that bound does not fit, the occupied buckets counted (a pass
             # over W): integers 0..99 plus a few 10**9 at n = 16,000 have ~1e11 of the
             # range's buckets and ~100 occupied (issue 31)
-            crowded = _counted_fits(graph, sgn, s, inv, _compressed_kmin(kmin, K, bshift, window), bshift,
-                                    min(m, B + 1), fits)
+            # (counted once: the build takes the count's result, _compress)
+            counted = _counted_fits(graph, sgn, s, inv, _compressed_kmin(kmin, K, bshift, window), kmax, bshift,
+                                    min(m, B + 1), fits, window)
+            crowded = counted is not None
         if not crowded:
             # sub-buckets of bucket_width noise units, or wider when a slot cannot number them
             # all (keys spanning over 2**(37 + bshift)): exact still, a few more draws
@@ -1097,7 +1123,7 @@ def gq_build(graph, sgn, s, r, bucket_width, window=None, fits=memory_fits):
         kmin = _compressed_kmin(kmin, K, bshift, window)
 
         rank, occupied, bucket_hist, table, slot_rank, bits = _compress(graph, sgn, s, inv, kmin, bshift,
-                                                                        rank_t, ranked, window, kmax)
+                                                                        rank_t, ranked, window, kmax, counted)
         B = occupied.shape[0]
         G = B << bshift
         # gq_key: the base key of each compressed bucket (aligned at kmin, moved so that

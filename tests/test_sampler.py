@@ -312,18 +312,29 @@ def _crowded_integers(n, spread=False):
     return W
 
 
-def _decisions(monkeypatch):
-    """Record what each ``cutqueue_build._counted_fits`` call returned."""
+def _decisions(monkeypatch, passes=None):
+    """Record whether each ``cutqueue_build._counted_fits`` call admitted the compressed
+    layout; with ``passes`` (a list), append 1 to it at each pass over W outside the
+    islands (``_outside_pass``)."""
     from fastpamst_nb import cutqueue_build
 
     seen = []
     real = cutqueue_build._counted_fits
 
     def spy(*args):
-        seen.append(real(*args))
-        return seen[-1]
+        got = real(*args)
+        seen.append(got is not None)
+        return got
 
     monkeypatch.setattr(cutqueue_build, "_counted_fits", spy)
+    if passes is not None:
+        real_pass = cutqueue_build._outside_pass
+
+        def pass_spy(*args):
+            passes.append(1)
+            return real_pass(*args)
+
+        monkeypatch.setattr(cutqueue_build, "_outside_pass", pass_spy)
     return seen
 
 
@@ -346,10 +357,17 @@ def test_a_crowded_range_counts_its_buckets_where_their_bound_does_not_fit(monke
     n = 200
     m = n * (n - 1) // 2
     s, r = 1.0 / 16, 1.0 / 16
-    seen = _decisions(monkeypatch)
+    passes = []
+    seen = _decisions(monkeypatch, passes)
     q = gq_build(as_graph(_crowded_integers(n)), -1.0, s, r, DEFAULT_BUCKET_WIDTH, fits=_short_of(m, 4096))
     assert seen == [True] and not q.layout.wide and not q.layout.direct
     assert q.layout.n_buckets < 4096  # the islands' buckets and a few outside
+    # the count's pass is the build's: one pass over W outside the islands, not two
+    assert len(passes) == 1
+    # the same queue as with room for the bound (then nothing counted): the same buckets
+    roomy = gq_build(as_graph(_crowded_integers(n)), -1.0, s, r, DEFAULT_BUCKET_WIDTH, fits=lambda n_bytes: True)
+    assert len(seen) == 1 and len(passes) == 2 and not roomy.layout.wide
+    assert np.array_equal(q.keys.key, roomy.keys.key) and q.layout.kmin == roomy.layout.kmin
     q = gq_build(as_graph(_crowded_integers(n)), -1.0, s, r, DEFAULT_BUCKET_WIDTH, fits=lambda n_bytes: False)
     assert seen == [True, False] and q.layout.wide
     # ~10,000 buckets outside the islands, past a cap of 4096: wide
@@ -361,6 +379,35 @@ def test_a_crowded_range_counts_its_buckets_where_their_bound_does_not_fit(monke
     assert seen == [True, False, False, True] and not q.layout.wide
     q = gq_build(as_graph(_crowded_integers(n)), -1.0, s, r, DEFAULT_BUCKET_WIDTH)
     assert seen == [True, False, False, True] and not q.layout.wide and not q.layout.direct
+
+
+def test_a_crowded_range_counts_from_the_validations_list(monkeypatch):
+    # where the validation listed the keys outside its islands (complete), the count
+    # reads the list, not W: no pass at all, and the build takes the count's buckets
+    # (the queue the list gives with room for the bound)
+    from fastpamst_nb import dense_scan, window as topwin
+
+    monkeypatch.setattr(topwin, "ISLANDS_MIN_ENTRIES", 0)
+    n = 200
+    m = n * (n - 1) // 2
+    s, r = 1.0 / 16, 1.0 / 16
+    W = _crowded_integers(n)
+    graph = as_graph(W)
+
+    def scanned():
+        win = topwin.top_window(-1.0, s, r, DEFAULT_BUCKET_WIDTH)
+        assert dense_scan._scan_dense(W, win, workers=1)[0] == 0
+        assert win.state[topwin.WIN_ISLANDS] >= 1 and win.state[topwin.WIN_COMPLETE] == 1
+        assert not win.state[topwin.WIN_LISTED_FULL]
+        return win
+
+    passes = []
+    seen = _decisions(monkeypatch, passes)
+    q = gq_build(graph, -1.0, s, r, DEFAULT_BUCKET_WIDTH, scanned(), fits=_short_of(m, 4096))
+    assert seen == [True] and passes == [] and not q.layout.wide and not q.layout.direct
+    roomy = gq_build(graph, -1.0, s, r, DEFAULT_BUCKET_WIDTH, scanned(), fits=lambda n_bytes: True)
+    assert seen == [True] and passes == []
+    assert np.array_equal(q.keys.key, roomy.keys.key)
 
 
 @pytest.mark.parametrize("layout", ["counted", "wide"])
