@@ -856,7 +856,9 @@ def queue_memory_bytes(n, m, dense, stored=None):
     int
         Dense: the slot store (one int64 per edge, a spare per bucket, the
         window's extra slots), the arrays of the at most 2**14 buckets of the
-        direct and wide layouts, and the O(n) Prim state. Sparse: the compressed
+        direct and wide layouts, the O(n) Prim state, and the validation's
+        listing buffers (``listing_bytes``: allocated before the queue, and the
+        main one alive beside it). Sparse: the compressed
         layout (a rank per stored entry, the slots, and for up to m occupied
         buckets the hash set and the per-bucket arrays: 4 stored + 136 m bytes)
         or the direct one (at most 8 m + 56 (m / 4 + 2**18)), whichever is larger.
@@ -877,9 +879,24 @@ def queue_memory_bytes(n, m, dense, stored=None):
         # buckets: at most WIDE_MIN_FINE direct ones (more are wide ones, or a layout
         # used only when it fits), at most _WIDE_BUCKETS wide ones
         B = max(min(_window.WIDE_MIN_FINE, m // 4 + _DIRECT_SLACK), _WIDE_BUCKETS)
-        return 8 * (m + _extra_max(m) + B) + 48 * B + 64 * n
+        return 8 * (m + _extra_max(m) + B) + 48 * B + 64 * n + listing_bytes(n)
     stored = 2 * m if stored is None else int(stored)
     return max(_compressed_bytes(m, m, stored), 8 * m + 56 * (m // 4 + _DIRECT_SLACK)) + 64 * n
+
+
+def listing_bytes(n):
+    """The validation's listing buffers of an (n, n) matrix (``dense_scan.sample_islands``:
+    one of ``window.listed_capacity(n)`` int64 keys, for matrices of at least
+    ``window.ISLANDS_MIN_ENTRIES`` entries, and one per extra scan part,
+    ``window.window_fork``): counted for every such matrix whether or not its weights
+    make the scan list anything (so the figure stays a function of n and the thread
+    count, issue 25), one buffer a thread (``threads.thread_count``: the scan's parts).
+    The forks' buffers are freed with the scan, before the queue is built; the main
+    one lives beside the queue."""
+    n = int(n)
+    if n * n < _window.ISLANDS_MIN_ENTRIES:
+        return 0
+    return 8 * _window.listed_capacity(n) * thread_count()
 
 
 def _compressed_bytes(m, distinct, ranked):
