@@ -599,7 +599,7 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                          and r * np.float64(kp - kmin) <= width)
                 if (uncounted and not whole and not range_node and far_rule and p == n_groups - 1
                         and remaining * _CUT_SHARE >= total[0]):
-                    whole = _few_far_edges(W, open_bucket, sgn, s, inv, np.float64(kp) - width / r, remaining)
+                    whole = _few_far_edges(W, far_edges, sgn, s, inv, np.float64(kp) - width / r, remaining)
                 # before counting more buckets (a pass over the cut) the walk stops
                 # while the bottom trick expects at most _UNCOUNTED_THETA candidates
                 th = max(theta, _UNCOUNTED_THETA) if uncounted and not whole else theta
