@@ -49,7 +49,7 @@ from .cutqueue import (
     _END_BITS, _HSET_BITS, CutSides, GroupKeys, GroupQueue, QueueCounts, QueueLayout, SlotStore,
     _hset_home,
 )
-from .cutqueue_materialize import _SIZE_MIN
+from .cutqueue_materialize import SPLIT_MAX, _SIZE_MIN
 # (the moved rules keep their old names here, so the code below reads as before)
 from .keys import bucket_shift_for as _bucket_shift, discretize, exact_inverse
 from .privacy import key_limit
@@ -879,7 +879,8 @@ def queue_memory_bytes(n, m, dense, stored=None):
         # buckets: at most WIDE_MIN_FINE direct ones (more are wide ones, or a layout
         # used only when it fits), at most _WIDE_BUCKETS wide ones
         B = max(min(_window.WIDE_MIN_FINE, m // 4 + _DIRECT_SLACK), _WIDE_BUCKETS)
-        return 8 * (m + _extra_max(m) + B) + 48 * B + 64 * n + listing_bytes(n)
+        # (a wide bucket's split: its sub-buckets' arrays and the hash set that counts them)
+        return 8 * (m + _extra_max(m) + B) + 48 * B + 64 * n + listing_bytes(n) + 128 * SPLIT_MAX
     stored = 2 * m if stored is None else int(stored)
     return max(_compressed_bytes(m, m, stored), 8 * m + 56 * (m // 4 + _DIRECT_SLACK)) + 64 * n
 
@@ -1219,6 +1220,9 @@ def gq_build(graph, sgn, s, r, bucket_width, window=None, fits=memory_fits):
         # the sampler's counted range (none decided yet) and far-edge count (not counted yet)
         top_range=np.array([-1, 0], dtype=np.int64),
         far_edges=np.array([-1], dtype=np.int64),
+        # the wide bucket split into its sub-buckets (none yet), and their arrays
+        split=np.array([-1, 0], dtype=np.int64),
+        subs=np.zeros((4, SPLIT_MAX if wide else 0), dtype=np.int64),
     )
     nd = n if graph.dense else 0
     cut = CutSides(
