@@ -349,7 +349,7 @@ def _row_hits(row, c0, c1, sgn, ythr, hit):
 UpdateScalars = namedtuple(
     "UpdateScalars",
     ["sgn", "s", "inv", "kmin", "bshift", "mat", "block_shift", "sub_shift", "hash_bits", "ythr",
-     "direct", "group_counts", "layered", "rank_base", "split_b"],
+     "direct", "group_counts", "layered", "rank_base", "split_b", "n_subs"],
 )
 UpdateScalars.__doc__ = """The loop-invariant scalars of one ``gq_update``, built once per call
 and passed by value to its loop kernel, which unpacks them into locals before the
@@ -367,8 +367,8 @@ ythr : float64
     counting loops, which read every entry.
 rank_base : int64
     Offset of row v's entries in ``GroupKeys.rank`` (compressed, counted buckets).
-split_b : int64
-    The wide bucket split into its sub-buckets (``SlotStore.split[0]``), or -1.
+split_b, n_subs : int64
+    The wide bucket split into its sub-buckets and how many (``SlotStore.split``), or -1.
 """
 
 
@@ -381,18 +381,17 @@ def _unvisited(rest, where, n_rest, y):
 
 
 @jit_only(inline="always")
-def _sub_index(subs, S, f):
-    """The index of sub-bucket id f among the split bucket's S increasing ids (present:
-    a binary search)."""
-    lo = np.int64(0)
-    hi = S - 1
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if subs[0, mid] < f:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+def _sub_index(ids, S, f):
+    """The index of sub-bucket id f among the split bucket's S increasing ids (present):
+    a binary search whose steps depend on S only, each a select, not a branch (a
+    branching search mispredicted about every step: ~100 ns an edge of the bucket)."""
+    base = np.int64(0)
+    length = S
+    while length > 1:
+        half = length >> 1
+        base = base + half if ids[base + half] <= f else base
+        length -= half
+    return base
 
 
 @jit_only
@@ -414,8 +413,8 @@ def _update_plain(row, v, visited, slots, start, fill, bucket, subs, sc):
     behind the code).
     """
     sgn, s, inv, kmin, bshift = sc.sgn, sc.s, sc.inv, sc.kmin, sc.bshift
-    mat, sub_shift, ythr, split_b = sc.mat, sc.sub_shift, sc.ythr, sc.split_b
-    n_subs = subs.shape[1]
+    mat, sub_shift, ythr, split_b, n_subs = sc.mat, sc.sub_shift, sc.ythr, sc.split_b, sc.n_subs
+    ids = subs[0]
     n = row.shape[0]
     hit = np.empty(min(n, _CHUNK), dtype=np.int64)
     for c0 in range(0, n, _CHUNK):
@@ -432,7 +431,7 @@ def _update_plain(row, v, visited, slots, start, fill, bucket, subs, sc):
                 # the split wide bucket: its sub-bucket's count and region (no spare
                 # slot there: a leaving edge writes nothing)
                 seen = np.int64(visited[u])
-                x = _sub_index(subs, n_subs, (g - (b << bshift)) >> sub_shift)
+                x = _sub_index(ids, n_subs, (g - (b << bshift)) >> sub_shift)
                 if not seen:
                     slots[subs[2, x] + subs[3, x]] = slot_pack((g - (b << bshift)) >> sub_shift, code_pack(v, u))
                     subs[3, x] += 1
@@ -632,11 +631,11 @@ def gq_update_roles(lay, keys, cnt, st, cut, row, v, visited, rank_base):
     sc = UpdateScalars(lay.sgn, lay.s, lay.inv, lay.kmin, lay.bucket_shift, mat, lay.block_shift,
                        lay.sub_shift if lay.wide else np.int64(0), lay.hash_bits, ythr,
                        lay.direct, lay.group_counts, lay.layered, np.int64(rank_base),
-                       st.split[0] if lay.wide else np.int64(-1))
+                       st.split[0] if lay.wide else np.int64(-1), st.split[1])
     if lay.lazy_counts:
         if lay.direct:
             # wide queues always take this loop (at most window.WIDE_BUCKETS buckets: no block layer)
-            _update_plain(row, v, visited, st.slots, st.start, st.fill, cnt.bucket, st.subs[:, :st.split[1]], sc)
+            _update_plain(row, v, visited, st.slots, st.start, st.fill, cnt.bucket, st.subs, sc)
         else:
             _update_compressed(row, v, visited, st.slots, st.start, st.fill, cnt.bucket, cnt.block,
                                keys.table, keys.slot_rank, sc)
