@@ -38,7 +38,7 @@ Measurements behind the code).
   one or two wide buckets it reaches by partitioning their compacted slots
   (``sampler.rnm_steps``, inside its walk), O(their slots) per selection.
   ``q.store.open_bucket`` = (bucket, unprocessed slots) while the sampler is
-  inside one. A wide bucket opened with at least 4 n slots (a crowded range) is
+  inside one. A wide bucket opened with at least 4 n slots and half the cut (a crowded range) is
   split once instead (``cutqueue_materialize.gq_split_wide``): its occupied
   sub-buckets get their own regions and counts (``q.store.split``, ``q.store.subs``),
   kept by the update loop, so a step reads no slot of it but the members it draws.

@@ -65,8 +65,9 @@ ST_RANGE_NODES = 9      # nodes of the counted range (counted, never written) dr
 ST_WIDE_SLOTS = 10      # slots of wide buckets read to open and partition them (not split ones)
 N_STATS = 11
 
-# a wide bucket opened with at least this many times n slots is split once into its
-# occupied sub-buckets (cutqueue_materialize.gq_split_wide: a pass over W), whose own
+# a wide bucket opened with at least this many times n slots, and at least half the cut
+# (a crowded range: elsewhere the partition reads few slots, and a split bucket's walk
+# visits its emptied sub-buckets too), is split once into its occupied sub-buckets (cutqueue_materialize.gq_split_wide: a pass over W), whose own
 # counts make a step O(1) a sub-bucket instead of a partition of its slots, O(its
 # slots) a step (issue 31: O(n^3) where one wide bucket holds most edges)
 _SPLIT_MIN_FILL = 4
@@ -750,7 +751,7 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                                 if nd < materialized[0] or fill[nd] != cc:
                                     raise AssertionError("rnm_select: a wide bucket's slots disagree with its count")
                                 stats[ST_WIDE_SLOTS] += cc
-                                if split[0] < 0 and cc >= _SPLIT_MIN_FILL * n:
+                                if split[0] < 0 and cc >= _SPLIT_MIN_FILL * n and 2 * cc >= total[0]:
                                     gq_split_wide(lay, st, cut, W, visited, nd)
                             if nd == split[0]:
                                 wsplit = True
