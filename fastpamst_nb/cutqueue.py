@@ -38,7 +38,10 @@ Measurements behind the code).
   one or two wide buckets it reaches by partitioning their compacted slots
   (``sampler.rnm_steps``, inside its walk), O(their slots) per selection.
   ``q.store.open_bucket`` = (bucket, unprocessed slots) while the sampler is
-  inside one.
+  inside one. A wide bucket opened with at least 4 n slots and half the cut (a crowded range) is
+  split once instead (``cutqueue_materialize.gq_split_wide``): its occupied
+  sub-buckets get their own regions and counts (``q.store.split``, ``q.store.subs``),
+  kept by the update loop, so a step reads no slot of it but the members it draws.
 * **Slot store** (``q.store``). Each bucket owns a region of the slot pool,
   ``slots[start[b]:start[b] + cap[b]]``: as many slots as it has edges, plus one
   spare, so the store holds each edge once. Sparse and compressed queues size
@@ -186,7 +189,7 @@ total : int64 array (1,)
 """
 
 SlotStore = namedtuple("SlotStore", ["start", "cap", "fill", "slots", "ends", "materialized",
-                                     "open_bucket", "sized", "top_range", "far_edges"])
+                                     "open_bucket", "sized", "top_range", "far_edges", "split", "subs"])
 SlotStore.__doc__ = """The edges of each bucket, appended as they join the cut (lazy deletion).
 
 start, cap : int64 arrays (B,)
@@ -208,6 +211,16 @@ materialized : int64 array (1,)
     with ``lazy_counts``).
 open_bucket : int64 array (2,)
     (wide bucket, its unprocessed slots) while the sampler splits it, else (-1, 0).
+split : int64 array (2,)
+    (the wide bucket split once into its occupied sub-buckets, how many of them S), or
+    (-1, 0): a wide bucket the sampler opens with at least ``sampler._SPLIT_MIN_FILL``
+    n slots is split (``cutqueue_materialize.gq_split_wide``, at most one a queue), so
+    that a step no longer partitions its slots (O(its edges), issue 31).
+subs : int64 array (4, SPLIT_MAX)
+    The split bucket's sub-buckets 0 .. S - 1 in increasing order: their ids (sub-bucket
+    in the wide bucket), active edges, first slot and slots written (dead included);
+    each owns slots[start:start + its edges with an unvisited end at the split].
+    (4, 0) for a queue that is not wide.
 sized : int64 array (2,)
     (lowest bucket with a region, first free slot of the pool). A dense queue with
     direct keys starts with no region and sizes buckets as they are materialized
@@ -336,7 +349,7 @@ def _row_hits(row, c0, c1, sgn, ythr, hit):
 UpdateScalars = namedtuple(
     "UpdateScalars",
     ["sgn", "s", "inv", "kmin", "bshift", "mat", "block_shift", "sub_shift", "hash_bits", "ythr",
-     "direct", "group_counts", "layered", "rank_base"],
+     "direct", "group_counts", "layered", "rank_base", "split_b", "n_subs"],
 )
 UpdateScalars.__doc__ = """The loop-invariant scalars of one ``gq_update``, built once per call
 and passed by value to its loop kernel, which unpacks them into locals before the
@@ -354,6 +367,8 @@ ythr : float64
     counting loops, which read every entry.
 rank_base : int64
     Offset of row v's entries in ``GroupKeys.rank`` (compressed, counted buckets).
+split_b, n_subs : int64
+    The wide bucket split into its sub-buckets and how many (``SlotStore.split``), or -1.
 """
 
 
@@ -365,13 +380,28 @@ def _unvisited(rest, where, n_rest, y):
     return j < n_rest and rest[j] == y
 
 
+@jit_only(inline="always")
+def _sub_index(ids, S, f):
+    """The index of sub-bucket id f among the split bucket's S increasing ids (present):
+    a binary search whose steps depend on S only, each a select, not a branch (a
+    branching search mispredicted about every step: ~100 ns an edge of the bucket)."""
+    base = np.int64(0)
+    length = S
+    while length > 1:
+        half = length >> 1
+        base = base + half if ids[base + half] <= f else base
+        length -= half
+    return base
+
+
 @jit_only
-def _update_plain(row, v, visited, slots, start, fill, bucket, sc):
+def _update_plain(row, v, visited, slots, start, fill, bucket, subs, sc):
     """``gq_update``'s loop for direct keys, no per-group counts, no block layer (the
     benchmark's case, ``lazy_counts``); ``sc``: its ``UpdateScalars``. ``mat``: the
     lowest materialized bucket, the lowest one counted; ``sub_shift``: 0, or the
     sub-bucket shift of a wide queue, whose slots keep the sub-bucket (group offset
-    >> sub_shift).
+    >> sub_shift); a split wide bucket's edges go to their sub-bucket's region and count
+    (``SlotStore.subs``; a branch, taken for that bucket only).
 
     Only edges of materialized buckets (the top few of the cut) are counted and
     stored; the cut's size changes by a number known without reading the row
@@ -383,7 +413,8 @@ def _update_plain(row, v, visited, slots, start, fill, bucket, sc):
     behind the code).
     """
     sgn, s, inv, kmin, bshift = sc.sgn, sc.s, sc.inv, sc.kmin, sc.bshift
-    mat, sub_shift, ythr = sc.mat, sc.sub_shift, sc.ythr
+    mat, sub_shift, ythr, split_b, n_subs = sc.mat, sc.sub_shift, sc.ythr, sc.split_b, sc.n_subs
+    ids = subs[0]
     n = row.shape[0]
     hit = np.empty(min(n, _CHUNK), dtype=np.int64)
     for c0 in range(0, n, _CHUNK):
@@ -396,7 +427,17 @@ def _update_plain(row, v, visited, slots, start, fill, bucket, sc):
                 continue
             g = discretize(w, sgn, s, inv) - kmin
             b = g >> bshift
-            if b >= mat:
+            if b == split_b:
+                # the split wide bucket: its sub-bucket's count and region (no spare
+                # slot there: a leaving edge writes nothing)
+                seen = np.int64(visited[u])
+                x = _sub_index(ids, n_subs, (g - (b << bshift)) >> sub_shift)
+                if not seen:
+                    slots[subs[2, x] + subs[3, x]] = slot_pack((g - (b << bshift)) >> sub_shift, code_pack(v, u))
+                    subs[3, x] += 1
+                subs[1, x] += 1 - 2 * seen
+                bucket[b] += 1 - 2 * seen
+            elif b >= mat:
                 # branch-free on visited[u], a coin flip mid-release: the slot is written
                 # either way (a leaving edge's lands in the bucket's spare slot, past
                 # its fill, and is overwritten by the next append)
@@ -589,11 +630,12 @@ def gq_update_roles(lay, keys, cnt, st, cut, row, v, visited, rank_base):
     ythr = _filter_floor(lay, keys, mat) if lay.lazy_counts else 0.0
     sc = UpdateScalars(lay.sgn, lay.s, lay.inv, lay.kmin, lay.bucket_shift, mat, lay.block_shift,
                        lay.sub_shift if lay.wide else np.int64(0), lay.hash_bits, ythr,
-                       lay.direct, lay.group_counts, lay.layered, np.int64(rank_base))
+                       lay.direct, lay.group_counts, lay.layered, np.int64(rank_base),
+                       st.split[0] if lay.wide else np.int64(-1), st.split[1])
     if lay.lazy_counts:
         if lay.direct:
             # wide queues always take this loop (at most window.WIDE_BUCKETS buckets: no block layer)
-            _update_plain(row, v, visited, st.slots, st.start, st.fill, cnt.bucket, sc)
+            _update_plain(row, v, visited, st.slots, st.start, st.fill, cnt.bucket, st.subs, sc)
         else:
             _update_compressed(row, v, visited, st.slots, st.start, st.fill, cnt.bucket, cnt.block,
                                keys.table, keys.slot_rank, sc)

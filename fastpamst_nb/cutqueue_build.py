@@ -49,7 +49,7 @@ from .cutqueue import (
     _END_BITS, _HSET_BITS, CutSides, GroupKeys, GroupQueue, QueueCounts, QueueLayout, SlotStore,
     _hset_home,
 )
-from .cutqueue_materialize import _SIZE_MIN
+from .cutqueue_materialize import SPLIT_MAX, _SIZE_MIN
 # (the moved rules keep their old names here, so the code below reads as before)
 from .keys import bucket_shift_for as _bucket_shift, discretize, exact_inverse
 from .privacy import key_limit
@@ -632,7 +632,25 @@ def _outside_pass(graph, sgn, s, inv, kmin, bshift, ranges, cap=None):
     return _distinct(np.concatenate(found)) if parts > 1 else found[0]
 
 
-def _islands(graph, sgn, s, inv, kmin, bshift, ranges=None, listed=None):
+def _dense_outside(graph, sgn, s, inv, kmin, kmax, bshift, window=None, cap=None):
+    """(ranges, outside): the islands of a dense compressed queue (the validation's,
+    ``_window_ranges``, when it sampled them, else ``_island_ranges``) and the occupied
+    aligned buckets ((key - kmin) >> bshift) outside them, increasing and distinct:
+    from the keys the validation listed when its list is complete (no pass over W),
+    else by one pass (``_outside_pass``). ``outside`` is None when more than ``cap``
+    (a count under a memory budget, ``_counted_fits``). The one source of both the
+    count and the build: the count's result is the build's (issue 31)."""
+    ranges = _window_ranges(window, kmin, kmax, bshift)
+    if ranges is not None and window.state[_window.WIN_COMPLETE] \
+            and window.state[_window.WIN_ISLANDS] > 0 and not window.state[_window.WIN_LISTED_FULL]:
+        outside = _outside_listed(window.listed[0][:int(window.state[_window.WIN_LISTED])], kmin, bshift, ranges)
+        return ranges, (None if cap is not None and outside.shape[0] > cap else outside)
+    if ranges is None:
+        ranges = _island_ranges(graph.W, sgn, s, inv, kmin, kmax, bshift, graph.m)
+    return ranges, _outside_pass(graph, sgn, s, inv, kmin, bshift, ranges, cap)
+
+
+def _islands(graph, sgn, s, inv, kmin, bshift, ranges=None, listed=None, outside=None):
     """The buckets of a dense compressed queue: every aligned bucket of the islands
     (``_island_ranges``, or ``ranges``), empty or not, and the occupied ones outside
     them, in a hash set; returns (table, bits, the ids in increasing order, each slot's
@@ -642,11 +660,14 @@ def _islands(graph, sgn, s, inv, kmin, bshift, ranges=None, listed=None):
     a buffer, deduplicated by sorting; the set is built once from the sorted ids
     (docs/design.rst, Compressed buckets). ``listed``: the keys of every entry outside
     ``ranges``' islands (and maybe some inside), as the validation listed them
-    (``window.window_list``): then no pass at all, the same buckets."""
+    (``window.window_list``): then no pass at all, the same buckets. ``outside``: the
+    occupied buckets outside ``ranges``' islands, found already (``_dense_outside``)."""
     W, m = graph.W, graph.m
     if ranges is None:
         ranges = _island_ranges(W, sgn, s, inv, kmin, _key_range(graph, sgn, s)[1], bshift, m)
-    if listed is not None:
+    if outside is not None:
+        pass
+    elif listed is not None:
         outside = _outside_listed(listed, kmin, bshift, ranges)
     else:
         outside = _outside_pass(graph, sgn, s, inv, kmin, bshift, ranges)
@@ -835,7 +856,9 @@ def queue_memory_bytes(n, m, dense, stored=None):
     int
         Dense: the slot store (one int64 per edge, a spare per bucket, the
         window's extra slots), the arrays of the at most 2**14 buckets of the
-        direct and wide layouts, and the O(n) Prim state. Sparse: the compressed
+        direct and wide layouts, the O(n) Prim state, and the validation's
+        listing buffers (``listing_bytes``: allocated before the queue, and the
+        main one alive beside it). Sparse: the compressed
         layout (a rank per stored entry, the slots, and for up to m occupied
         buckets the hash set and the per-bucket arrays: 4 stored + 136 m bytes)
         or the direct one (at most 8 m + 56 (m / 4 + 2**18)), whichever is larger.
@@ -856,9 +879,25 @@ def queue_memory_bytes(n, m, dense, stored=None):
         # buckets: at most WIDE_MIN_FINE direct ones (more are wide ones, or a layout
         # used only when it fits), at most _WIDE_BUCKETS wide ones
         B = max(min(_window.WIDE_MIN_FINE, m // 4 + _DIRECT_SLACK), _WIDE_BUCKETS)
-        return 8 * (m + _extra_max(m) + B) + 48 * B + 64 * n
+        # (a wide bucket's split: its sub-buckets' arrays and the hash set that counts them)
+        return 8 * (m + _extra_max(m) + B) + 48 * B + 64 * n + listing_bytes(n) + 128 * SPLIT_MAX
     stored = 2 * m if stored is None else int(stored)
     return max(_compressed_bytes(m, m, stored), 8 * m + 56 * (m // 4 + _DIRECT_SLACK)) + 64 * n
+
+
+def listing_bytes(n):
+    """The validation's listing buffers of an (n, n) matrix (``dense_scan.sample_islands``:
+    one of ``window.listed_capacity(n)`` int64 keys, for matrices of at least
+    ``window.ISLANDS_MIN_ENTRIES`` entries, and one per extra scan part,
+    ``window.window_fork``): counted for every such matrix whether or not its weights
+    make the scan list anything (so the figure stays a function of n and the thread
+    count, issue 25), one buffer a thread (``threads.thread_count``: the scan's parts).
+    The forks' buffers are freed with the scan, before the queue is built; the main
+    one lives beside the queue."""
+    n = int(n)
+    if n * n < _window.ISLANDS_MIN_ENTRIES:
+        return 0
+    return 8 * _window.listed_capacity(n) * thread_count()
 
 
 def _compressed_bytes(m, distinct, ranked):
@@ -871,32 +910,33 @@ def _compressed_bytes(m, distinct, ranked):
     return ranked * rank_bytes + 8 * m + 128 * distinct + 2**23
 
 
-def _ranges_bytes(m, distinct=None):
-    """The most the islands (``_island_ranges``) add for a dense graph of m edges: their
-    buckets beyond the occupied ones (128 bytes each, as ``_compressed_bytes``), the
-    buffers of the pass's parts before they merge (an id in one of them per edge at
-    most: 32 bytes each), and the sample's set. With ``distinct``, a bound on the
-    occupied buckets (counted: ``_counted_fits``), the buffers hold at most about
-    twice the distinct ids of their part plus a row or two (``_outside_part``: deduplicated
-    when full, doubled while over half full), five such arrays alive at a
-    deduplication (the buffer, its sorted copy, the mask, the distinct ids, the grown
-    buffer): 512 bytes an id and a vertex, plus the initial buffers, bound it."""
-    if distinct is None:
-        buffers = 32 * m
-    else:
-        buffers = min(32 * m, 512 * (int(distinct) + math.isqrt(2 * m) + 2) + (1 << 24))
+def _ranges_bytes(m, distinct):
+    """The most the islands (``_island_ranges``) add for a dense graph of m edges with at
+    most ``distinct`` occupied buckets outside them (a bound, or counted:
+    ``_counted_fits``): their buckets beyond the occupied ones (128 bytes each, as
+    ``_compressed_bytes``), the sample's set, and the buffers of the pass's parts
+    before they merge: an id in one of them per edge at most (32 bytes each), and at
+    most about twice the distinct ids of their part plus a row or two
+    (``_outside_part``: deduplicated when full, doubled while over half full), five such
+    arrays alive at a deduplication (the buffer, its sorted copy, the mask, the distinct
+    ids, the grown buffer): 512 bytes an id and a vertex, plus the initial buffers."""
+    buffers = min(32 * m, 512 * (int(distinct) + math.isqrt(2 * m) + 2) + (1 << 24))
     return 128 * (m // _COARSE_BUDGET + _COARSE_SLACK) + buffers + (16 << _SAMPLE_BITS)
 
 
 def _compressed_need(m, occupied):
-    """The dense compressed layout's need (``gq_build``'s figure) for at most
-    ``occupied`` occupied buckets."""
+    """The dense compressed layout's need for at most ``occupied`` occupied buckets
+    outside its islands: ``gq_build``'s one figure, with the bound min(m, B + 1) first,
+    then (``_counted_fits``) with a count."""
     return _compressed_bytes(m, occupied, 0) + _ranges_bytes(m, occupied)
 
 
-def _counted_fits(graph, sgn, s, inv, kmin, bshift, most, fits):
-    """Whether the dense compressed layout (kmin: its own, ``_compressed_kmin``) fits by
-    ``fits`` once the occupied buckets outside its islands are counted, not bounded by
+def _counted_fits(graph, sgn, s, inv, kmin, kmax, bshift, most, fits, window=None):
+    """The islands and the occupied buckets outside them, (ranges, outside)
+    (``_dense_outside``), when the dense compressed layout (kmin: its own,
+    ``_compressed_kmin``) fits by ``fits`` with them counted, else None: the build
+    then takes them as they are (one pass over W at most, issue 31), or the keys the
+    validation ``window`` listed outside its islands (no pass). Counted, not bounded by
     ``most`` (the key range's B + 1, or m). The estimate ``gq_build`` tries first assumes
     ``most`` of them, and where that does not fit the wide layout was taken, whose top
     bucket, when it holds most edges (integers 0..99 plus a few 10**9: ~1e11 noise-wide
@@ -914,14 +954,14 @@ def _counted_fits(graph, sgn, s, inv, kmin, bshift, most, fits):
         cap = d
         d *= 2
     if cap == 0:
-        return False
-    W = graph.W
-    ranges = _island_ranges(W, sgn, s, inv, kmin, _key_range(graph, sgn, s)[1], bshift, m)
-    outside = _outside_pass(graph, sgn, s, inv, kmin, bshift, ranges, cap)
-    return outside is not None and outside.shape[0] <= cap and fits(_compressed_need(m, min(most, outside.shape[0])))
+        return None
+    ranges, outside = _dense_outside(graph, sgn, s, inv, kmin, kmax, bshift, window, cap)
+    if outside is not None and outside.shape[0] <= cap and fits(_compressed_need(m, min(most, outside.shape[0]))):
+        return ranges, outside
+    return None
 
 
-def _compress(graph, sgn, s, inv, kmin, bshift, rank_t, ranked, window=None, kmax=None):
+def _compress(graph, sgn, s, inv, kmin, bshift, rank_t, ranked, window=None, kmax=None, counted=None):
     """The compressed layout: the occupied aligned buckets ((key - kmin) >> bshift) in a
     hash set (never a comparison sort of m keys), their ids (increasing) and edge
     counts, and, where ``ranked``, each edge's rank among them (else an empty array: the update loops look the few ranks they need
@@ -933,14 +973,13 @@ def _compress(graph, sgn, s, inv, kmin, bshift, rank_t, ranked, window=None, kma
     if window is not None and tuple(window.scale) != (sgn, s, inv):
         raise AssertionError("gq_build: the window counted other keys")
     if graph.dense:
-        ranges = _window_ranges(window, kmin, kmax, bshift)
-        listed = None
-        if ranges is not None and window.state[_window.WIN_COMPLETE] \
-                and window.state[_window.WIN_ISLANDS] > 0 and not window.state[_window.WIN_LISTED_FULL]:
-            listed = window.listed[0][:int(window.state[_window.WIN_LISTED])]
+        # the islands and the buckets outside them: the count's when gq_build counted
+        # them (``_counted_fits``, the same kmin and shift), else found now
+        ranges, outside = counted if counted is not None else _dense_outside(graph, sgn, s, inv, kmin, kmax,
+                                                                             bshift, window)
         # the ids in order: the islands' runs merged with the sorted others (a stable
         # sort of a few sorted runs: timsort), then each slot's rank by a lookup per id
-        table, bits, occupied, slot_rank = _islands(graph, sgn, s, inv, kmin, bshift, ranges, listed)
+        table, bits, occupied, slot_rank = _islands(graph, sgn, s, inv, kmin, bshift, ranges, outside=outside)
     else:
         table, counts, bits = _occupied(graph, sgn, s, inv, kmin, bshift)
         valid = np.flatnonzero(table >= 0)
@@ -1031,6 +1070,7 @@ def gq_build(graph, sgn, s, r, bucket_width, window=None, fits=memory_fits):
     wide = False
     min_sized = _SIZE_MIN
     bucket_hist = None
+    counted = None  # the islands and the buckets outside them, when counted (_counted_fits)
     rank_t = np.int32 if m < 2**31 else np.int64
     if graph.dense and bucket_width >= 0 and B > _window.WIDE_MIN_FINE:
         # many noise-wide buckets: try at most _WIDE_BUCKETS wide ones instead, whose
@@ -1050,14 +1090,16 @@ def gq_build(graph, sgn, s, r, bucket_width, window=None, fits=memory_fits):
         # alignment at the top: counting m of them refused the compressed layout of one far
         # edge over n = 16,000 uniform weights, 21 GB estimated, and the wide one it got
         # instead kept all the others in one bucket split at O(its edges) a step: hours)
-        other = _compressed_bytes(m, min(m, B + 1), 0) + _ranges_bytes(m)
+        other = _compressed_need(m, min(m, B + 1))
         crowded = fullest > max(_WIDE_FILL_MIN, _WIDE_FILL_FACTOR * m // B_wide)
         if crowded and not fits(other):
             # ... and where that bound does not fit, the occupied buckets counted (a pass
             # over W): integers 0..99 plus a few 10**9 at n = 16,000 have ~1e11 of the
             # range's buckets and ~100 occupied (issue 31)
-            crowded = _counted_fits(graph, sgn, s, inv, _compressed_kmin(kmin, K, bshift, window), bshift,
-                                    min(m, B + 1), fits)
+            # (counted once: the build takes the count's result, _compress)
+            counted = _counted_fits(graph, sgn, s, inv, _compressed_kmin(kmin, K, bshift, window), kmax, bshift,
+                                    min(m, B + 1), fits, window)
+            crowded = counted is not None
         if not crowded:
             # sub-buckets of bucket_width noise units, or wider when a slot cannot number them
             # all (keys spanning over 2**(37 + bshift)): exact still, a few more draws
@@ -1099,7 +1141,7 @@ def gq_build(graph, sgn, s, r, bucket_width, window=None, fits=memory_fits):
         kmin = _compressed_kmin(kmin, K, bshift, window)
 
         rank, occupied, bucket_hist, table, slot_rank, bits = _compress(graph, sgn, s, inv, kmin, bshift,
-                                                                        rank_t, ranked, window, kmax)
+                                                                        rank_t, ranked, window, kmax, counted)
         B = occupied.shape[0]
         G = B << bshift
         # gq_key: the base key of each compressed bucket (aligned at kmin, moved so that
@@ -1178,6 +1220,9 @@ def gq_build(graph, sgn, s, r, bucket_width, window=None, fits=memory_fits):
         # the sampler's counted range (none decided yet) and far-edge count (not counted yet)
         top_range=np.array([-1, 0], dtype=np.int64),
         far_edges=np.array([-1], dtype=np.int64),
+        # the wide bucket split into its sub-buckets (none yet), and their arrays
+        split=np.array([-1, 0], dtype=np.int64),
+        subs=np.zeros((4, SPLIT_MAX if wide else 0), dtype=np.int64),
     )
     nd = n if graph.dense else 0
     cut = CutSides(

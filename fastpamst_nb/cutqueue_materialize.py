@@ -14,8 +14,8 @@ import numpy as np
 
 from .core import jit_only
 from .cutqueue import (
-    _CHUNK, _filter_floor, _hash_group, _rank_group, _row_hits, _unvisited, code_pack, range_threshold,
-    slot_pack,
+    _CHUNK, _filter_floor, _hash_group, _hset_home, _rank_group, _row_hits, _unvisited, code_pack,
+    range_threshold, slot_offset, slot_pack,
 )
 # (the moved rule keeps its old name here, so the code below reads as before)
 from .keys import discretize
@@ -192,3 +192,103 @@ def gq_count_range(lay, keys, cut, W, visited, ra):
             hit = (w / s if by_div else w * mul) >= thr
             c += np.int64(hit and visited[y] == from_rest)
     return c
+
+
+# a split wide bucket holds at most this many occupied sub-buckets (``SlotStore.subs``'
+# columns; gq_build allocates them with a wide queue); a bucket of more is not split
+SPLIT_MAX = 1 << 12
+
+
+@jit_only
+def gq_split_wide(lay, st, cut, W, visited, b):
+    """Split wide bucket b (materialized, compacted: its fill[b] slots are its active
+    edges) once into its occupied sub-buckets: each gets a region of the bucket's own
+    slots, as many as its edges with an unvisited end (those in the cut or still to
+    join it: one pass over the upper triangle, counted in a hash set of sub-bucket ids),
+    its active slots moved there (the bucket's slots sorted in place: a slot's high bits
+    are its sub-bucket), and its own count, kept up to date by the update loop
+    (``cutqueue._update_plain``). The sampler then walks the sub-buckets by their counts
+    and draws a member of one by rejection over its region: O(1) a sub-bucket a step
+    instead of a partition of every slot (O(n^3) a release where one wide bucket holds
+    most edges; issue 31). Returns whether it split (False: more than SPLIT_MAX
+    sub-buckets, or the regions would not fit the bucket's). O(n^2) once, plus the
+    sort of the bucket's slots. Which slots a sub-bucket holds is what the partition
+    found: the same members, the same law (docs/design.rst, Counted, not bounded)."""
+    n, sgn, s, inv, kmin = lay.n, lay.sgn, lay.s, lay.inv, lay.kmin
+    bshift, sub_shift = lay.bucket_shift, lay.sub_shift
+    slots, start, fill = st.slots, st.start, st.fill
+    subs = st.subs
+    if subs.shape[1] == 0 or st.split[0] >= 0:
+        return False
+    bits = np.int64(2)
+    while (np.int64(1) << bits) < 4 * SPLIT_MAX:
+        bits += 1
+    mask = (np.int64(1) << bits) - 1
+    table = np.full(np.int64(1) << bits, -1, dtype=np.int64)
+    tot = np.zeros(np.int64(1) << bits, dtype=np.int64)
+    used = 0
+    base = b << bshift
+    for a in range(n):
+        row = W[a]
+        va = visited[a]
+        for u in range(a + 1, n):
+            if va and visited[u]:
+                continue
+            g = discretize(np.float64(row[u]), sgn, s, inv) - kmin
+            if (g >> bshift) != b:
+                continue
+            f = (g - base) >> sub_shift
+            h = _hset_home(f, bits)
+            while table[h] >= 0 and table[h] != f:
+                h = (h + 1) & mask
+            if table[h] < 0:
+                if used == SPLIT_MAX:
+                    return False
+                table[h] = f
+                used += 1
+            tot[h] += 1
+    ids = np.empty(used, dtype=np.int64)
+    tots = np.empty(used, dtype=np.int64)
+    k = 0
+    for h in range(table.shape[0]):
+        if table[h] >= 0:
+            ids[k] = table[h]
+            tots[k] = tot[h]
+            k += 1
+    order = np.argsort(ids)
+    ids = ids[order]
+    tots = tots[order]
+    if tots.sum() > st.cap[b]:
+        return False
+    lo = start[b]
+    f0 = fill[b]
+    # the active slots in sub-bucket order (a slot's high bits), then each moved up to
+    # its region, from the top down: a region starts at or above its slots' first
+    # (its edges are at least its active ones), so no slot is overwritten unread
+    srt = np.sort(slots[lo:lo + f0])
+    slots[lo:lo + f0] = srt
+    act = np.zeros(used, dtype=np.int64)
+    x = 0
+    for i in range(f0):
+        while ids[x] != slot_offset(slots[lo + i]):
+            x += 1
+        act[x] += 1
+    first = np.empty(used, dtype=np.int64)
+    acc = lo
+    for i in range(used):
+        first[i] = acc
+        acc += tots[i]
+    src = lo + f0
+    for i in range(used - 1, -1, -1):
+        for j in range(act[i] - 1, -1, -1):
+            src -= 1
+            slots[first[i] + j] = slots[src]
+    for i in range(used):
+        subs[0, i] = ids[i]
+        subs[1, i] = act[i]
+        subs[2, i] = first[i]
+        subs[3, i] = act[i]
+    fill[b] = 0
+    st.split[0] = b
+    st.split[1] = used
+    return True

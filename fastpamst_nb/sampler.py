@@ -47,7 +47,7 @@ from .cutqueue import (
     BLOCK, BUCKET, GROUP, ROOT, code_ends, code_pack, gq_compact, gq_group, gq_join,
     gq_take_cut, gq_update_roles, slot_code, slot_offset,
 )
-from .cutqueue_materialize import gq_count_range, gq_materialize
+from .cutqueue_materialize import gq_count_range, gq_materialize, gq_split_wide
 from .keys import discretize
 
 
@@ -62,7 +62,15 @@ ST_BOTTOM_WINS = 6      # selections won by a bottom candidate
 ST_NODES = 7            # groups, buckets and blocks visited (empty ones included)
 ST_CUT_NODES = 8        # nodes of uncounted buckets resolved whole from the cut
 ST_RANGE_NODES = 9      # nodes of the counted range (counted, never written) drawn from the cut
-N_STATS = 10
+ST_WIDE_SLOTS = 10      # slots of wide buckets read to open and partition them (not split ones)
+N_STATS = 11
+
+# a wide bucket opened with at least this many times n slots, and at least half the cut
+# (a crowded range: elsewhere the partition reads few slots, and a split bucket's walk
+# visits its emptied sub-buckets too), is split once into its occupied sub-buckets (cutqueue_materialize.gq_split_wide: a pass over W), whose own
+# counts make a step O(1) a sub-bucket instead of a partition of its slots, O(its
+# slots) a step (issue 31: O(n^3) where one wide bucket holds most edges)
+_SPLIT_MIN_FILL = 4
 
 # the bottom trick's stopping threshold (expected candidates) where the walk would
 # otherwise count more buckets: a candidate from the cut is cheap, a
@@ -366,6 +374,29 @@ def _cut_pass_extras(lay, keys, cut, W, kx, pmin, pmax, c, carrier, tt, span, r,
 
 
 @jit_only
+def _split_member(slots, subs, x, c, visited, rng):
+    """A uniformly random active member (its code) of sub-bucket x of the split wide
+    bucket (``SlotStore.subs``), c active: rejection over its region's written slots,
+    compacted first when more than half are dead (amortized O(1) a slot). Per draw."""
+    lo = subs[2, x]
+    if subs[3, x] > 2 * c:
+        k = lo
+        for i in range(lo, lo + subs[3, x]):
+            sx = slots[i]
+            if not visited[code_ends(slot_code(sx))[1]]:
+                slots[k] = sx
+                k += 1
+        subs[3, x] = k - lo
+    f = subs[3, x]
+    # acceptance >= 1/2 with right counts; 1000 misses (probability < 1e-300) mean wrong ones
+    for _ in range(1000):
+        cx = slot_code(slots[lo + np.int64(rng.random() * f)])
+        if not visited[code_ends(cx)[1]]:
+            return cx
+    raise AssertionError("rnm_select: a split sub-bucket's count exceeds its active slots")
+
+
+@jit_only
 def _split_top(slots, lo, hi, fmax):
     """Move the slots of slots[lo:hi] in fine sub-bucket ``fmax`` to the end of the range;
     returns (how many, the largest fine sub-bucket among the others or -1)."""
@@ -452,6 +483,7 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
     bshift, block_shift, sub_shift = lay.bucket_shift, lay.block_shift, lay.sub_shift
     slots, start, fill, ends = st.slots, st.start, st.fill, st.ends
     materialized, open_bucket, top_range, far_edges = st.materialized, st.open_bucket, st.top_range, st.far_edges
+    split, subs = st.split, st.subs
     bucket, block, group, total = counts.bucket, counts.block, counts.group, counts.total
     key_base = keys.key
     low = (np.int64(1) << bshift) - 1  # a group's offset in its bucket; the top offset
@@ -547,6 +579,10 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
         # first group and largest unprocessed sub-bucket
         wb = np.int64(-1)
         wlo = whi = wbase = wnlo = fmax = np.int64(0)
+        # ... or a split one (its sub-buckets counted: SlotStore.subs): the highest
+        # unprocessed sub-bucket's index and the bucket's unprocessed edges
+        wsplit = False
+        widx = wleft = np.int64(0)
         while True:
             # what this pass resolves: n_draw members of node (level, node) of c active
             # edges of groups <= pmax; kind 1: a carrier (noise zmax) and its extra
@@ -575,15 +611,18 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                 # a single group won: its edge is a uniformly random member
                 kind, level, node, c, n_draw, last = 3, GROUP, win_g, group[win_g], np.int64(1), True
             elif wb >= 0:
-                # inside a wide bucket: its fine sub-buckets, top down (_split_top)
-                if fmax < 0:
+                # inside a wide bucket: its fine sub-buckets, top down (_split_top; a
+                # split bucket's by their counts)
+                if widx < 0 if wsplit else fmax < 0:
                     open_bucket[0] = -1
                     wb = -1
+                    wsplit = False
                     first = False
                     p = wnlo - 1
                     continue
-                open_bucket[1] = whi - wlo
-                pmax = min(p, wbase + ((fmax + 1) << sub_shift) - 1)
+                open_bucket[1] = wleft if wsplit else whi - wlo
+                ftop = subs[0, widx] if wsplit else fmax
+                pmax = min(p, wbase + ((ftop + 1) << sub_shift) - 1)
                 ktop = np.float64((kmin + pmax if direct else key_base[pmax >> bshift] + (pmax & low)) - k0)
                 th = theta
             else:
@@ -599,7 +638,7 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                          and r * np.float64(kp - kmin) <= width)
                 if (uncounted and not whole and not range_node and far_rule and p == n_groups - 1
                         and remaining * _CUT_SHARE >= total[0]):
-                    whole = _few_far_edges(W, open_bucket, sgn, s, inv, np.float64(kp) - width / r, remaining)
+                    whole = _few_far_edges(W, far_edges, sgn, s, inv, np.float64(kp) - width / r, remaining)
                 # before counting more buckets (a pass over the cut) the walk stops
                 # while the bottom trick expects at most _UNCOUNTED_THETA candidates
                 th = max(theta, _UNCOUNTED_THETA) if uncounted and not whole else theta
@@ -615,8 +654,28 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                         done = True
                         continue
                     kind, level, node, c, n_draw, last = 2, ROOT, np.int64(0), remaining, kb, True
-            if kind == 0 and wb >= 0:
+            if kind == 0 and wb >= 0 and wsplit:
+                # the split bucket's next sub-bucket: its count, no slot read
                 first = False
+                stats[ST_NODES] += 1
+                c = subs[1, widx]
+                node = widx
+                p = wbase + (subs[0, widx] << sub_shift) - 1
+                widx -= 1
+                wleft -= c
+                if c == 0:
+                    continue
+                u = rng.random()
+                while u == 0.0:
+                    u = rng.random()
+                zmax = max_noise_u(u, c, r)
+                remaining -= c
+                if not ktop + zmax > best:
+                    continue
+                kind, level, n_draw = 1, SUB, np.int64(1)
+            elif kind == 0 and wb >= 0:
+                first = False
+                stats[ST_WIDE_SLOTS] += whi - wlo
                 c, nxt = _split_top(slots, wlo, whi, fmax)
                 stats[ST_NODES] += 1
                 u = rng.random()
@@ -685,10 +744,24 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                         cc = bucket[nd]
                         if wide and cc > 0:
                             # open the wide bucket: compacted (it was materialized before
-                            # its count could be seen), its largest sub-bucket found
-                            gq_compact(lay, st, nd, visited)
-                            if nd < materialized[0] or fill[nd] != cc:
-                                raise AssertionError("rnm_select: a wide bucket's slots disagree with its count")
+                            # its count could be seen), its largest sub-bucket found; a
+                            # crowded one is split once (its sub-buckets then counted)
+                            if nd != split[0]:
+                                gq_compact(lay, st, nd, visited)
+                                if nd < materialized[0] or fill[nd] != cc:
+                                    raise AssertionError("rnm_select: a wide bucket's slots disagree with its count")
+                                stats[ST_WIDE_SLOTS] += cc
+                                if split[0] < 0 and cc >= _SPLIT_MIN_FILL * n and 2 * cc >= total[0]:
+                                    gq_split_wide(lay, st, cut, W, visited, nd)
+                            if nd == split[0]:
+                                wsplit = True
+                                widx = split[1] - 1
+                                wleft = cc
+                                wbase = lo_g
+                                wnlo = lo_g
+                                open_bucket[0] = nd
+                                wb = nd
+                                continue
                             wlo = start[nd]
                             whi = wlo + fill[nd]
                             wbase = lo_g
@@ -781,9 +854,12 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                 bb = np.int64(0)
                 cnt = np.int64(0)
                 if level == SUB:
-                    # the slots of a sub-bucket of the open wide bucket, all active
-                    slot = slots[node + np.int64(rng.random() * c)]
-                    code = slot_code(slot)
+                    # the slots of a sub-bucket of the open wide bucket, all active (a
+                    # split bucket's: by rejection over its region)
+                    if wsplit:
+                        code = _split_member(slots, subs, node, c, visited, rng)
+                    else:
+                        code = slot_code(slots[node + np.int64(rng.random() * c)])
                     ga, gu = code_ends(code)
                     g = discretize(np.float64(W[ga, gu]), sgn, s, inv) - kmin
                 elif from_cut:
@@ -827,7 +903,22 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                             if j == end:
                                 raise AssertionError("gq_select: rank beyond the node's counts")
                             bb = j
-                        if bb == open_bucket[0]:
+                        if bb == split[0]:
+                            # the split wide bucket: the rank among its unprocessed
+                            # sub-buckets' counts (every one when it is not open), then
+                            # a uniform active member of the one it falls in
+                            x = np.int64(0)
+                            x_top = widx if wsplit else split[1] - 1
+                            while x <= x_top and rk >= subs[1, x]:
+                                rk -= subs[1, x]
+                                x += 1
+                            if x > x_top:
+                                raise AssertionError("gq_select: rank beyond the split bucket's counts")
+                            code = _split_member(slots, subs, x, subs[1, x], visited, rng)
+                            ga, gu = code_ends(code)
+                            g = discretize(np.float64(W[ga, gu]), sgn, s, inv) - kmin
+                            open_hit = True
+                        elif bb == open_bucket[0]:
                             # the open wide bucket: its unprocessed edges are its first
                             # open_bucket[1] slots (compacted), and the rank fell among them
                             slot = slots[start[bb] + rk]

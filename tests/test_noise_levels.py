@@ -211,6 +211,11 @@ def test_first_selection_law_with_far_edges(rule):
         prim_dense_private(q, graph.W, visited, edges, 0, 1, 0, r, DEFAULT_THETA, DEFAULT_BUCKET_WIDTH,
                            rng, stats)
         got[edges[0, 1]] += 1
+    # the walk's far-edge rule kept its count in far_edges, not in open_bucket (a wide
+    # bucket's state: a count written there made the rank path take bucket 1 for an
+    # open wide bucket, its slots unchecked)
+    assert q.store.open_bucket[0] == -1 and q.store.open_bucket[1] == 0
+    assert q.store.far_edges[0] >= 0  # counted by the rule (whether it took the node or not)
     # every selection took the rule, or the range
     assert stats[ST_CUT_NODES if rule == "far-edge" else ST_RANGE_NODES] == stats[ST_STEPS] == RUNS
     probs = naive.rnm_exp_probs(naive.discretized_scores(W[0, 1:], s), lam)

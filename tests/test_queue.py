@@ -596,3 +596,17 @@ def test_counted_range_counts_the_cut_edges_from_its_base_key_up():
             want = int(np.sum(key[np.ix_(seen, ~seen)] >= lay.kmin + ra))
             assert kept[i] == passed[i] == want, (ra, i)
         assert q.store.materialized[0] == lay.n_buckets and not q.store.fill.any()  # nothing written
+
+
+def test_queue_memory_counts_the_validations_listing_buffers():
+    # the validation's listing buffers (one per scan part, window.listed_capacity int64
+    # keys) are allocated before gq_build's check: the dense figure counts them for
+    # every matrix the scan may list in, whatever its weights (issue 25), none below
+    from fastpamst_nb import cutqueue_build, threads, window as topwin
+
+    for n in (1000, 1024, 3000):
+        m = n * (n - 1) // 2
+        buffers = 8 * topwin.listed_capacity(n) * threads.thread_count() if n * n >= topwin.ISLANDS_MIN_ENTRIES else 0
+        assert cutqueue_build.listing_bytes(n) == buffers
+        assert cutqueue_build.queue_memory_bytes(n, m, True) >= 8 * m + buffers
+    assert cutqueue_build.listing_bytes(1000) == 0 and cutqueue_build.listing_bytes(1024) > 0

@@ -312,28 +312,39 @@ def _crowded_integers(n, spread=False):
     return W
 
 
-def _decisions(monkeypatch):
-    """Record what each ``cutqueue_build._counted_fits`` call returned."""
+def _decisions(monkeypatch, passes=None):
+    """Record whether each ``cutqueue_build._counted_fits`` call admitted the compressed
+    layout; with ``passes`` (a list), append 1 to it at each pass over W outside the
+    islands (``_outside_pass``)."""
     from fastpamst_nb import cutqueue_build
 
     seen = []
     real = cutqueue_build._counted_fits
 
     def spy(*args):
-        seen.append(real(*args))
-        return seen[-1]
+        got = real(*args)
+        seen.append(got is not None)
+        return got
 
     monkeypatch.setattr(cutqueue_build, "_counted_fits", spy)
+    if passes is not None:
+        real_pass = cutqueue_build._outside_pass
+
+        def pass_spy(*args):
+            passes.append(1)
+            return real_pass(*args)
+
+        monkeypatch.setattr(cutqueue_build, "_outside_pass", pass_spy)
     return seen
 
 
 def _short_of(m, occupied):
     """A ``fits`` that admits the compressed layout with up to ``occupied`` buckets
     outside its islands, not its bound of m (the memory of a machine too small for it)."""
-    from fastpamst_nb.cutqueue_build import _compressed_bytes, _compressed_need, _ranges_bytes
+    from fastpamst_nb.cutqueue_build import _compressed_need
 
     limit = _compressed_need(m, occupied)
-    assert _compressed_bytes(m, m, 0) + _ranges_bytes(m) > limit
+    assert _compressed_need(m, m) > limit  # gq_build's first figure (the bound: m buckets)
     return lambda n_bytes: n_bytes <= limit
 
 
@@ -346,10 +357,17 @@ def test_a_crowded_range_counts_its_buckets_where_their_bound_does_not_fit(monke
     n = 200
     m = n * (n - 1) // 2
     s, r = 1.0 / 16, 1.0 / 16
-    seen = _decisions(monkeypatch)
+    passes = []
+    seen = _decisions(monkeypatch, passes)
     q = gq_build(as_graph(_crowded_integers(n)), -1.0, s, r, DEFAULT_BUCKET_WIDTH, fits=_short_of(m, 4096))
     assert seen == [True] and not q.layout.wide and not q.layout.direct
     assert q.layout.n_buckets < 4096  # the islands' buckets and a few outside
+    # the count's pass is the build's: one pass over W outside the islands, not two
+    assert len(passes) == 1
+    # the same queue as with room for the bound (then nothing counted): the same buckets
+    roomy = gq_build(as_graph(_crowded_integers(n)), -1.0, s, r, DEFAULT_BUCKET_WIDTH, fits=lambda n_bytes: True)
+    assert len(seen) == 1 and len(passes) == 2 and not roomy.layout.wide
+    assert np.array_equal(q.keys.key, roomy.keys.key) and q.layout.kmin == roomy.layout.kmin
     q = gq_build(as_graph(_crowded_integers(n)), -1.0, s, r, DEFAULT_BUCKET_WIDTH, fits=lambda n_bytes: False)
     assert seen == [True, False] and q.layout.wide
     # ~10,000 buckets outside the islands, past a cap of 4096: wide
@@ -361,6 +379,35 @@ def test_a_crowded_range_counts_its_buckets_where_their_bound_does_not_fit(monke
     assert seen == [True, False, False, True] and not q.layout.wide
     q = gq_build(as_graph(_crowded_integers(n)), -1.0, s, r, DEFAULT_BUCKET_WIDTH)
     assert seen == [True, False, False, True] and not q.layout.wide and not q.layout.direct
+
+
+def test_a_crowded_range_counts_from_the_validations_list(monkeypatch):
+    # where the validation listed the keys outside its islands (complete), the count
+    # reads the list, not W: no pass at all, and the build takes the count's buckets
+    # (the queue the list gives with room for the bound)
+    from fastpamst_nb import dense_scan, window as topwin
+
+    monkeypatch.setattr(topwin, "ISLANDS_MIN_ENTRIES", 0)
+    n = 200
+    m = n * (n - 1) // 2
+    s, r = 1.0 / 16, 1.0 / 16
+    W = _crowded_integers(n)
+    graph = as_graph(W)
+
+    def scanned():
+        win = topwin.top_window(-1.0, s, r, DEFAULT_BUCKET_WIDTH)
+        assert dense_scan._scan_dense(W, win, workers=1)[0] == 0
+        assert win.state[topwin.WIN_ISLANDS] >= 1 and win.state[topwin.WIN_COMPLETE] == 1
+        assert not win.state[topwin.WIN_LISTED_FULL]
+        return win
+
+    passes = []
+    seen = _decisions(monkeypatch, passes)
+    q = gq_build(graph, -1.0, s, r, DEFAULT_BUCKET_WIDTH, scanned(), fits=_short_of(m, 4096))
+    assert seen == [True] and passes == [] and not q.layout.wide and not q.layout.direct
+    roomy = gq_build(graph, -1.0, s, r, DEFAULT_BUCKET_WIDTH, scanned(), fits=lambda n_bytes: True)
+    assert seen == [True] and passes == []
+    assert np.array_equal(q.keys.key, roomy.keys.key)
 
 
 @pytest.mark.parametrize("layout", ["counted", "wide"])
@@ -386,3 +433,79 @@ def test_first_selection_law_on_a_crowded_range_short_of_memory(layout, monkeypa
     probs = naive.rnm_exp_probs(naive.discretized_scores(W[0, 1:], s), lam)
     expected = {(0, j + 1): p for j, p in enumerate(probs)}
     _assert_selection_law(codes, expected)
+
+
+# ---------------------------------------------------------------------------
+# a crowded wide bucket split once into its occupied sub-buckets (issue 31): where even
+# the counted compressed layout does not fit, the wide layout's top bucket holds most
+# edges; partitioning its slots at every step was O(n^3) a release
+# ---------------------------------------------------------------------------
+
+def _integers_wide(n):
+    """bench's integers (0..99, a few of 1e9) at lam = 1, sensitivity 1: the range's
+    ~1e9 noise-wide buckets crowd (all but 8 edges in one wide bucket), and ``fits``
+    refuses both the bound and the count: the wide layout, ~50 occupied sub-buckets."""
+    W = bench.shape_weights("integers", n, seed=3)
+    s = default_discretization(1.0)
+    q = gq_build(as_graph(W), -1.0, s, s, DEFAULT_BUCKET_WIDTH, fits=lambda n_bytes: False)
+    assert q.layout.wide
+    return W, s, q
+
+
+@pytest.mark.slow_python
+def test_a_crowded_wide_bucket_is_split_once_and_a_step_stays_bounded():
+    # a whole release on the wide layout: the top wide bucket is split once (its
+    # sub-buckets counted by the update loop), after which no step reads its slots to
+    # open or partition it; the slots read to open and partition wide buckets
+    # (ST_WIDE_SLOTS, those of the steps before the split: under 4 n slots a step) stay
+    # O(n^2) a release, not O(n^3), and the nodes a step visits few
+    from fastpamst_nb.prim import prim_dense_private
+    from fastpamst_nb.sampler import ST_STEPS, ST_WIDE_SLOTS, _SPLIT_MIN_FILL
+
+    n = 200
+    W, s, q = _integers_wide(n)
+    visited = np.zeros(n, dtype=np.bool_)
+    edges = np.empty((n - 1, 2), dtype=np.int64)
+    stats = np.zeros(N_STATS, dtype=np.int64)
+    prim_dense_private(q, W, visited, edges, 0, n - 1, 0, s, DEFAULT_THETA, DEFAULT_BUCKET_WIDTH,
+                       np.random.default_rng(0), stats)
+    assert sorted(edges[:, 1].tolist()) == list(range(1, n))  # a spanning tree
+    b, S = q.store.split
+    assert b == q.layout.n_buckets - 1 and 8 <= S <= 100  # the top wide bucket, its occupied sub-buckets
+    # the sub-buckets' counts add up to the bucket's (the last vertex's edges still in the cut)
+    assert q.store.subs[1, :S].sum() == q.counts.bucket[b] > 0
+    # the partitions before the split read under 4 n slots for each of the ~100
+    # sub-buckets they pass a step, over the few steps until the cut holds 4 n of its edges
+    assert stats[ST_WIDE_SLOTS] <= _SPLIT_MIN_FILL * n * n
+    assert stats[ST_NODES] <= 8 * stats[ST_STEPS]
+    # the same release without the split (no columns for the sub-buckets: the bucket is
+    # partitioned at every step) reads O(n^3) slots, and draws the same tree's law
+    W, s, q = _integers_wide(n)
+    q = q._replace(store=q.store._replace(subs=np.zeros((4, 0), dtype=np.int64)))
+    visited[:] = False
+    unsplit = np.zeros(N_STATS, dtype=np.int64)
+    prim_dense_private(q, W, visited, edges, 0, n - 1, 0, s, DEFAULT_THETA, DEFAULT_BUCKET_WIDTH,
+                       np.random.default_rng(0), unsplit)
+    assert q.store.split[0] == -1 and unsplit[ST_WIDE_SLOTS] > n ** 3 // 16 > 10 * stats[ST_WIDE_SLOTS]
+
+
+@pytest.mark.slow_python
+def test_selection_law_on_a_split_wide_bucket():
+    # the law of a selection from the cut of vertices 0..9 (1,900 edges, most in the top
+    # wide bucket, split at the first selection) against naive.rnm_exp_probs, RUNS
+    # selections: each walks the sub-buckets by their counts and draws members from
+    # their regions (SlotStore.subs), and a bottom draw ranked into the bucket goes
+    # through its counts too
+    from fastpamst_nb.sampler import ST_WIDE_SLOTS
+
+    n, k = 200, 10
+    W, s, q = _integers_wide(n)
+    visited = np.zeros(n, dtype=np.bool_)
+    _join_all(q, W, np.arange(k, dtype=np.int64), visited)
+    codes, stats = _select_many(q, W, visited, s, DEFAULT_THETA, DEFAULT_BUCKET_WIDTH,
+                                np.random.default_rng(2), RUNS)
+    assert q.store.split[0] == q.layout.n_buckets - 1  # the new path
+    assert stats[ST_WIDE_SLOTS] == q.counts.bucket[q.store.split[0]]  # read once, when split
+    pairs = [(a, b) for a in range(k) for b in range(k, n)]
+    probs = naive.rnm_exp_probs(naive.discretized_scores(np.array([W[a, b] for a, b in pairs]), s), 1.0)
+    _assert_selection_law(codes, dict(zip(pairs, probs)))
