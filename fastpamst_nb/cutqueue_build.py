@@ -49,6 +49,7 @@ from .cutqueue import (
     _END_BITS, _HSET_BITS, CutSides, GroupKeys, GroupQueue, QueueCounts, QueueLayout, SlotStore,
     _hset_home,
 )
+from .cutqueue_codes import hset_items
 from .cutqueue_materialize import SPLIT_MAX, _SIZE_MIN
 # (the moved rules keep their old names here, so the code below reads as before)
 from .keys import bucket_shift_for as _bucket_shift, discretize, exact_inverse
@@ -354,15 +355,7 @@ def _coarse_sample(W, sgn, s, inv, kmin, shift, stride):
             counts[h] += 1
         if full:
             break
-    ids = np.empty(used, dtype=np.int64)
-    out = np.empty(used, dtype=np.int64)
-    k = 0
-    for h in range(table.shape[0]):
-        if table[h] >= 0:
-            ids[k] = table[h]
-            out[k] = counts[h]
-            k += 1
-    return ids, out
+    return hset_items(table, counts, used)
 
 
 @njit(cache=CACHE, nogil=True)

@@ -1,8 +1,10 @@
 """The grouped cut queue's named encodings: how a slot packs an edge's group offset above
 its code, how a dense code packs the edge's two ends, and the home slot of an id in the
 compressed layout's hash set. Scalar-only kernels, so per-edge loops call them at no cost
-(``cutqueue``, ``cutqueue_build``, ``cutqueue_materialize`` and ``sampler`` use them).
+(``cutqueue``, ``cutqueue_build``, ``cutqueue_materialize`` and ``sampler`` use them), and
+the set's drain (``hset_items``, once a build: the compressed build's and a wide bucket's split).
 """
+import numpy as np
 from numba import njit
 
 from .core import CACHE
@@ -63,3 +65,18 @@ def _hset_home(a, bits):
     """Home slot of id a >= 0 in a table of 2**bits slots (bits <= 31)."""
     x = (a ^ (a >> _HSET_BITS)) & _HSET_MASK
     return ((x * _HSET_MUL) & _HSET_MASK) >> (_HSET_BITS - bits)
+
+
+@njit(cache=CACHE, nogil=True)
+def hset_items(table, counts, used):
+    """The ``used`` ids of an open-addressing set (``table``: -1 where empty) and their
+    counts, in table order: (ids, counts), two int64 arrays of length ``used``. Once a build."""
+    ids = np.empty(used, dtype=np.int64)
+    out = np.empty(used, dtype=np.int64)
+    k = 0
+    for h in range(table.shape[0]):
+        if table[h] >= 0:
+            ids[k] = table[h]
+            out[k] = counts[h]
+            k += 1
+    return ids, out

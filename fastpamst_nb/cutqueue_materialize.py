@@ -18,6 +18,7 @@ from .cutqueue import (
     range_threshold, slot_offset, slot_pack,
 )
 # (the moved rule keeps its old name here, so the code below reads as before)
+from .cutqueue_codes import hset_items
 from .keys import discretize
 from .window import WINDOW_BINS, WINDOW_FINE_BITS
 
@@ -247,14 +248,7 @@ def gq_split_wide(lay, st, cut, W, visited, b):
                 table[h] = f
                 used += 1
             tot[h] += 1
-    ids = np.empty(used, dtype=np.int64)
-    tots = np.empty(used, dtype=np.int64)
-    k = 0
-    for h in range(table.shape[0]):
-        if table[h] >= 0:
-            ids[k] = table[h]
-            tots[k] = tot[h]
-            k += 1
+    ids, tots = hset_items(table, tot, used)
     order = np.argsort(ids)
     ids = ids[order]
     tots = tots[order]

@@ -665,10 +665,7 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                 wleft -= c
                 if c == 0:
                     continue
-                u = rng.random()
-                while u == 0.0:
-                    u = rng.random()
-                zmax = max_noise_u(u, c, r)
+                zmax = max_noise(c, r, rng)
                 remaining -= c
                 if not ktop + zmax > best:
                     continue
@@ -678,10 +675,7 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                 stats[ST_WIDE_SLOTS] += whi - wlo
                 c, nxt = _split_top(slots, wlo, whi, fmax)
                 stats[ST_NODES] += 1
-                u = rng.random()
-                while u == 0.0:
-                    u = rng.random()
-                zmax = max_noise_u(u, c, r)
+                zmax = max_noise(c, r, rng)
                 remaining -= c
                 whi -= c
                 p = wbase + (fmax << sub_shift) - 1
@@ -700,10 +694,7 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                     pmin = top_range[0] << bshift
                     remaining -= c
                     p = pmin - 1
-                    u = rng.random()
-                    while u == 0.0:
-                        u = rng.random()
-                    zmax = max_noise_u(u, c, r)
+                    zmax = max_noise(c, r, rng)
                     if not ktop + zmax > best:
                         continue
                     kind, level, node, n_draw = 1, ROOT, np.int64(0), np.int64(1)
@@ -713,10 +704,7 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                     stats[ST_NODES] += 1
                     stats[ST_CUT_NODES] += 1
                     c = remaining
-                    u = rng.random()
-                    while u == 0.0:
-                        u = rng.random()
-                    zmax = max_noise_u(u, c, r)
+                    zmax = max_noise(c, r, rng)
                     if not ktop + zmax > best:
                         done = True
                         continue
@@ -783,10 +771,7 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                     p = nlo - 1
                     if c == 0:
                         continue
-                    u = rng.random()
-                    while u == 0.0:
-                        u = rng.random()
-                    zmax = max_noise_u(u, c, r)
+                    zmax = max_noise(c, r, rng)
                     if level == GROUP:
                         stats[ST_GROUP_DRAWS] += 1
                         if ktop + zmax > best:
