@@ -643,7 +643,7 @@ def _dense_outside(graph, sgn, s, inv, kmin, kmax, bshift, window=None, cap=None
     return ranges, _outside_pass(graph, sgn, s, inv, kmin, bshift, ranges, cap)
 
 
-def _islands(graph, sgn, s, inv, kmin, bshift, ranges=None, listed=None, outside=None):
+def _islands(graph, sgn, s, inv, kmin, bshift, ranges=None, outside=None):
     """The buckets of a dense compressed queue: every aligned bucket of the islands
     (``_island_ranges``, or ``ranges``), empty or not, and the occupied ones outside
     them, in a hash set; returns (table, bits, the ids in increasing order, each slot's
@@ -651,18 +651,13 @@ def _islands(graph, sgn, s, inv, kmin, bshift, ranges=None, listed=None, outside
     the upper triangle, in parts side by side above _PARALLEL_MIN edges, in which an
     entry of an island costs a few compares and only the others a key and an append to
     a buffer, deduplicated by sorting; the set is built once from the sorted ids
-    (docs/design.rst, Compressed buckets). ``listed``: the keys of every entry outside
-    ``ranges``' islands (and maybe some inside), as the validation listed them
-    (``window.window_list``): then no pass at all, the same buckets. ``outside``: the
-    occupied buckets outside ``ranges``' islands, found already (``_dense_outside``)."""
+    (docs/design.rst, Compressed buckets). ``outside``: the occupied buckets outside
+    ``ranges``' islands, found already (``_dense_outside``: by the count's pass, or from
+    the keys the validation listed, with no pass): then no pass here."""
     W, m = graph.W, graph.m
     if ranges is None:
         ranges = _island_ranges(W, sgn, s, inv, kmin, _key_range(graph, sgn, s)[1], bshift, m)
-    if outside is not None:
-        pass
-    elif listed is not None:
-        outside = _outside_listed(listed, kmin, bshift, ranges)
-    else:
+    if outside is None:
         outside = _outside_pass(graph, sgn, s, inv, kmin, bshift, ranges)
     # the ids in order: the islands' runs merged with the sorted others (a stable sort
     # of a few sorted runs: timsort)
