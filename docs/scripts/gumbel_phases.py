@@ -27,13 +27,25 @@ two-thread call so that both see the same load::
 
     python docs/scripts/gumbel_phases.py --floor ../shared/bench/floor.py --n 4000 \\
         --shapes uniform --sensitivity 0.1 --repeat 5 --split
+
+``--beside`` tells what slows the kernel beside the validation (docs/design.rst, eighth
+pass): the kernel's thread CPU time alone, and beside each of: the validation on one thread;
+a thread that only computes (an xorshift loop as long as the validation, no memory); a
+thread that streams a copy of W (memory traffic, no compute); a thread that streams W
+itself. A rise beside the compute thread alone points at a shared core (a VM's vCPUs on one
+physical core, or a lower clock with both busy), a rise beside the streams at memory::
+
+    python docs/scripts/gumbel_phases.py --floor ../shared/bench/floor.py --n 4000 \\
+        --shapes uniform --sensitivity 1e-5 1 --repeat 7 --beside
 """
 import argparse
 import os
 import sys
+import threading
 import time
 
 import numpy as np
+from numba import njit
 
 import fastpamst_nb as fp
 from fastpamst_nb import bench, dense_scan, fast_release, graph, privacy, threads
@@ -120,6 +132,89 @@ def split_runs(F, name, n, d, repeat):
         graph._scan_dense = dense_scan._scan_dense = scan
 
 
+@njit(nogil=True)
+def _spin(iters):
+    """An xorshift loop: compute only, no memory (``--beside``)."""
+    x = np.uint64(88172645463325252)
+    s = np.uint64(0)
+    for _ in range(iters):
+        x ^= x << np.uint64(13)
+        x ^= x >> np.uint64(7)
+        x ^= x << np.uint64(17)
+        s += x
+    return s
+
+
+@njit(nogil=True)
+def _stream(A):
+    """One pass summing A's rows: memory traffic, little compute (``--beside``)."""
+    s = 0.0
+    for i in range(A.shape[0]):
+        r = A[i]
+        for j in range(A.shape[1]):
+            s += r[j]
+    return s
+
+
+def beside_runs(F, name, n, d, repeat):
+    """``--beside``: the kernel's thread CPU time alone and beside four other threads."""
+    W = bench.shape_weights(name, n)
+    W2 = W.copy()
+    lam = privacy.gumbel_rate(0.1, d, n)
+    c = time.thread_time()
+    _spin(10_000_000)
+    spin = time.thread_time() - c
+    c = time.thread_time()
+    _scan_dense(W, workers=1)
+    iters = int(10_000_000 * (time.thread_time() - c) / spin)  # as long as the validation
+
+    def kernel(rec):
+        c = time.thread_time()
+        gumbel_dense(W, 0, False, lam, KEY, threads=1)
+        rec.append(time.thread_time() - c)
+
+    def with_other(other):
+        rec, orec = [], []
+
+        def run_other():
+            c = time.thread_time()
+            other()
+            orec.append(time.thread_time() - c)
+        ts = [threading.Thread(target=run_other), threading.Thread(target=kernel, args=(rec,))]
+        t0 = time.perf_counter()
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        return rec[0], orec[0], time.perf_counter() - t0
+
+    cases = {"alone": None, "validation": lambda: _scan_dense(W, workers=1),
+             "compute": lambda: _spin(iters), "stream a copy": lambda: _stream(W2),
+             "stream W": lambda: _stream(W)}
+    out = {k: [] for k in cases}
+    fl = []
+    for _ in range(repeat):
+        c = time.thread_time()
+        F.floor_prim(W)
+        fl.append(time.thread_time() - c)
+        for k, other in cases.items():  # alternated, so that every case sees the same load
+            if other is None:
+                rec = []
+                kernel(rec)
+                out[k].append((rec[0], 0.0, 0.0))
+            else:
+                out[k].append(with_other(other))
+    f = float(np.median(fl))
+    print(f"{name}, n = {n}, sensitivity {d:g}, load {os.getloadavg()[0]:.1f}: the kernel's "
+          f"thread CPU x the floor's CPU ({f:.4f} s, median), min / median of {repeat}")
+    for k, v in out.items():
+        a = np.array(v) / f
+        line = f"  {k:14s} kernel {a[:, 0].min():.2f} / {np.median(a[:, 0]):.2f}"
+        if cases[k] is not None:
+            line += f" | the other thread's CPU {np.median(a[:, 1]):.2f}, wall {np.median(a[:, 2]):.2f}"
+        print(line, flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--floor", required=True, help="path of shared/bench/floor.py")
@@ -129,6 +224,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--ties", action="store_true", help="also the floor with the ties broken")
     ap.add_argument("--split", action="store_true", help="the full call taken apart, run by run")
+    ap.add_argument("--beside", action="store_true",
+                    help="the kernel alone and beside a validation, compute or stream thread")
     a = ap.parse_args()
     F = _load_floor(a.floor)
     w = bench.shape_weights("uniform", 64)
@@ -137,6 +234,13 @@ def main():
     fp.exact_mst(w)
     gumbel_dense(w, 0, False, 1.0, KEY, threads=1)
     _scan_dense(w, workers=1)
+    if a.beside:
+        _spin(10)
+        _stream(w)
+        for name in a.shapes:
+            for d in a.sensitivity:
+                beside_runs(F, name, a.n, d, a.repeat)
+        return
     if a.split:
         for name in a.shapes:
             for d in a.sensitivity:
