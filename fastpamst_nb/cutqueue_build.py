@@ -1208,8 +1208,9 @@ def gq_build(graph, sgn, s, r, bucket_width, window=None, fits=memory_fits):
         # the sampler's counted range (none decided yet) and far-edge count (not counted yet)
         top_range=np.array([-1, 0], dtype=np.int64),
         far_edges=np.array([-1], dtype=np.int64),
-        # the wide bucket split into its sub-buckets (none yet), and their arrays
-        split=np.array([-1, 0], dtype=np.int64),
+        # the wide bucket split into its sub-buckets (none yet; SlotStore.split's four
+        # fields), and their arrays
+        split=np.array([-1, 0, 0, 0], dtype=np.int64),
         subs=np.zeros((4, SPLIT_MAX if wide else 0), dtype=np.int64),
     )
     nd = n if graph.dense else 0
