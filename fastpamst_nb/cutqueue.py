@@ -377,15 +377,15 @@ split_b, n_subs : int64
     The wide bucket split into its sub-buckets and how many (``SlotStore.split``), or -1.
 """
 
-SplitBand = namedtuple("SplitBand", ["x_lo", "f_lo", "mul_b", "div_b", "thr_b", "mul_x", "div_x", "thr_x"])
-SplitBand.__doc__ = """The unfilled sub-buckets of the split wide bucket, for ``_update_split``:
-the keys K_b <= key < K_x (K_b the bucket's base key, K_x sub-bucket x_lo's), tested on
-a score without its key (``range_threshold``'s rule, each bound with its own mode).
+SplitBand = namedtuple("SplitBand", ["x_lo", "f_lo", "mul_b", "div_b", "thr_b"])
+SplitBand.__doc__ = """The split wide bucket's unfilled sub-buckets, for ``_update_split``.
 
 x_lo, f_lo : int64
     The lowest filled sub-bucket (``SlotStore.split[2]``) and its id.
-mul_b, div_b, thr_b, mul_x, div_x, thr_x
-    ``key >= K`` exactly when ``(sgn * w) / s >= thr`` (div) else ``(sgn * w) * mul >= thr``.
+mul_b, div_b, thr_b
+    The test of key >= K_b, the bucket's base key, on a score without its key
+    (``range_threshold``'s rule): ``(sgn * w) / s >= thr_b`` (div_b) else
+    ``(sgn * w) * mul_b >= thr_b``.
 """
 
 
@@ -471,24 +471,26 @@ def _key_at_least(y, s, mul, by_div, thr):
 
 
 @jit_only
-def _update_split(row, v, visited, slots, start, fill, bucket, subs, sc, band):
-    """``_update_plain`` where the split wide bucket has unfilled sub-buckets (below
-    ``band.x_lo``, SlotStore.split): the entries of those are counted (the bucket's
-    count, +1 joining, -1 leaving) by a compare an entry, with no key and no write, in
-    the same branch-free pass that lists the entries scoring at least sub-bucket x_lo's
-    floor (or, with lower buckets materialized, bucket ``mat``'s) for the keyed loop.
-    Where the split bucket holds most of a row (a crowded range: issue 31, the integers
-    at n = 16,000 short of memory) keying every entry cost 44x the floor's release; now
-    a step keys the entries of the filled sub-buckets near the top only. Returns the
+def _update_split(row, v, visited, slots, start, fill, bucket, subs, sc, band, d_all):
+    """``_update_plain`` once a wide bucket is split (``SlotStore.split``): the entries of
+    its unfilled sub-buckets (below ``band.x_lo``) are neither keyed nor written, only
+    counted in the bucket's count, and that by difference: the row's change to the cut,
+    ``d_all`` (+1 an unvisited partner, -1 a visited one, known from the cut's sides),
+    less the entries below the bucket (one branch-free compare an entry, in the pass that
+    lists the entries scoring at least sub-bucket x_lo's floor, or with lower buckets
+    materialized bucket ``mat``'s, for the keyed loop) and the keyed ones above it. Where
+    the split bucket holds most of a row (a crowded range: issue 31, the integers at
+    n = 16,000 short of memory) keying every entry cost 44x the floor's release; now a
+    step keys the entries of the filled sub-buckets near the top only. Returns the
     entries keyed (``SlotStore.split[3]``; the sampler's ``ST_SPLIT_KEYS``)."""
     sgn, s, inv, kmin, bshift = sc.sgn, sc.s, sc.inv, sc.kmin, sc.bshift
     mat, sub_shift, ythr, split_b, n_subs = sc.mat, sc.sub_shift, sc.ythr, sc.split_b, sc.n_subs
-    x_lo, f_lo = band.x_lo, band.f_lo
-    mul_b, div_b, thr_b, mul_x, div_x, thr_x = band.mul_b, band.div_b, band.thr_b, band.mul_x, band.div_x, band.thr_x
+    f_lo = band.f_lo
+    mul_b, div_b, thr_b = band.mul_b, band.div_b, band.thr_b
     ids = subs[0]
     n = row.shape[0]
     hit = np.empty(min(n, _CHUNK), dtype=np.int64)
-    d = np.int64(0)
+    d_out = np.int64(0)  # the row's change to the cut outside the split bucket
     keyed = np.int64(0)
     for c0 in range(0, n, _CHUNK):
         c1 = min(c0 + _CHUNK, n)
@@ -497,9 +499,8 @@ def _update_split(row, v, visited, slots, start, fill, bucket, subs, sc, band):
             y = sgn * np.float64(row[u])
             hit[k] = u
             k += y >= ythr
-            inb = np.int64(_key_at_least(y, s, mul_b, div_b, thr_b)) & ~np.int64(_key_at_least(y, s, mul_x, div_x,
-                                                                                                thr_x)) & 1
-            d += inb - 2 * (inb & np.int64(visited[u]))
+            below = np.int64(not _key_at_least(y, s, mul_b, div_b, thr_b))
+            d_out += below - 2 * (below & np.int64(visited[u]))
         for i in range(k):
             u = hit[i]
             if u == v:
@@ -507,27 +508,27 @@ def _update_split(row, v, visited, slots, start, fill, bucket, subs, sc, band):
             g = discretize(np.float64(row[u]), sgn, s, inv) - kmin
             b = g >> bshift
             keyed += 1
+            seen = np.int64(visited[u])
             if b == split_b:
                 f = (g - (b << bshift)) >> sub_shift
                 if f < f_lo:
-                    continue  # an unfilled sub-bucket's: counted above
-                seen = np.int64(visited[u])
+                    continue  # an unfilled sub-bucket's: counted by difference
                 x = _sub_index(ids, n_subs, f)
                 if not seen:
                     slots[subs[2, x] + subs[3, x]] = slot_pack(f, code_pack(v, u))
                     subs[3, x] += 1
                 subs[1, x] += 1 - 2 * seen
-                bucket[b] += 1 - 2 * seen
-            elif b >= mat:
-                seen = np.int64(visited[u])
-                slots[start[b] + fill[b]] = slot_pack((g - (b << bshift)) >> sub_shift, code_pack(v, u))
-                fill[b] += 1 - seen
-                bucket[b] += 1 - 2 * seen
-    # the diagonal is no edge: v is visited, so a band hit there counted -1
-    y = sgn * np.float64(row[v])
-    if _key_at_least(y, s, mul_b, div_b, thr_b) and not _key_at_least(y, s, mul_x, div_x, thr_x):
-        d += 1
-    bucket[split_b] += d
+            else:
+                if b > split_b:
+                    d_out += 1 - 2 * seen
+                if b >= mat:
+                    slots[start[b] + fill[b]] = slot_pack((g - (b << bshift)) >> sub_shift, code_pack(v, u))
+                    fill[b] += 1 - seen
+                    bucket[b] += 1 - 2 * seen
+    # the diagonal is no edge: v is visited, so its entry below the bucket counted -1
+    if not _key_at_least(sgn * np.float64(row[v]), s, mul_b, div_b, thr_b):
+        d_out += 1
+    bucket[split_b] += d_all - d_out
     return keyed
 
 
@@ -727,15 +728,14 @@ def gq_update_roles(lay, keys, cnt, st, cut, row, v, visited, rank_base):
     if lay.lazy_counts:
         if lay.wide and st.split[0] >= 0:
             # the split wide bucket: its unfilled sub-buckets (below split[2]) counted by
-            # a compare an entry, not keyed (none unfilled: the band is empty)
+            # difference, not keyed
             sb = st.split[0]
             x_lo = st.split[2]
             f_lo = st.subs[0, x_lo]
             kb = lay.kmin + (sb << lay.bucket_shift)
             kx = kb + (f_lo << lay.sub_shift)
             mul_b, div_b, thr_b = _key_test(kb, lay.inv)
-            mul_x, div_x, thr_x = _key_test(kx, lay.inv)
-            band = SplitBand(x_lo, f_lo, mul_b, div_b, thr_b, mul_x, div_x, thr_x)
+            band = SplitBand(x_lo, f_lo, mul_b, div_b, thr_b)
             # nothing materialized below the split bucket: its filled sub-buckets (and the
             # buckets above it) are all the keyed loop needs
             yx = _score_floor(kx, np.int64(0), lay.bucket_shift, lay.s) if mat >= sb else ythr
@@ -743,7 +743,7 @@ def gq_update_roles(lay, keys, cnt, st, cut, row, v, visited, rank_base):
                                 lay.sub_shift, lay.hash_bits, yx, lay.direct, lay.group_counts, lay.layered,
                                 np.int64(rank_base), sb, st.split[1])
             st.split[3] += _update_split(row, v, visited, st.slots, st.start, st.fill, cnt.bucket, st.subs, scx,
-                                         band)
+                                         band, cut.sizes[1] - (cut.sizes[0] - 1))
         elif lay.direct:
             # wide queues always take this loop (at most window.WIDE_BUCKETS buckets: no block layer)
             _update_plain(row, v, visited, st.slots, st.start, st.fill, cnt.bucket, st.subs, sc)
