@@ -491,29 +491,6 @@ def test_a_crowded_wide_bucket_is_split_once_and_a_step_stays_bounded():
                        np.random.default_rng(0), unsplit)
     assert q.store.split[0] == -1 and unsplit[ST_WIDE_SLOTS] > n ** 3 // 16 > 10 * stats[ST_WIDE_SLOTS]
 
-
-@pytest.mark.slow_python
-def test_selection_law_on_a_split_wide_bucket():
-    # the law of a selection from the cut of vertices 0..9 (1,900 edges, most in the top
-    # wide bucket, split at the first selection) against naive.rnm_exp_probs, RUNS
-    # selections: each walks the sub-buckets by their counts and draws members from
-    # their regions (SlotStore.subs), and a bottom draw ranked into the bucket goes
-    # through its counts too
-    from fastpamst_nb.sampler import ST_WIDE_SLOTS
-
-    n, k = 200, 10
-    W, s, q = _integers_wide(n)
-    visited = np.zeros(n, dtype=np.bool_)
-    _join_all(q, W, np.arange(k, dtype=np.int64), visited)
-    codes, stats = _select_many(q, W, visited, s, DEFAULT_THETA, DEFAULT_BUCKET_WIDTH,
-                                np.random.default_rng(2), RUNS)
-    assert q.store.split[0] == q.layout.n_buckets - 1  # the new path
-    assert stats[ST_WIDE_SLOTS] == q.counts.bucket[q.store.split[0]]  # read once, when split
-    pairs = [(a, b) for a in range(k) for b in range(k, n)]
-    probs = naive.rnm_exp_probs(naive.discretized_scores(np.array([W[a, b] for a, b in pairs]), s), 1.0)
-    _assert_selection_law(codes, dict(zip(pairs, probs)))
-
-
 def _bucket_edges(q, W, visited, b):
     """The cut edges of bucket b of a wide queue, and the sub-bucket of each (naive)."""
     lay = q.layout
@@ -564,22 +541,25 @@ def test_a_split_buckets_row_pass_keys_its_top_sub_buckets_only():
 
 
 @pytest.mark.slow_python
-def test_selection_law_on_a_split_bucket_with_unfilled_sub_buckets():
-    # the new path demonstrably taken: the split (at a selection after vertices 0..4
-    # joined) leaves sub-buckets unfilled, vertices 5..9 then join (their entries there
-    # counted by compares only), and RUNS selections from the cut of 0..9 walk the
-    # integers one noise unit apart, filling lower sub-buckets as they reach them; a
-    # bottom draw ranked into the bucket fills down to its rank. The law against
-    # naive.rnm_exp_probs
-    from fastpamst_nb.sampler import ST_SPLIT_KEYS
+def test_selection_law_on_a_split_wide_bucket():
+    # the law of a selection from the cut of vertices 0..9 (1,900 edges, most in the top
+    # wide bucket) against naive.rnm_exp_probs, RUNS selections, on the new path: the
+    # split (at a selection after vertices 0..4 joined, its slots read once) leaves
+    # sub-buckets unfilled, vertices 5..9 then join (their entries there counted by
+    # difference only), and the selections walk the sub-buckets by their counts (the
+    # integers one noise unit apart), filling lower ones as they reach them, draw
+    # members from their regions, and rank bottom draws into the bucket through its
+    # counts (filling down to the rank)
+    from fastpamst_nb.sampler import ST_SPLIT_KEYS, ST_WIDE_SLOTS
 
     n, k = 200, 10
     W, s, q = _integers_wide(n)
     visited = np.zeros(n, dtype=np.bool_)
     _join_all(q, W, np.arange(5, dtype=np.int64), visited)
-    _select_many(q, W, visited, s, DEFAULT_THETA, DEFAULT_BUCKET_WIDTH, np.random.default_rng(3), 1)
+    _, stats = _select_many(q, W, visited, s, DEFAULT_THETA, DEFAULT_BUCKET_WIDTH, np.random.default_rng(3), 1)
     b, S, x0 = q.store.split[:3]
     assert b == q.layout.n_buckets - 1 and x0 > 0  # split, sub-buckets left unfilled
+    assert stats[ST_WIDE_SLOTS] == q.counts.bucket[b]  # read once, when split
     _join_all(q, W, np.arange(5, k, dtype=np.int64), visited)
     assert q.counts.bucket[b] == _bucket_edges(q, W, visited, b).size
     codes, stats = _select_many(q, W, visited, s, DEFAULT_THETA, DEFAULT_BUCKET_WIDTH,
