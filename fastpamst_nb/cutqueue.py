@@ -211,15 +211,21 @@ materialized : int64 array (1,)
     with ``lazy_counts``).
 open_bucket : int64 array (2,)
     (wide bucket, its unprocessed slots) while the sampler splits it, else (-1, 0).
-split : int64 array (2,)
-    (the wide bucket split once into its occupied sub-buckets, how many of them S), or
-    (-1, 0): a wide bucket the sampler opens with at least ``sampler._SPLIT_MIN_FILL``
-    n slots is split (``cutqueue_materialize.gq_split_wide``, at most one a queue), so
-    that a step no longer partitions its slots (O(its edges), issue 31).
+split : int64 array (4,)
+    (the wide bucket split once into its occupied sub-buckets, how many of them S, the
+    lowest *filled* sub-bucket X, the entries keyed into the bucket since the sampler
+    last read this field), or (-1, 0, 0, 0): a wide bucket the sampler opens with at
+    least ``sampler._SPLIT_MIN_FILL`` n slots is split
+    (``cutqueue_materialize.gq_split_wide``, at most one a queue), so that a step no
+    longer partitions its slots (O(its edges), issue 31). Sub-buckets X .. S - 1 hold
+    their slots and counts; the lower ones neither (their edges are only counted in the
+    bucket's count, by a compare an entry: ``_update_split``), until the sampler fills
+    them (``cutqueue_materialize.gq_split_fill``, X at least halved each time).
 subs : int64 array (4, SPLIT_MAX)
     The split bucket's sub-buckets 0 .. S - 1 in increasing order: their ids (sub-bucket
     in the wide bucket), active edges, first slot and slots written (dead included);
-    each owns slots[start:start + its edges with an unvisited end at the split].
+    each owns slots[start:start + its edges with an unvisited end at the split]. The
+    counts and slots of sub-buckets below X are stale (not read).
     (4, 0) for a queue that is not wide.
 sized : int64 array (2,)
     (lowest bucket with a region, first free slot of the pool). A dense queue with
@@ -371,6 +377,17 @@ split_b, n_subs : int64
     The wide bucket split into its sub-buckets and how many (``SlotStore.split``), or -1.
 """
 
+SplitBand = namedtuple("SplitBand", ["x_lo", "f_lo", "mul_b", "div_b", "thr_b"])
+SplitBand.__doc__ = """The split wide bucket's unfilled sub-buckets, for ``_update_split``.
+
+x_lo, f_lo : int64
+    The lowest filled sub-bucket (``SlotStore.split[2]``) and its id.
+mul_b, div_b, thr_b
+    The test of key >= K_b, the bucket's base key, on a score without its key
+    (``range_threshold``'s rule): ``(sgn * w) / s >= thr_b`` (div_b) else
+    ``(sgn * w) * mul_b >= thr_b``.
+"""
+
 
 @jit_only(inline="always")
 def _unvisited(rest, where, n_rest, y):
@@ -445,6 +462,82 @@ def _update_plain(row, v, visited, slots, start, fill, bucket, subs, sc):
                 slots[start[b] + fill[b]] = slot_pack((g - (b << bshift)) >> sub_shift, code_pack(v, u))
                 fill[b] += 1 - seen
                 bucket[b] += 1 - 2 * seen
+
+
+@jit_only(inline="always")
+def _key_at_least(y, s, mul, by_div, thr):
+    """Whether score y = sgn * w has key >= K, for (mul, by_div, thr) of K (``range_threshold``)."""
+    return (y / s if by_div else y * mul) >= thr
+
+
+@jit_only
+def _update_split(row, v, visited, slots, start, fill, bucket, subs, sc, band, d_all):
+    """``_update_plain`` once a wide bucket is split (``SlotStore.split``): the entries of
+    its unfilled sub-buckets (below ``band.x_lo``) are neither keyed nor written, only
+    counted in the bucket's count, and that by difference: the row's change to the cut,
+    ``d_all`` (+1 an unvisited partner, -1 a visited one, known from the cut's sides),
+    less the entries below the bucket (one branch-free compare an entry, in the pass that
+    lists the entries scoring at least sub-bucket x_lo's floor, or with lower buckets
+    materialized bucket ``mat``'s, for the keyed loop) and the keyed ones above it. Where
+    the split bucket holds most of a row (a crowded range: issue 31, the integers at
+    n = 16,000 short of memory) keying every entry cost 44x the floor's release; now a
+    step keys the entries of the filled sub-buckets near the top only. Returns the
+    entries keyed (``SlotStore.split[3]``; the sampler's ``ST_SPLIT_KEYS``)."""
+    sgn, s, inv, kmin, bshift = sc.sgn, sc.s, sc.inv, sc.kmin, sc.bshift
+    mat, sub_shift, ythr, split_b, n_subs = sc.mat, sc.sub_shift, sc.ythr, sc.split_b, sc.n_subs
+    f_lo = band.f_lo
+    mul_b, div_b, thr_b = band.mul_b, band.div_b, band.thr_b
+    ids = subs[0]
+    n = row.shape[0]
+    hit = np.empty(min(n, _CHUNK), dtype=np.int64)
+    d_out = np.int64(0)  # the row's change to the cut outside the split bucket
+    keyed = np.int64(0)
+    for c0 in range(0, n, _CHUNK):
+        c1 = min(c0 + _CHUNK, n)
+        k = 0
+        for u in range(c0, c1):
+            y = sgn * np.float64(row[u])
+            hit[k] = u
+            k += y >= ythr
+            below = np.int64(not _key_at_least(y, s, mul_b, div_b, thr_b))
+            d_out += below - 2 * (below & np.int64(visited[u]))
+        for i in range(k):
+            u = hit[i]
+            if u == v:
+                continue
+            g = discretize(np.float64(row[u]), sgn, s, inv) - kmin
+            b = g >> bshift
+            keyed += 1
+            seen = np.int64(visited[u])
+            if b == split_b:
+                f = (g - (b << bshift)) >> sub_shift
+                if f < f_lo:
+                    continue  # an unfilled sub-bucket's: counted by difference
+                x = _sub_index(ids, n_subs, f)
+                if not seen:
+                    slots[subs[2, x] + subs[3, x]] = slot_pack(f, code_pack(v, u))
+                    subs[3, x] += 1
+                subs[1, x] += 1 - 2 * seen
+            else:
+                if b > split_b:
+                    d_out += 1 - 2 * seen
+                if b >= mat:
+                    slots[start[b] + fill[b]] = slot_pack((g - (b << bshift)) >> sub_shift, code_pack(v, u))
+                    fill[b] += 1 - seen
+                    bucket[b] += 1 - 2 * seen
+    # the diagonal is no edge: v is visited, so its entry below the bucket counted -1
+    if not _key_at_least(sgn * np.float64(row[v]), s, mul_b, div_b, thr_b):
+        d_out += 1
+    bucket[split_b] += d_all - d_out
+    return keyed
+
+
+@jit_only(inline="always")
+def _key_test(k, inv):
+    """(mul, by_div, thr) testing key >= k on a score (``range_threshold``'s rule for a key)."""
+    if k == 0:
+        return 1.0, False, 0.0
+    return inv, inv == 0.0, np.float64(k)
 
 
 @jit_only
@@ -633,7 +726,25 @@ def gq_update_roles(lay, keys, cnt, st, cut, row, v, visited, rank_base):
                        lay.direct, lay.group_counts, lay.layered, np.int64(rank_base),
                        st.split[0] if lay.wide else np.int64(-1), st.split[1])
     if lay.lazy_counts:
-        if lay.direct:
+        if lay.wide and st.split[0] >= 0:
+            # the split wide bucket: its unfilled sub-buckets (below split[2]) counted by
+            # difference, not keyed
+            sb = st.split[0]
+            x_lo = st.split[2]
+            f_lo = st.subs[0, x_lo]
+            kb = lay.kmin + (sb << lay.bucket_shift)
+            kx = kb + (f_lo << lay.sub_shift)
+            mul_b, div_b, thr_b = _key_test(kb, lay.inv)
+            band = SplitBand(x_lo, f_lo, mul_b, div_b, thr_b)
+            # nothing materialized below the split bucket: its filled sub-buckets (and the
+            # buckets above it) are all the keyed loop needs
+            yx = _score_floor(kx, np.int64(0), lay.bucket_shift, lay.s) if mat >= sb else ythr
+            scx = UpdateScalars(lay.sgn, lay.s, lay.inv, lay.kmin, lay.bucket_shift, mat, lay.block_shift,
+                                lay.sub_shift, lay.hash_bits, yx, lay.direct, lay.group_counts, lay.layered,
+                                np.int64(rank_base), sb, st.split[1])
+            st.split[3] += _update_split(row, v, visited, st.slots, st.start, st.fill, cnt.bucket, st.subs, scx,
+                                         band, cut.sizes[1] - (cut.sizes[0] - 1))
+        elif lay.direct:
             # wide queues always take this loop (at most window.WIDE_BUCKETS buckets: no block layer)
             _update_plain(row, v, visited, st.slots, st.start, st.fill, cnt.bucket, st.subs, sc)
         else:

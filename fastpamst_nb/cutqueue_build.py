@@ -659,10 +659,9 @@ def _islands(graph, sgn, s, inv, kmin, bshift, ranges=None, outside=None):
         ranges = _island_ranges(W, sgn, s, inv, kmin, _key_range(graph, sgn, s)[1], bshift, m)
     if outside is None:
         outside = _outside_pass(graph, sgn, s, inv, kmin, bshift, ranges)
-    # the ids in order: the islands' runs merged with the sorted others (a stable sort
-    # of a few sorted runs: timsort)
-    ids = np.concatenate([outside] + [np.arange(lo, hi, dtype=np.int64) for lo, hi in zip(ranges.lo, ranges.hi)])
-    ids = np.sort(ids, kind="stable")
+    # the ids in order: the islands' runs merged with the sorted others (one merge; a
+    # stable sort of their concatenation, the same array, cost 1 ms more on Pareto's)
+    ids = _merge_islands(outside, ranges.lo.astype(np.int64), ranges.hi.astype(np.int64))
     # the set, at most half full, built once from the ids in order, with each slot's rank
     bits = 4
     while 2 * ids.shape[0] > 1 << bits:
@@ -676,11 +675,57 @@ def _islands(graph, sgn, s, inv, kmin, bshift, ranges=None, outside=None):
 def _outside_listed(keys, kmin, bshift, ranges):
     """The aligned buckets ((key - kmin) >> bshift) of ``keys`` that lie outside every
     island of ``ranges``, increasing and distinct (the keys are increasing)."""
-    a = (keys - np.int64(kmin)) >> np.int64(bshift)
-    keep = np.ones(a.shape[0], dtype=np.bool_)
-    for lo, hi in zip(ranges.lo, ranges.hi):
-        keep &= (a < lo) | (a >= hi)
-    return _distinct(a[keep])
+    return _outside_listed_kernel(keys, np.int64(kmin), np.int64(bshift), ranges.lo, ranges.hi)
+
+
+@njit(cache=CACHE, nogil=True)
+def _outside_listed_kernel(keys, kmin, bshift, lo, hi):
+    """``_outside_listed`` in one pass: the keys are increasing, so their buckets are
+    nondecreasing (a run of one bucket kept once, no sort) and the islands (increasing,
+    disjoint) are passed in order. Pareto weights at Delta = 1e-5, n = 4000: 129,477
+    keys, 3.7 ms in numpy (a shift, masks, a sort, a mask), a fraction of it here."""
+    out = np.empty(keys.shape[0], dtype=np.int64)
+    used = 0
+    r = 0
+    R = lo.shape[0]
+    for t in range(keys.shape[0]):
+        a = (keys[t] - kmin) >> bshift
+        while r < R and a >= hi[r]:
+            r += 1
+        if r < R and a >= lo[r]:
+            continue  # inside island r
+        if used == 0 or out[used - 1] != a:
+            out[used] = a
+            used += 1
+    return out[:used].copy()
+
+
+@njit(cache=CACHE, nogil=True)
+def _merge_islands(outside, lo, hi):
+    """The ids of a dense compressed queue in increasing order: the sorted ``outside``
+    merged with the islands' runs lo[r] .. hi[r] - 1 (increasing, disjoint): what a
+    stable sort of their concatenation gives (an id in both, were any, kept twice, as
+    there), in O(ids) with no sort."""
+    total = outside.shape[0]
+    for r in range(lo.shape[0]):
+        total += hi[r] - lo[r]
+    ids = np.empty(total, dtype=np.int64)
+    i = 0
+    k = 0
+    n_out = outside.shape[0]
+    for r in range(lo.shape[0]):
+        for a in range(lo[r], hi[r]):
+            while i < n_out and outside[i] <= a:
+                ids[k] = outside[i]
+                k += 1
+                i += 1
+            ids[k] = a
+            k += 1
+    while i < n_out:
+        ids[k] = outside[i]
+        k += 1
+        i += 1
+    return ids
 
 
 @njit(cache=CACHE, nogil=True)
@@ -1208,8 +1253,9 @@ def gq_build(graph, sgn, s, r, bucket_width, window=None, fits=memory_fits):
         # the sampler's counted range (none decided yet) and far-edge count (not counted yet)
         top_range=np.array([-1, 0], dtype=np.int64),
         far_edges=np.array([-1], dtype=np.int64),
-        # the wide bucket split into its sub-buckets (none yet), and their arrays
-        split=np.array([-1, 0], dtype=np.int64),
+        # the wide bucket split into its sub-buckets (none yet; SlotStore.split's four
+        # fields), and their arrays
+        split=np.array([-1, 0, 0, 0], dtype=np.int64),
         subs=np.zeros((4, SPLIT_MAX if wide else 0), dtype=np.int64),
     )
     nd = n if graph.dense else 0

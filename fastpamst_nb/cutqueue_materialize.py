@@ -14,8 +14,8 @@ import numpy as np
 
 from .core import jit_only
 from .cutqueue import (
-    _CHUNK, _filter_floor, _hash_group, _hset_home, _rank_group, _row_hits, _unvisited, code_pack,
-    range_threshold, slot_offset, slot_pack,
+    _CHUNK, _filter_floor, _hash_group, _hset_home, _rank_group, _row_hits, _score_floor, _sub_index, _unvisited,
+    code_pack, range_threshold, slot_offset, slot_pack,
 )
 # (the moved rule keeps its old name here, so the code below reads as before)
 from .cutqueue_codes import hset_items
@@ -201,7 +201,7 @@ SPLIT_MAX = 1 << 12
 
 
 @jit_only
-def gq_split_wide(lay, st, cut, W, visited, b):
+def gq_split_wide(lay, st, cut, W, visited, b, r, span):
     """Split wide bucket b (materialized, compacted: its fill[b] slots are its active
     edges) once into its occupied sub-buckets: each gets a region of the bucket's own
     slots, as many as its edges with an unvisited end (those in the cut or still to
@@ -214,7 +214,15 @@ def gq_split_wide(lay, st, cut, W, visited, b):
     most edges; issue 31). Returns whether it split (False: more than SPLIT_MAX
     sub-buckets, or the regions would not fit the bucket's). O(n^2) once, plus the
     sort of the bucket's slots. Which slots a sub-bucket holds is what the partition
-    found: the same members, the same law (docs/design.rst, Counted, not bounded)."""
+    found: the same members, the same law (docs/design.rst, Counted, not bounded).
+
+    Only the sub-buckets near the top are *filled* (slots and counts): those whose base
+    key lies within ``span`` noise units (``r``: the rate in key units) of the top key of
+    the highest one with active edges, X .. S - 1 (``SlotStore.split[2]`` = X). The
+    update loop counts the lower ones' edges in the bucket's count only, a compare an
+    entry (``cutqueue._update_split``), and the sampler fills them when its walk or a
+    rank reaches them (``gq_split_fill``). Which sub-buckets are filled is decided from
+    counts, the rate and the keys, never from the noise."""
     n, sgn, s, inv, kmin = lay.n, lay.sgn, lay.s, lay.inv, lay.kmin
     bshift, sub_shift = lay.bucket_shift, lay.sub_shift
     slots, start, fill = st.slots, st.start, st.fill
@@ -267,6 +275,15 @@ def gq_split_wide(lay, st, cut, W, visited, b):
         while ids[x] != slot_offset(slots[lo + i]):
             x += 1
         act[x] += 1
+    # the filled sub-buckets: from the highest with active edges down to the lowest whose
+    # base key is within span noise units of its top key
+    xt = used - 1
+    while xt > 0 and act[xt] == 0:
+        xt -= 1
+    ktop = np.float64(((ids[xt] + 1) << sub_shift) - 1)
+    x_lo = xt
+    while x_lo > 0 and r * (ktop - np.float64(ids[x_lo - 1] << sub_shift)) <= span:
+        x_lo -= 1
     first = np.empty(used, dtype=np.int64)
     acc = lo
     for i in range(used):
@@ -276,13 +293,68 @@ def gq_split_wide(lay, st, cut, W, visited, b):
     for i in range(used - 1, -1, -1):
         for j in range(act[i] - 1, -1, -1):
             src -= 1
-            slots[first[i] + j] = slots[src]
+            if i >= x_lo:
+                slots[first[i] + j] = slots[src]
     for i in range(used):
         subs[0, i] = ids[i]
-        subs[1, i] = act[i]
+        subs[1, i] = act[i] if i >= x_lo else 0
         subs[2, i] = first[i]
-        subs[3, i] = act[i]
+        subs[3, i] = act[i] if i >= x_lo else 0
     fill[b] = 0
     st.split[0] = b
     st.split[1] = used
+    st.split[2] = x_lo
     return True
+
+
+@jit_only
+def gq_split_fill(lay, st, cut, W, x_need):
+    """Fill the split wide bucket's sub-buckets from x_need (or lower: at least as many
+    again as are filled, so that a release makes at most log2(S) fills) up to the lowest
+    filled one, ``SlotStore.split[2]``: their slots and counts from one pass over the cut
+    (``gq_materialize``'s pass: the rows of its smaller side read whole, entries scoring
+    below the new lowest sub-bucket skipped before their key). Their regions were sized
+    at the split by every edge with an unvisited end, so the cut's edges fit, and the
+    update loop's appends after the fill, edges not yet in the cut, too. O(t (n - t)) for
+    a cut of t visited vertices; returns the entries keyed."""
+    b, S, x_lo = st.split[0], st.split[1], st.split[2]
+    if x_need >= x_lo:
+        return np.int64(0)
+    subs, slots = st.subs, st.slots
+    new = max(min(x_need, x_lo - (S - x_lo)), 0)
+    for x in range(new, x_lo):
+        subs[1, x] = 0
+        subs[3, x] = 0
+    n, sgn, s, inv, kmin = lay.n, lay.sgn, lay.s, lay.inv, lay.kmin
+    bshift, sub_shift = lay.bucket_shift, lay.sub_shift
+    base = b << bshift
+    f_new, f_old = subs[0, new], subs[0, x_lo]
+    ythr = _score_floor(kmin + base + (f_new << sub_shift), np.int64(0), bshift, s)
+    inside, rest, n_in, n_rest, where = cut.inside, cut.rest, cut.sizes[0], cut.sizes[1], cut.where
+    from_rest = n_rest < n_in  # rows of the unvisited side: the partner must be visited
+    hit = np.empty(min(n, _CHUNK), dtype=np.int64)
+    ids = subs[0]
+    keyed = np.int64(0)
+    for i in range(n_rest if from_rest else n_in):
+        xv = rest[i] if from_rest else inside[i]
+        row = W[xv]
+        for c0 in range(0, n, _CHUNK):
+            nh = _row_hits(row, c0, min(c0 + _CHUNK, n), sgn, ythr, hit)
+            for h in range(nh):
+                y = hit[h]
+                if _unvisited(rest, where, n_rest, y) == from_rest:
+                    continue
+                g = discretize(np.float64(row[y]), sgn, s, inv) - kmin
+                keyed += 1
+                if (g >> bshift) != b:
+                    continue
+                f = (g - base) >> sub_shift
+                if f < f_new or f >= f_old:
+                    continue
+                a, u = (y, xv) if from_rest else (xv, y)  # visited, unvisited
+                x = _sub_index(ids, S, f)
+                slots[subs[2, x] + subs[3, x]] = slot_pack(f, code_pack(a, u))
+                subs[3, x] += 1
+                subs[1, x] += 1
+    st.split[2] = new
+    return keyed

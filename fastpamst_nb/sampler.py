@@ -47,7 +47,7 @@ from .cutqueue import (
     BLOCK, BUCKET, GROUP, ROOT, code_ends, code_pack, gq_compact, gq_group, gq_join,
     gq_take_cut, gq_update_roles, slot_code, slot_offset,
 )
-from .cutqueue_materialize import gq_count_range, gq_materialize, gq_split_wide
+from .cutqueue_materialize import gq_count_range, gq_materialize, gq_split_fill, gq_split_wide
 from .keys import discretize
 
 
@@ -63,7 +63,8 @@ ST_NODES = 7            # groups, buckets and blocks visited (empty ones include
 ST_CUT_NODES = 8        # nodes of uncounted buckets resolved whole from the cut
 ST_RANGE_NODES = 9      # nodes of the counted range (counted, never written) drawn from the cut
 ST_WIDE_SLOTS = 10      # slots of wide buckets read to open and partition them (not split ones)
-N_STATS = 11
+ST_SPLIT_KEYS = 11      # entries keyed into a split wide bucket: its row passes and fills (SlotStore.split[3])
+N_STATS = 12
 
 # a wide bucket opened with at least this many times n slots, and at least half the cut
 # (a crowded range: elsewhere the partition reads few slots, and a split bucket's walk
@@ -503,6 +504,9 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                 raise AssertionError("rnm_steps: the steps of a sparse queue run in prim_csr_private")
             gq_join(lay, cut, v, visited)
             gq_update_roles(lay, keys, counts, st, cut, W[v], v, visited, v * n)
+            if wide:
+                stats[ST_SPLIT_KEYS] += split[3]
+                split[3] = 0
 
         # ================= one selection =================
         stats[ST_STEPS] += 1
@@ -655,7 +659,10 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                         continue
                     kind, level, node, c, n_draw, last = 2, ROOT, np.int64(0), remaining, kb, True
             if kind == 0 and wb >= 0 and wsplit:
-                # the split bucket's next sub-bucket: its count, no slot read
+                # the split bucket's next sub-bucket: its count, no slot read (filled
+                # first when the walk reaches the unfilled ones: gq_split_fill)
+                if widx < split[2]:
+                    stats[ST_SPLIT_KEYS] += gq_split_fill(lay, st, cut, W, widx)
                 first = False
                 stats[ST_NODES] += 1
                 c = subs[1, widx]
@@ -740,7 +747,11 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                                     raise AssertionError("rnm_select: a wide bucket's slots disagree with its count")
                                 stats[ST_WIDE_SLOTS] += cc
                                 if split[0] < 0 and cc >= _SPLIT_MIN_FILL * n and 2 * cc >= total[0]:
-                                    gq_split_wide(lay, st, cut, W, visited, nd)
+                                    # filled: the sub-buckets within the walk's reach of
+                                    # the top (its stop expects theta candidates within
+                                    # about ln(cut) noise units), and a node's width
+                                    gq_split_wide(lay, st, cut, W, visited, nd, r,
+                                                  math.log(np.float64(total[0]) + 1.0) + width)
                             if nd == split[0]:
                                 wsplit = True
                                 widx = split[1] - 1
@@ -889,15 +900,21 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                                 raise AssertionError("gq_select: rank beyond the node's counts")
                             bb = j
                         if bb == split[0]:
-                            # the split wide bucket: the rank among its unprocessed
-                            # sub-buckets' counts (every one when it is not open), then
-                            # a uniform active member of the one it falls in
-                            x = np.int64(0)
-                            x_top = widx if wsplit else split[1] - 1
-                            while x <= x_top and rk >= subs[1, x]:
+                            # the split wide bucket: the rank, counted from the top of its
+                            # unprocessed edges (every one when it is not open: a uniform
+                            # rank either way), among its unprocessed sub-buckets' counts,
+                            # the unfilled ones filled when it reaches them; then a uniform
+                            # active member of the one it falls in
+                            x = widx if wsplit else split[1] - 1
+                            rk = (wleft if wsplit else bucket[bb]) - 1 - rk
+                            while x >= 0:
+                                if x < split[2]:
+                                    stats[ST_SPLIT_KEYS] += gq_split_fill(lay, st, cut, W, x)
+                                if rk < subs[1, x]:
+                                    break
                                 rk -= subs[1, x]
-                                x += 1
-                            if x > x_top:
+                                x -= 1
+                            if x < 0 or rk < 0:
                                 raise AssertionError("gq_select: rank beyond the split bucket's counts")
                             code = _split_member(slots, subs, x, subs[1, x], visited, rng)
                             ga, gu = code_ends(code)

@@ -441,13 +441,14 @@ def test_first_selection_law_on_a_crowded_range_short_of_memory(layout, monkeypa
 # edges; partitioning its slots at every step was O(n^3) a release
 # ---------------------------------------------------------------------------
 
-def _integers_wide(n):
-    """bench's integers (0..99, a few of 1e9) at lam = 1, sensitivity 1: the range's
-    ~1e9 noise-wide buckets crowd (all but 8 edges in one wide bucket), and ``fits``
-    refuses both the bound and the count: the wide layout, ~50 occupied sub-buckets."""
+def _integers_wide(n, lam=1.0):
+    """bench's integers (0..99, a few of 1e9) at sensitivity 1 (lam: the noise rate, 1:
+    the integers a noise unit apart): the range's ~1e9 noise-wide buckets crowd (all but
+    8 edges in one wide bucket), and ``fits`` refuses both the bound and the count: the
+    wide layout, ~50 occupied sub-buckets."""
     W = bench.shape_weights("integers", n, seed=3)
     s = default_discretization(1.0)
-    q = gq_build(as_graph(W), -1.0, s, s, DEFAULT_BUCKET_WIDTH, fits=lambda n_bytes: False)
+    q = gq_build(as_graph(W), -1.0, s, lam * s, DEFAULT_BUCKET_WIDTH, fits=lambda n_bytes: False)
     assert q.layout.wide
     return W, s, q
 
@@ -470,10 +471,12 @@ def test_a_crowded_wide_bucket_is_split_once_and_a_step_stays_bounded():
     prim_dense_private(q, W, visited, edges, 0, n - 1, 0, s, DEFAULT_THETA, DEFAULT_BUCKET_WIDTH,
                        np.random.default_rng(0), stats)
     assert sorted(edges[:, 1].tolist()) == list(range(1, n))  # a spanning tree
-    b, S = q.store.split
+    b, S, x_lo = q.store.split[:3]
     assert b == q.layout.n_buckets - 1 and 8 <= S <= 100  # the top wide bucket, its occupied sub-buckets
-    # the sub-buckets' counts add up to the bucket's (the last vertex's edges still in the cut)
-    assert q.store.subs[1, :S].sum() == q.counts.bucket[b] > 0
+    # the bucket's count is its cut edges' (the last vertex's), the filled sub-buckets' their own
+    in_b = _bucket_edges(q, W, visited, b)
+    assert q.counts.bucket[b] == in_b.size > 0
+    assert all(q.store.subs[1, x] == np.count_nonzero(in_b == q.store.subs[0, x]) for x in range(x_lo, S))
     # the partitions before the split read under 4 n slots for each of the ~100
     # sub-buckets they pass a step, over the few steps until the cut holds 4 n of its edges
     assert stats[ST_WIDE_SLOTS] <= _SPLIT_MIN_FILL * n * n
@@ -488,24 +491,80 @@ def test_a_crowded_wide_bucket_is_split_once_and_a_step_stays_bounded():
                        np.random.default_rng(0), unsplit)
     assert q.store.split[0] == -1 and unsplit[ST_WIDE_SLOTS] > n ** 3 // 16 > 10 * stats[ST_WIDE_SLOTS]
 
+def _bucket_edges(q, W, visited, b):
+    """The cut edges of bucket b of a wide queue, and the sub-bucket of each (naive)."""
+    lay = q.layout
+    subs = []
+    for a in np.flatnonzero(visited):
+        for u in np.flatnonzero(~visited):
+            g = math.floor(-float(W[a, u]) / lay.s) - lay.kmin
+            if g >> lay.bucket_shift == b:
+                subs.append((g - (b << lay.bucket_shift)) >> lay.sub_shift)
+    return np.array(subs, dtype=np.int64)
+
+
+@pytest.mark.slow_python
+def test_a_split_buckets_row_pass_keys_its_top_sub_buckets_only():
+    # issue 31: after the split, a step keyed every entry of its row in the split bucket
+    # (most of the row: 44x the floor at n = 16,000). Only the sub-buckets near the top
+    # are filled now; the others are counted by a compare an entry and filled by the
+    # walk when it reaches them (SlotStore.split[2], at least halved a fill). At a noise
+    # rate where the integers lie 40 noise units apart, a release keys (ST_SPLIT_KEYS:
+    # row passes and fills) a few percent of the ~n**2 / 2 entries its steps read, and
+    # the counts stay exact: the bucket's count is its cut edges'
+    from fastpamst_nb.prim import prim_dense_private
+    from fastpamst_nb.sampler import ST_SPLIT_KEYS, ST_STEPS
+
+    n, lam = 200, 40.0
+    W, s, q = _integers_wide(n, lam)
+    visited = np.zeros(n, dtype=np.bool_)
+    edges = np.empty((n - 1, 2), dtype=np.int64)
+    stats = np.zeros(N_STATS, dtype=np.int64)
+    half = n // 2
+    prim_dense_private(q, W, visited, edges, 0, half, 0, s * lam, DEFAULT_THETA, DEFAULT_BUCKET_WIDTH,
+                       np.random.default_rng(0), stats)
+    b, S, x_lo = q.store.split[:3]
+    assert b == q.layout.n_buckets - 1 and S >= 40 and 0 < x_lo
+    # the bucket's count is its cut edges' (the unfilled sub-buckets' by the compares),
+    # and each filled sub-bucket's count its own
+    in_b = _bucket_edges(q, W, visited, b)
+    assert q.counts.bucket[b] == in_b.size
+    ids = q.store.subs[0, :S]
+    for x in range(x_lo, S):
+        assert q.store.subs[1, x] == np.count_nonzero(in_b == ids[x])
+    prim_dense_private(q, W, visited, edges, half, n - 1 - half, int(edges[half - 1, 1]), s * lam, DEFAULT_THETA,
+                       DEFAULT_BUCKET_WIDTH, np.random.default_rng(1), stats)
+    assert sorted(edges[:, 1].tolist()) == list(range(1, n))  # a spanning tree
+    assert stats[ST_STEPS] == n - 1
+    assert 0 < stats[ST_SPLIT_KEYS] <= n * n // 16
+    assert stats[ST_NODES] <= 8 * stats[ST_STEPS]
+
 
 @pytest.mark.slow_python
 def test_selection_law_on_a_split_wide_bucket():
     # the law of a selection from the cut of vertices 0..9 (1,900 edges, most in the top
-    # wide bucket, split at the first selection) against naive.rnm_exp_probs, RUNS
-    # selections: each walks the sub-buckets by their counts and draws members from
-    # their regions (SlotStore.subs), and a bottom draw ranked into the bucket goes
-    # through its counts too
-    from fastpamst_nb.sampler import ST_WIDE_SLOTS
+    # wide bucket) against naive.rnm_exp_probs, RUNS selections, on the new path: the
+    # split (at a selection after vertices 0..4 joined, its slots read once) leaves
+    # sub-buckets unfilled, vertices 5..9 then join (their entries there counted by
+    # difference only), and the selections walk the sub-buckets by their counts (the
+    # integers one noise unit apart), filling lower ones as they reach them, draw
+    # members from their regions, and rank bottom draws into the bucket through its
+    # counts (filling down to the rank)
+    from fastpamst_nb.sampler import ST_SPLIT_KEYS, ST_WIDE_SLOTS
 
     n, k = 200, 10
     W, s, q = _integers_wide(n)
     visited = np.zeros(n, dtype=np.bool_)
-    _join_all(q, W, np.arange(k, dtype=np.int64), visited)
+    _join_all(q, W, np.arange(5, dtype=np.int64), visited)
+    _, stats = _select_many(q, W, visited, s, DEFAULT_THETA, DEFAULT_BUCKET_WIDTH, np.random.default_rng(3), 1)
+    b, S, x0 = q.store.split[:3]
+    assert b == q.layout.n_buckets - 1 and x0 > 0  # split, sub-buckets left unfilled
+    assert stats[ST_WIDE_SLOTS] == q.counts.bucket[b]  # read once, when split
+    _join_all(q, W, np.arange(5, k, dtype=np.int64), visited)
+    assert q.counts.bucket[b] == _bucket_edges(q, W, visited, b).size
     codes, stats = _select_many(q, W, visited, s, DEFAULT_THETA, DEFAULT_BUCKET_WIDTH,
                                 np.random.default_rng(2), RUNS)
-    assert q.store.split[0] == q.layout.n_buckets - 1  # the new path
-    assert stats[ST_WIDE_SLOTS] == q.counts.bucket[q.store.split[0]]  # read once, when split
-    pairs = [(a, b) for a in range(k) for b in range(k, n)]
-    probs = naive.rnm_exp_probs(naive.discretized_scores(np.array([W[a, b] for a, b in pairs]), s), 1.0)
+    assert q.store.split[2] < x0 and stats[ST_SPLIT_KEYS] > 0  # filled by the walks
+    pairs = [(a, c) for a in range(k) for c in range(k, n)]
+    probs = naive.rnm_exp_probs(naive.discretized_scores(np.array([W[a, c] for a, c in pairs]), s), 1.0)
     _assert_selection_law(codes, dict(zip(pairs, probs)))

@@ -422,6 +422,29 @@ def _scanned_window(W, workers, s, r):
     return win
 
 
+def test_outside_listed_and_merge_match_numpy():
+    # the build's one-pass kernels against the obvious numpy: the listed keys' buckets
+    # outside the islands (shift, masks, sort, distinct) and the ids in order (a stable
+    # sort of the outside ids and the islands' runs, an id in both kept twice)
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        R = int(rng.integers(0, 5))
+        ends = np.sort(rng.choice(200, size=2 * R, replace=False)).astype(np.int64)
+        ranges = cutqueue_build.Islands(ends[0::2].copy(), ends[1::2].copy())
+        keys = np.unique(rng.integers(-50, 5000, size=int(rng.integers(0, 300)))).astype(np.int64)
+        kmin, shift = int(rng.integers(-60, 1)), int(rng.integers(0, 6))
+        a = (keys - kmin) >> shift
+        keep = np.ones(a.shape[0], dtype=np.bool_)
+        for lo, hi in zip(ranges.lo, ranges.hi):
+            keep &= (a < lo) | (a >= hi)
+        got = cutqueue_build._outside_listed(keys, kmin, shift, ranges)
+        assert got.dtype == np.int64 and np.array_equal(got, np.unique(a[keep]))
+        outside = np.sort(rng.integers(0, 220, size=int(rng.integers(0, 50)))).astype(np.int64)
+        runs = [np.arange(lo, hi, dtype=np.int64) for lo, hi in zip(ranges.lo, ranges.hi)]
+        want = np.sort(np.concatenate([outside] + runs), kind="stable")
+        assert np.array_equal(cutqueue_build._merge_islands(outside, ranges.lo, ranges.hi), want)
+
+
 @pytest.mark.parametrize("shape", ["outlier", "pareto"] + [pytest.param(name, marks=pytest.mark.slow_python)
                                                              for name in ("clusters", "integers")])
 def test_listed_keys_give_every_occupied_bucket(shape, no_wide, monkeypatch):
