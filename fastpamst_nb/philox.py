@@ -151,7 +151,10 @@ def bits_of_words(ka, kb, c2, c3, i, j):
     mod 2**32, its first output word XORed with kb."""
     a = i if i < j else j
     b = j if i < j else i
-    x0, x1 = philox2x32_10((np.uint64(a) + c2) & _MASK, (np.uint64(b) + c3) & _MASK, ka)
+    # the low word first: a dead slot's -1, converted, is 2**64 - 1, and its sum with the
+    # offset overflowed uint64 (a RuntimeWarning without the JIT; the same words either way)
+    x0, x1 = philox2x32_10(((np.uint64(a) & _MASK) + c2) & _MASK,
+                           ((np.uint64(b) & _MASK) + c3) & _MASK, ka)
     return ((x0 ^ kb) << _S21) | (x1 >> _S11)
 
 
