@@ -24,6 +24,17 @@ max(i, j) for the unordered edge {i, j})::
                       (b + hi(k1)) mod 2**32); output (x0 ^ hi(k0), x1)
     post-processing:  Philox-4x32-10, key (lo(k0), hi(k0)), counter (a, b, lo(k1), hi(k1));
                       output (x0, x1), (x2, x3)
+    block:            Philox-4x32-10, key (lo(k0), hi(k0)), counter (v, blk, j, hi(k1));
+                      output (x0, x1), (x2, x3)
+
+**The block stream** (``block_uniforms``; the points engine's narrow gumbel pass, "One draw
+per block of slots" in docs/design.rst) draws per (joining vertex v, block of slots blk,
+point j) rather than per edge: j < 2**31 for the points of the block's Poisson process
+(their spacing and acceptance uniforms), j | 2**31 for the Gumbel of the j-th point's
+exceedance. Each counter serves once in a release (v joins once, the blocks of a step are
+distinct, j only grows). The block and post-processing streams share the generator and the
+key but never a release (Gumbels against Gaussians), so a repeated counter could only link
+two releases whose keys are independent draws.
 
 In the gumbel stream the 64 key bits of k1 offset the counter (a bijection of the edges'
 counters, so distinct edges keep distinct blocks) and hi(k0) is XORed into the first output
@@ -140,7 +151,10 @@ def bits_of_words(ka, kb, c2, c3, i, j):
     mod 2**32, its first output word XORed with kb."""
     a = i if i < j else j
     b = j if i < j else i
-    x0, x1 = philox2x32_10((np.uint64(a) + c2) & _MASK, (np.uint64(b) + c3) & _MASK, ka)
+    # the low word first: a dead slot's -1, converted, is 2**64 - 1, and its sum with the
+    # offset overflowed uint64 (a RuntimeWarning without the JIT; the same words either way)
+    x0, x1 = philox2x32_10(((np.uint64(a) & _MASK) + c2) & _MASK,
+                           ((np.uint64(b) & _MASK) + c3) & _MASK, ka)
     return ((x0 ^ kb) << _S21) | (x1 >> _S11)
 
 
@@ -185,6 +199,29 @@ def edge_uniform(k0, k1, i, j):
     k0 = np.uint64(k0)
     k1 = np.uint64(k1)
     return unit_of_bits(bits_of_words(k0 & _MASK, k0 >> _S32, k1 & _MASK, k1 >> _S32, i, j))
+
+
+@njit(cache=CACHE, inline="always")
+def block_uniforms(k0, k1, v, blk, j):
+    """The two uniforms in (0, 1) (53 bits each) of the block stream's counter (v, blk, j,
+    hi(k1)) under the key (lo(k0), hi(k0)): Philox-4x32-10 (module docstring), the first
+    from the output words (x0, x1), the second from (x2, x3), as ``_unit`` maps them.
+
+    Parameters
+    ----------
+    k0, k1 : uint64
+        The release's key (``draw_key``).
+    v, blk, j : int64
+        The joining vertex, the block of slots, the draw's index within it; each in
+        [0, 2**32) (j's top bit selects a point's Gumbel: see the module docstring).
+
+    Returns
+    -------
+    (float64, float64)
+    """
+    x0, x1, x2, x3 = philox4x32_10(np.uint64(v) & _MASK, np.uint64(blk) & _MASK,
+                                   np.uint64(j) & _MASK, k1 >> _S32, k0 & _MASK, k0 >> _S32)
+    return _unit(x0, x1), _unit(x2, x3)
 
 
 @njit(cache=CACHE)

@@ -52,6 +52,15 @@ their float64 distance from X's row, so the decisions are the float64 kernel's. 
 it a uint8 grid copy (``xq``, ``quant_consts``: d bytes a slot, exact integer sums against
 an integer threshold a slot) rules out most edges first; a block whose grid is coarse (it
 lets through clearly more than the float32 filter did) runs the float32 filter for a while.
+GUMBEL on that grid (narrow noise: most edges' t below ``T_SKIP``, so the per-edge pass
+hashed every slot) draws *one Poisson process per block of slots* instead of a Gumbel per
+edge (``_pt_gumbel_cut``; docs/design.rst, Points, "One draw per block of slots"): each
+edge is examined once, so only the event G > t and G given it matter, and those are the
+events of independent Poisson counts of rates exp(-t); a slot's integer far threshold
+(``qth``: t >= ``T_C``) and float32 bound (``fth``) bound the rates, so a block whose first
+point lies beyond its total is decided by one draw of the block stream
+(``philox.block_uniforms``). Same law, other trees for a seed than the per-edge noise
+(``pt_prim(block=False)``).
 A slot whose vertex joined dies (-1); the slots (and the copy) are compacted when
 the dead exceed a sixteenth of the slots (O(n) in all: the slots shrink by a
 sixteenth or more each time), so that few dead slots are hashed.
@@ -82,7 +91,7 @@ from .metrics import CHEBYSHEV, CITYBLOCK, EUCLIDEAN, SQEUCLIDEAN, metric_distan
 from .gumbel import T_SKIP, _dd_less, dd_key, gumbel_upper, split
 # the edge's Philox block and its 53-bit uniform, as philox.edge_uniform computes them
 # (inlined, so that a loop over a block's edges is vectorized: see _pt_block)
-from .philox import _MASK, _S32, bits_of_words, unit_of_bits
+from .philox import _MASK, _S32, bits_of_words, block_uniforms, unit_of_bits
 from .philox import _block as philox_block
 from .philox import _unit as philox_unit
 from .threads import forked_after_omp, prange_threads, thread_count
@@ -135,7 +144,9 @@ _FC_SQ, _FC_A, _FC_G1, _FC_D, _FC_IG, _FC_IU = range(6)
 # ... and the uint8 grid's (``quant_consts``, docs/design.rst, Points, "A uint8 grid in front"):
 # its step h and A8 = 2 sqrt(d) E (1 + 2**-40), E the measured quantization error bound
 _FC_QH, _FC_QA = 6, 7
-_FC_LEN = 8
+# ... and GUMBEL's block path's far threshold T_C (``pt_prim(tc=)``; speed only)
+_FC_TC = 8
+_FC_LEN = 9
 # the uint8 grid: 255 steps over the widest coordinate range; an integer threshold a slot
 # that no sum of squares reaches (d <= 4096: S <= 4096 * 255**2 < 2**31 - 1): every edge passes
 _Q_LEVELS = 255
@@ -147,8 +158,11 @@ _Q_RETRY = 16.0
 _Q_EXTRA = 1.0 / 32
 # tops' columns: s, g of the block's top, then the rules' speed statistics (GUMBEL, GAUSS:
 # the share of edges that needed their noise, the noise-first share; EXACT with the grid:
-# the float32 filter's last share, the passes left before the grid is tried again)
-_TOPS_COLS = 6
+# the float32 filter's last share, the passes left before the grid is tried again; GUMBEL
+# with the grid: the passes left before the block path is tried again, then two counts for
+# tests and benchmarks: the block's passes by the block path, and those that walked)
+_TOPS_COLS = 9
+_T_CUTOFF, _T_CUT, _T_WALK = 6, 7, 8
 
 # _pt_key_beats decides from the rounded difference of the keys when it exceeds this
 # share of the magnitudes subtracted (8u: far above the 3u (1 + 2u) its roundings can move it)
@@ -182,18 +196,32 @@ def _pt_beats(s1, g1, s0, g0, b):
 
 
 @njit(cache=CACHE, inline="always")
-def _pt_relax(k, s, m, v, sbl, gbl, pal, mthl, lam, b, b_hi, b_lo, ts, tg, tk):
+def _pt_relax(k, s, m, v, sbl, gbl, pal, mthl, lam, b, b_hi, b_lo, ts, tg, tk, qthl, fthl, fc, c):
     """GUMBEL's relaxation of slot k by the edge from v (score s, its Gumbel's bits m),
-    once the bound let the edge through: the Gumbel from its two logarithms, the slot's
-    best key, parent and threshold replaced if the edge's key beats it, and the block's
-    top (ts, tg, tk) returned, ties to the lower slot. Called only for the few edges the
-    bound keeps (about n ln n a release), so its arrays' reference counts do not weigh."""
+    once the bound let the edge through: the Gumbel from its two logarithms, then
+    ``_pt_take``. Called only for the few edges the bound keeps (about n ln n a release),
+    so its arrays' reference counts do not weigh."""
     g = -math.log(-math.log(unit_of_bits(m)))
+    return _pt_take(k, s, g, v, sbl, gbl, pal, mthl, lam, b, b_hi, b_lo, ts, tg, tk, qthl, fthl,
+                    fc, c)
+
+
+@njit(cache=CACHE, inline="always")
+def _pt_take(k, s, g, v, sbl, gbl, pal, mthl, lam, b, b_hi, b_lo, ts, tg, tk, qthl, fthl, fc, c):
+    """GUMBEL: the edge from v (score s, Gumbel g) offered to slot k: the slot's best key,
+    parent and thresholds replaced if the edge's key beats it, and the block's top
+    (ts, tg, tk) returned, ties to the lower slot. The thresholds: ``mth`` (the noise-first
+    pass's) and, with the grid (``qthl`` not empty), the block path's far threshold
+    ``qth`` (``_pt_cut_qth``) and its float32 bound of -a in ``fth`` (``_pt_na``): every
+    path writes all of them, since a block may change paths between steps."""
     if _pt_key_beats(s, g, sbl[k], gbl[k], b, b_hi, b_lo):
         sbl[k] = s
         gbl[k] = g
         pal[k] = v
         mthl[k] = _pt_mth(g + s * lam)
+        if qthl.shape[0] > 0:
+            qthl[k] = _pt_cut_qth(g, s, lam, c, fc)
+            fthl[k] = _pt_na(g, s, lam)
         if tk < 0 or _pt_key_beats(s, g, ts, tg, b, b_hi, b_lo) or (
                 k < tk and not _pt_key_beats(ts, tg, s, g, b, b_hi, b_lo)):
             return s, g, k
@@ -328,6 +356,7 @@ def filter_consts(X, code):
     fc[_FC_D] = d * 2.0 ** -149
     fc[_FC_IG] = (1.0 / (1.0 + gd)) * (1.0 - 2.0 ** -50)
     fc[_FC_IU] = (1.0 / (1.0 + _F_U)) * (1.0 - 2.0 ** -50)
+    fc[_FC_TC] = T_C
     return fc
 
 
@@ -556,6 +585,75 @@ def _pt_l2(X, v, u, sq):
     return acc if sq else math.sqrt(acc)
 
 
+# The block path (GUMBEL, a minimum tree on the uint8 grid; docs/design.rst, Points, "One
+# draw per block of slots"): a slot is "far" when its grid sum reaches its integer threshold
+# qth (t >= T_C then), "near" otherwise; a near slot whose rate bound exceeds _L_BIG is
+# decided by its own edge's Gumbel. T_C and _L_BIG change the speed only, never the law.
+T_C = 8.0
+_L_BIG = 1.0
+_TWO40 = 2.0 ** 40
+_LOG2E = 1.4426950408889634
+# a block whose near slots exceed this share goes back to the per-edge pass (which measures
+# the noise-first share) for _CUT_RETRY passes (wide noise: every slot is near)
+_CUT_NEAR = 0.25
+_CUT_RETRY = 16.0
+
+
+@njit(cache=CACHE, inline="always")
+def _pt_a_low(g, s, lam):
+    """A lower bound of the real a = g + s lam (the part of t = a + abs(sgn) lam w that the
+    distance does not move): its two roundings are below 2**-52 of the magnitudes; -inf
+    for a slot without a key (s = -inf)."""
+    x = s * lam
+    return (g + x) - (abs(g) + abs(x)) * 2.0 ** -50
+
+
+@njit(cache=CACHE, inline="always")
+def _pt_na(g, s, lam):
+    """The block path's float32 bound kept in ``fth``: -a rounded up (``_pt_a_low``), so
+    that a near slot's rate bound reads 4 bytes, not its key's two float64 lines; +inf for
+    a slot without a key (every edge may relax it: the largest rate)."""
+    x = -_pt_a_low(g, s, lam)
+    x = x * (1.0 + 2.0 ** -22) if x > 0.0 else x * (1.0 - 2.0 ** -22)
+    # float32 rounds to nearest (2**-24 relatively, 2**-150 absolutely): both covered; a
+    # magnitude beyond float32 rounds up to +inf (still a bound), never down to -inf
+    return np.float32(max(x + 2.0 ** -120, -3e38))
+
+
+@njit(cache=CACHE, inline="always")
+def _pt_cut_qth(g, s, lam, c, fc):
+    """The slot's far threshold for its key (g, s): a grid sum S at or above it gives a
+    float64 distance w >= (T_C - a) / c (1 + 2**-30) (``_pt_qth``), hence t = a + c w >= T_C
+    up to t's rounding, which the far rate's factor 2 covers (``_pt_gumbel_cut``); 0 (every
+    slot far) when a >= T_C, 2**31 - 1 (every slot near) without a key."""
+    al = _pt_a_low(g, s, lam)
+    tc = fc[_FC_TC]
+    if not al < tc:
+        return np.int32(0)
+    r = (tc - al) / c * (1.0 + 2.0 ** -30) + 2.0 ** -1000
+    return _pt_qth(r, fc)
+
+
+@njit(cache=CACHE, inline="always")
+def _pt_lam_of(na, q, c, h, a8, sq):
+    """A near slot's rate bound: exp(-t_lo) rounded up, t_lo = a + c w_lo <= t, -a <= na
+    (``_pt_na``), w_lo the grid's lower bound of the float64 distance (squared for
+    sqeuclidean; ``_pt_q8_lo``). No exp: y = (na - c w_lo) log2(e) plus margins far above
+    its roundings, clamped to [-1020, 1020] (a total clamped up is never skipped), and
+    2**y <= (1 + f) 2**n for y = n + f, f in [0, 1) (2**f <= 1 + f by convexity)."""
+    x = h * math.sqrt(np.float64(q)) * (1.0 - 2.0 ** -50)
+    r = max(x - a8, 0.0)
+    if sq:
+        w = max(r * r * (1.0 - 2.0 ** -38) - 2.0 ** -999, 0.0)
+    else:
+        w = max(r * (1.0 - 2.0 ** -38) - 2.0 ** -500, 0.0)
+    cw = c * w
+    y = (na - cw) * _LOG2E + (abs(na) + cw) * 2.0 ** -40 + 2.0 ** -28
+    y = min(max(y, -1020.0), 1020.0)
+    f = math.floor(y)
+    return math.ldexp(1.0 + (y - f), int(f))
+
+
 @njit(cache=CACHE, nogil=True, inline="always")
 def _pt_exact_filtered(st, blk, lo, hi, v, P, sgn, qsl, fsl, keep, hit, row):
     """EXACT on a minimum tree with the float32 filter: S32 of every slot of the block
@@ -668,6 +766,8 @@ def _pt_gumbel_flagged(st, lo, hi, v, P, nz, ts, tg, tk, row, hit):
     gbl = st.gb[lo:hi]
     pal = st.parent[lo:hi]
     mthl = st.mth[lo:hi]
+    qthl = st.qth[lo:hi]
+    fthl = st.fth[lo:hi]
     sgn = nz.sgn
     lam = nz.lam
     ka = nz.k0 & _MASK
@@ -698,8 +798,179 @@ def _pt_gumbel_flagged(st, lo, hi, v, P, nz, ts, tg, tk, row, hit):
         if row[k] - MARGIN < gumbel_upper(m):
             s = sgn * _pt_l2(P.X, v, u, st.fc[_FC_SQ] != 0.0)
             ts, tg, tk = _pt_relax(k, s, m, v, sbl, gbl, pal, mthl, lam, nz.b, nz.b_hi, nz.b_lo,
-                                   ts, tg, tk)
+                                   ts, tg, tk, qthl, fthl, st.fc, abs(sgn) * lam)
     return ts, tg, tk, c, kept, nh
+
+
+@njit(cache=CACHE, nogil=True)
+def _pt_gumbel_cut(st, blk, lo, hi, v, P, nz, qs, hit, lamv):
+    """GUMBEL's block path: the relaxations of slots lo..hi-1 by the new vertex v drawn
+    with one Poisson process for the block rather than one Gumbel per edge (docs/design.rst,
+    Points, "One draw per block of slots": deferred decisions, thinning).
+
+    Each edge (v, u) is examined once (v joins once), and only the event G > t_u and, on it,
+    G given G > t matter; P(G > t) = P(N >= 1) for N ~ Poisson(exp(-t)). So the block's
+    slots get rates Lam_u >= exp(-t_u): far slots (grid sum at or above ``qth``: t >= T_C)
+    2 exp(-T_C) each, near slots ``_pt_lam_of``; near slots whose bound exceeds ``_L_BIG``
+    are decided by their own edge's Gumbel (the edge stream) instead. The points of a unit
+    Poisson process on [0, sum Lam) (the block stream, ``philox.block_uniforms``, counter
+    (v, blk, j)) land in slots by an exact integer partition (rates in units of 2**-40,
+    rounded up); a landing slot takes its float64 distance, its t and an acceptance uniform
+    (thinning by exp(-t) / Lam_u), an accepted slot draws G given G > t and is offered the
+    edge (``_pt_take``); a second point on an accepted slot draws nothing. When the first
+    point lies beyond the total the block is decided "no exceedance" by one draw. ``qs``,
+    ``hit``, ``lamv``: scratch of ``BLOCK`` entries."""
+    slot = st.slot
+    sl = slot[lo:hi]
+    sbl = st.sb[lo:hi]
+    gbl = st.gb[lo:hi]
+    pal = st.parent[lo:hi]
+    mthl = st.mth[lo:hi]
+    qthl = st.qth[lo:hi]
+    fthl = st.fth[lo:hi]
+    qth = st.qth
+    fth = st.fth
+    tops = st.tops
+    topk = st.topk
+    X = P.X
+    fc = st.fc
+    sq = fc[_FC_SQ] != 0.0
+    sgn = nz.sgn
+    lam = nz.lam
+    c = abs(sgn) * lam
+    b = nz.b
+    b_hi = nz.b_hi
+    b_lo = nz.b_lo
+    k0 = nz.k0
+    k1 = nz.k1
+    m_k = hi - lo
+    mu = np.uint64(m_k)
+    lou = np.uint64(lo)
+    ts = -np.inf
+    tg = 0.0
+    tk = -1
+    full = topk[blk] == RESCAN
+    if not full and topk[blk] >= 0:
+        ts = tops[blk, 0]
+        tg = tops[blk, 1]
+        tk = topk[blk] - lo
+    _pt_q8_sum(st.xq, st.xqv, v, lo, hi, qs)
+    # the near slots listed branch-free (hit[kept] is overwritten until a near slot keeps
+    # it; dead slots, qth 0, are never near)
+    kept = 0
+    for k in range(mu):
+        hit[kept] = k
+        kept += qs[k] < qth[lou + k]
+    lc = 2.0 * math.exp(-fc[_FC_TC])  # the far rate: the factor 2 covers t's rounding (ln 2)
+    work = 0
+    if kept > 0:
+        h = fc[_FC_QH]
+        a8 = fc[_FC_QA]
+        ka = k0 & _MASK
+        kb = k0 >> _S32
+        c2 = k1 & _MASK
+        c3 = k1 >> _S32
+        for q in range(kept):
+            k = hit[q]
+            lamv[q] = _pt_lam_of(np.float64(fth[lou + np.uint64(k)]), qs[k], c, h, a8, sq)
+        # near slots whose bound exceeds _L_BIG (likely relaxations; every slot of a block
+        # whose keys are not set yet) are decided one by one by their own edge's Gumbel:
+        # the law of the event and of G is the same, and the choice uses the past only
+        for q in range(kept):
+            if lamv[q] > _L_BIG:
+                lamv[q] = -1.0  # no rate in the process below
+                k = hit[q]
+                u = sl[k]
+                work += 1
+                s = sgn * _pt_l2(X, v, u, sq)
+                m = bits_of_words(ka, kb, c2, c3, v, u)
+                ts, tg, tk = _pt_relax(k, s, m, v, sbl, gbl, pal, mthl, lam, b, b_hi, b_lo,
+                                       ts, tg, tk, qthl, fthl, fc, c)
+    S = (m_k - kept) * lc
+    for q in range(kept):  # summed from the terms in order (no subtraction's rounding)
+        if lamv[q] >= 0.0:
+            S += lamv[q]
+    u1, u2 = block_uniforms(k0, k1, v, blk, 0)
+    E = -math.log(u1)
+    # S's rounding is below kept 2**-53 relatively; the integer rates' + 1s add at most
+    # BLOCK 2**-40 (docs/design.rst): a block skipped here is one the walk finds empty
+    if E <= S * (1.0 + 2.0 ** -30) + 2.0 ** -29:
+        tops[blk, _T_WALK] += 1.0
+        # the points of the process in units of 2**-40: far slots lci each (runs of them
+        # skipped arithmetically), near slots their own; big slots (decided above) none
+        lci = np.int64(lc * _TWO40) + 1
+        i = 0  # the slot whose interval starts at C
+        q = 0  # the next listed near slot
+        C = np.int64(0)
+        j = 0
+        done = -1
+        while True:
+            pos = np.int64(E * _TWO40)
+            landed = -1
+            li = lci
+            while True:
+                nxt = hit[q] if q < kept else m_k
+                run = np.int64(nxt - i)  # far slots i .. nxt - 1
+                if run > 0:
+                    if pos < C + run * lci:
+                        dd = (pos - C) // lci
+                        i += dd
+                        C += dd * lci
+                        landed = i
+                        li = lci
+                        break
+                    C += run * lci
+                    i = nxt
+                if i >= m_k:
+                    break
+                li = np.int64(0) if lamv[q] < 0.0 else np.int64(lamv[q] * _TWO40) + 1
+                if pos < C + li:
+                    landed = i
+                    break
+                C += li
+                i += 1
+                q += 1
+            if landed < 0:
+                break
+            u = sl[i]
+            if u >= 0 and i != done:
+                work += 1
+                s = sgn * _pt_l2(X, v, u, sq)
+                t = gbl[i] - (s - sbl[i]) * lam
+                lt = math.exp(-t)
+                if u2 * li < lt * _TWO40:  # accepted (thinning): G > t
+                    done = i
+                    w1, _ = block_uniforms(k0, k1, v, blk, j | (1 << 31))
+                    # G given G > t: F(G) uniform on (F(t), 1), e^-G = -ln(1 - w1 p)
+                    p = -math.expm1(-lt)
+                    g = -math.log(-math.log1p(-w1 * p))
+                    ts, tg, tk = _pt_take(i, s, g, v, sbl, gbl, pal, mthl, lam, b, b_hi, b_lo,
+                                          ts, tg, tk, qthl, fthl, fc, c)
+            j += 1
+            u1, u2 = block_uniforms(k0, k1, v, blk, j)
+            E += -math.log(u1)
+    if full:
+        ts = -np.inf
+        tg = 0.0
+        tk = -1
+        for k in range(m_k):
+            if sl[k] >= 0 and _pt_key_beats(sbl[k], gbl[k], ts, tg, b, b_hi, b_lo):
+                ts = sbl[k]
+                tg = gbl[k]
+                tk = k
+    # speed choices only: the grid's coarseness (as the per-edge pass measures it), the
+    # per-edge pass again when most slots are near (wide noise; it measures the
+    # noise-first share, unknown here)
+    if work > (tops[blk, 4] + _Q_EXTRA) * m_k:
+        tops[blk, 5] = _Q_RETRY
+    if kept > _CUT_NEAR * m_k:
+        tops[blk, _T_CUTOFF] = _CUT_RETRY
+    tops[blk, _T_CUT] += 1.0
+    tops[blk, 0] = ts
+    tops[blk, 1] = tg
+    tops[blk, 2] = kept / max(m_k, 1)
+    tops[blk, 3] = 1.0
+    topk[blk] = tk + lo if tk >= 0 else -1
 
 
 @njit(cache=CACHE, nogil=True)
@@ -779,6 +1050,11 @@ def _pt_block(st, blk, lo, hi, v, P, nz, rows, need, qsl, fsl, keep):
     row = rows[0]
     grid = filt and st.xq.shape[0] > 0
     on_grid = grid and tops[blk, 5] <= 0.0
+    if rule == GUMBEL and on_grid and not noise_first:  # a minimum tree (the filter's)
+        if tops[blk, _T_CUTOFF] <= 0.0:
+            _pt_gumbel_cut(st, blk, lo, hi, v, P, nz, qsl, need, rows[1])
+            return
+        tops[blk, _T_CUTOFF] -= 1.0
     # the edges that took their float64 distance (or, not hashed, their Philox bits) at
     # this pass: the grid's statistic
     work = 0
@@ -830,6 +1106,8 @@ def _pt_block(st, blk, lo, hi, v, P, nz, rows, need, qsl, fsl, keep):
         gbl = gb[lo:hi]
         pal = parent[lo:hi]
         mthl = st.mth[lo:hi]
+        qthl = st.qth[lo:hi]
+        fthl = st.fth[lo:hi]
         gu = rows[1]
         m_k = hi - lo
         hashed = tops[blk, 2] > HASH_ALL_SHARE
@@ -883,7 +1161,7 @@ def _pt_block(st, blk, lo, hi, v, P, nz, rows, need, qsl, fsl, keep):
                 m = np.uint64(gu[q])
                 if t < T_SKIP and t < gumbel_upper(m) + MARGIN and t - MARGIN < gumbel_upper(m):
                     ts, tg, tk = _pt_relax(k, s, m, v, sbl, gbl, pal, mthl, lam, b, b_hi, b_lo,
-                                           ts, tg, tk)
+                                           ts, tg, tk, qthl, fthl, st.fc, abs(sgn) * lam)
         if filt and hashed and not noise_first:
             ts, tg, tk, c, kept, work = _pt_gumbel_flagged(st, lo, hi, v, P, nz, ts, tg, tk, row, need)
         elif filt and not noise_first:
@@ -905,7 +1183,7 @@ def _pt_block(st, blk, lo, hi, v, P, nz, rows, need, qsl, fsl, keep):
                         if filt:  # row held a lower bound: the distance itself now
                             s = sgn * _pt_l2(X, v, u, code == SQEUCLIDEAN)
                         ts, tg, tk = _pt_relax(k, s, m, v, sbl, gbl, pal, mthl, lam, b, b_hi,
-                                               b_lo, ts, tg, tk)
+                                               b_lo, ts, tg, tk, qthl, fthl, st.fc, abs(sgn) * lam)
         if full:  # a pass of its own: a flag tested in the loop above slows it
             ts = -np.inf
             tg = 0.0
@@ -1331,8 +1609,14 @@ _PROBE_MAX = 16
 _SHARED_OK = sys.platform != "win32" and not numba.config.DISABLE_JIT
 
 
+# GUMBEL's block path on the grid (``_pt_gumbel_cut``); tests that compare the trees with
+# per-edge noise (the dense engine, D - G / lam) turn it off (``pt_prim(block=False)``, or
+# this switch for the public functions): the law is the same, the trees for a seed are not
+BLOCK_PATH = True
+
+
 def pt_prim(P, start, sgn, rule=EXACT, key=(0, 0), lam=1.0, b=0.0, advance=None, parallel=None,
-            filtered=True, grid=True):
+            filtered=True, grid=True, block=None, tc=None):
     """The tree of prepared points ``P = (X, code, p, aux)`` (see
     :func:`fastpamst_nb.metrics.prepare_points`) from ``start``: edges (n - 1, 2).
 
@@ -1343,14 +1627,22 @@ def pt_prim(P, start, sgn, rule=EXACT, key=(0, 0), lam=1.0, b=0.0, advance=None,
     kernel with at least two workers, even on one thread, where they run one after
     the other), None chooses. ``filtered``: False turns the float32 filter off (tests:
     the same edges either way); ``grid``: False turns the uint8 grid in front of it off
-    (tests, benchmarks: the same edges either way).
+    (tests, benchmarks: the same edges either way). ``block``: False turns GUMBEL's block
+    path off (None: ``BLOCK_PATH``), so that every edge's Gumbel is its own (per-edge) one:
+    the same law, other trees for a seed (tests compare those with per-edge references).
+    ``tc``: the block path's far threshold (None: ``T_C``; tests: small values, so that
+    far, near and big slots all occur on a few points).
     """
     X, code, p, aux = P
     n = X.shape[0]
     # the float32 filter: a minimum tree, EXACT or GUMBEL, on a metric it bounds
     fc = filter_consts(X, code) if filtered and (
         (rule == EXACT and sgn == -1.0) or (rule == GUMBEL and sgn < 0.0)) else None
+    if fc is not None and tc is not None:
+        fc[_FC_TC] = float(tc)
     st = pt_state(X, code, start, fc, grid)
+    if not (BLOCK_PATH if block is None else block):
+        st.tops[:, _T_CUTOFF] = np.inf  # never tried: the per-edge passes only
     if n < 2:
         return st.edges
     threads = n_threads()

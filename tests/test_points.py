@@ -149,7 +149,9 @@ def test_kernels_match_naive_across_blocks(rule):
         args, W = (points.GAUSS, (k0, k1), 1.0, sigma), D + sigma * _normal_matrix(k0, k1, n)
     ref, _ = naive.prim_mst(W)
     for parallel in (False, True):
-        edges = points.pt_prim(P, 0, -1.0, *args, parallel=parallel)
+        # block=False: every edge's own Gumbel, as the reference (the block path's trees
+        # have the same law, tested below, not the same noise)
+        edges = points.pt_prim(P, 0, -1.0, *args, parallel=parallel, block=False)
         assert _edge_set(edges) == _edge_set(ref)
 
 
@@ -232,7 +234,7 @@ def test_gumbel_kernel_equals_the_dense_engine_on_many_keys_across_blocks():
         dense = gumbel.gumbel_dense(D, 0, maximum, lam, key, threads=1)
         for parallel in (False, True):
             edges = points.pt_prim(P, 0, 1.0 if maximum else -1.0, points.GUMBEL, key, lam, 1 / lam,
-                                   parallel=parallel)
+                                   parallel=parallel, block=False)
             assert _edge_set(edges) == _edge_set(dense), (lam, maximum, parallel)
 
 
@@ -251,7 +253,8 @@ def test_gumbel_noise_first_pass_is_the_exact_tree(metric, dtype):
     lam = 0.05
     ref, _ = naive.prim_mst(_matrix(P) - _gumbel_matrix(key[0], key[1], n) / lam)
     for parallel in (False, True):
-        edges = points.pt_prim(P, 0, -1.0, points.GUMBEL, key, lam, 1 / lam, parallel=parallel)
+        edges = points.pt_prim(P, 0, -1.0, points.GUMBEL, key, lam, 1 / lam, parallel=parallel,
+                               block=False)
         assert _edge_set(edges) == _edge_set(ref), parallel
     st = points.pt_state(P[0], P[1], 0)
     args = (points.PtPoints(P[0], P[1], float(P[2]), P[3]),
@@ -277,7 +280,8 @@ def test_gumbel_kernel_is_the_exact_tree_of_w_minus_g_over_lam(metric, maximum, 
     G = _gumbel_matrix(k0, k1, n)
     noisy = D + G / lam if maximum else D - G / lam
     ref, _ = naive.prim_mst(-noisy if maximum else noisy)
-    edges = points.pt_prim(P, 0, 1.0 if maximum else -1.0, points.GUMBEL, (k0, k1), lam, 1 / lam)
+    edges = points.pt_prim(P, 0, 1.0 if maximum else -1.0, points.GUMBEL, (k0, k1), lam, 1 / lam,
+                           block=False)
     assert _edge_set(edges) == _edge_set(ref)
 
 
@@ -292,7 +296,7 @@ def test_gumbel_kernel_keeps_the_noise_at_large_distances():
         G = _gumbel_matrix(k0, k1, 5)
         # the reference in exact rationals would be best; in float64 D - G stays exact enough here
         ref, _ = naive.prim_mst(D - G)
-        edges = points.pt_prim(P, 0, -1.0, points.GUMBEL, (k0, k1), 1.0, 1.0)
+        edges = points.pt_prim(P, 0, -1.0, points.GUMBEL, (k0, k1), 1.0, 1.0, block=False)
         assert _edge_set(edges) == _edge_set(ref)
         seen.add(_edge_set(edges))
     assert len(seen) > 1  # the noise is not rounded away
@@ -418,7 +422,9 @@ def test_float32_filter_gives_the_float64_kernels_trees(metric):
         scale = float(np.median(_matrix(P)[0]))
         for rule, lam in ((points.EXACT, 1.0), (points.GUMBEL, 1e4 / scale), (points.GUMBEL, 0.05 / scale)):
             b = 0.0 if rule == points.EXACT else 1 / lam
-            got = points.pt_prim(P, 0, -1.0, rule, key, lam, b)
+            # block=False: the per-edge noise of the float64 kernel (the block path's law is
+            # tested below; here the filter's decisions)
+            got = points.pt_prim(P, 0, -1.0, rule, key, lam, b, block=False)
             ref = points.pt_prim(P, 0, -1.0, rule, key, lam, b, filtered=False)
             assert np.array_equal(got, ref), (name, rule, lam)
 
@@ -468,19 +474,32 @@ def _kruskal_em_law(W, lam, maximum=False):
 
 
 CHI_RUNS = 20_000
+_R5 = np.random.default_rng(5)
+_U5, _N6 = _R5.random((5, 2)), _R5.random((6, 2))
+# (points, metric, lam, maximum, the block path's far threshold T_C: None the default). The
+# euclidean and sqeuclidean minimum trees take the block path on the grid (one draw per block
+# of slots, each step's blocks mixing far, near and big slots and skipped blocks at these
+# T_C), the others the per-edge passes
 LAW_CASES = {
-    "easy": (np.array([[0.0, 0.0], [1.0, 0.2], [0.3, 1.1], [1.4, 1.3]]), "euclidean", 2.0, False),
-    "ties": (np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]), "cityblock", 1.5, False),
-    "far groups": (np.array([[0.0], [0.4], [50.0], [50.3], [51.0]]), "euclidean", 1.0, False),
-    "maximum": (np.array([[0.0, 0.0], [1.0, 0.2], [0.3, 1.1], [1.4, 1.3]]), "chebyshev", 2.0, True),
-    "large scale": (np.array([[0.0], [1.0], [2.5], [4.0]]) * 1e6, "euclidean", 1.5e-6, False),
+    "easy": (np.array([[0.0, 0.0], [1.0, 0.2], [0.3, 1.1], [1.4, 1.3]]), "euclidean", 2.0, False, None),
+    "ties": (np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]), "cityblock", 1.5, False, None),
+    "far groups": (np.array([[0.0], [0.4], [50.0], [50.3], [51.0]]), "euclidean", 1.0, False, 2.0),
+    "maximum": (np.array([[0.0, 0.0], [1.0, 0.2], [0.3, 1.1], [1.4, 1.3]]), "chebyshev", 2.0, True, None),
+    "large scale": (np.array([[0.0], [1.0], [2.5], [4.0]]) * 1e6, "euclidean", 1.5e-6, False, 1.0),
+    # narrow noise (lam 12 on distances below 1.4) with a T_C that marks most slots far
+    "narrow": (_N6, "euclidean", 12.0, False, 0.5),
+    # two far clusters (a hard input, NOTES section 4): t ~ 80 between them, T_C 12
+    "clusters": (np.array([[0.0, 0], [0.05, 0], [0, 0.07], [30, 30], [30.1, 30], [30, 30.04]]),
+                 "euclidean", 2.0, False, 12.0),
+    "squared": (_U5, "sqeuclidean", 3.0, False, 1.0),
 }
 
 
 @pytest.mark.parametrize("case", list(LAW_CASES))
 @pytest.mark.slow_python
 def test_gumbel_release_law_is_kruskal_exponential_mechanism(case):
-    X, metric, lam, maximum = LAW_CASES[case]
+    # chi-square over CHI_RUNS seeded releases against the enumerated law; fails at p < 1e-4
+    X, metric, lam, maximum, tc = LAW_CASES[case]
     P = metrics.prepare_points(X, metric, None)
     expected = _kruskal_em_law(_matrix(P), lam, maximum)
     gen = np.random.default_rng(2026)
@@ -488,10 +507,104 @@ def test_gumbel_release_law_is_kruskal_exponential_mechanism(case):
     sgn = 1.0 if maximum else -1.0
     for _ in range(CHI_RUNS):
         key = philox.draw_key(gen)
-        t = _edge_set(points.pt_prim(P, 0, sgn, points.GUMBEL, key, lam, 1 / lam))
+        t = _edge_set(points.pt_prim(P, 0, sgn, points.GUMBEL, key, lam, 1 / lam, tc=tc))
         counts[t] = counts.get(t, 0) + 1
     pvalue, stat, dof = naive.chisquare_pvalue(counts, expected, CHI_RUNS)
     assert pvalue > 1e-4, (case, stat, dof)
+
+
+def _block_path_state(X, lam, key, steps, tc=None):
+    # the state of a gumbel release (minimum, euclidean, grid on) after its first steps
+    P = metrics.prepare_points(X, "euclidean", None)
+    fc = points.filter_consts(P[0], P[1])
+    if tc is not None:
+        fc[points._FC_TC] = tc
+    st = points.pt_state(P[0], P[1], 0, fc)
+    args = (points.PtPoints(P[0], P[1], float(P[2]), P[3]),
+            points.PtNoise(-1.0, points.GUMBEL, np.uint64(key[0]), np.uint64(key[1]), lam, 1 / lam,
+                           *gumbel_split(1 / lam)))
+    points.pt_steps_serial(st, -1, 1, *args)
+    points.pt_steps_serial(st, 0, steps, *args)
+    return st
+
+
+@pytest.mark.slow_python
+def test_block_path_runs_and_keeps_its_thresholds():
+    # narrow noise on spread points across blocks: the block path runs (its pass counts)
+    # and walks some blocks (a landing); every live slot's far threshold and float32 bound
+    # are those of its key, whichever path relaxed it last
+    X = np.random.default_rng(21).random((2 * points.BLOCK + 300, 8))
+    lam = 60.0
+    st = _block_path_state(X, lam, philox.draw_key(np.random.default_rng(22)), 300)
+    assert st.tops[:, points._T_CUT].sum() > 0 and st.tops[:, points._T_WALK].sum() > 0
+    m = st.meta[points._N_SLOTS]
+    live = np.flatnonzero(st.slot[:m] >= 0)
+    assert len(live) > 0
+    for k in live[::7]:
+        g, s = st.gb[k], st.sb[k]
+        assert st.qth[k] == points._pt_cut_qth(g, s, lam, lam, st.fc), k
+        assert st.fth[k] == points._pt_na(g, s, lam), k
+    # the switch: no block pass at all
+    P = metrics.prepare_points(X, "euclidean", None)
+    key = philox.draw_key(np.random.default_rng(22))
+    a = points.pt_prim(P, 0, -1.0, points.GUMBEL, key, lam, 1 / lam)
+    b = points.pt_prim(P, 0, -1.0, points.GUMBEL, key, lam, 1 / lam, block=False)
+    assert _edge_set(a) != _edge_set(b)  # other noise (the same law: tested above)
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "sqeuclidean"])
+def test_block_path_bounds_only_skip_what_the_exact_test_would(metric):
+    # A far slot (grid sum S at or above _pt_cut_qth of its key) must have exp(-t) at most
+    # the far rate 2 exp(-T_C), and a near slot's rate bound (_pt_lam_of of its float32
+    # bound _pt_na and S) at least exp(-t), t = g - (s - s_v) lam from the float64 distance
+    # as the walk computes it: on the filter's sets (near-ties, duplicates, offsets, both
+    # ends of the grid's range), keys placed so that t is T_C up to a few ulps, and tails
+    # where exp(-t) is ~1e-260 or overflows
+    rng = np.random.default_rng(23)
+    sq = metric == "sqeuclidean"
+    sets = _filter_sets()
+    sets["1e12"] = rng.uniform(-1e12, 1e12, (200, 4))
+    n_far = n_near = 0
+    for name, X in sets.items():
+        P = metrics.prepare_points(X, metric, None)
+        fc = points.filter_consts(P[0], P[1])
+        for v in (0, X.shape[0] - 1):
+            st = points.pt_state(P[0], P[1], v, fc.copy())
+            if st.xq.shape[0] == 0:
+                continue
+            m = st.slot.shape[0]
+            qs = np.empty(m, dtype=np.int32)
+            points._pt_q8_sum(st.xq, st.xqv, v, 0, m, qs)
+            w = np.array([points._pt_l2(P[0], v, int(u), sq) for u in st.slot])
+            scale = float(np.median(w[w > 0])) if (w > 0).any() else 1.0
+            for tc in (0.5, 8.0, 600.0):
+                st.fc[points._FC_TC] = tc
+                lc = 2.0 * np.exp(-tc)
+                for lam in (1.0 / scale, 40.0 / scale, 700.0 / scale):
+                    for k in range(0, m, 5):
+                        wk = w[k]
+                        for eps in (0.0, 2.0 ** -52, -(2.0 ** -52), 1e-3, -1e-3, 0.5):
+                            # s_v, g so that a = g + s_v lam = tc - lam wk (1 + eps): t ~ tc
+                            g = float(rng.gumbel())
+                            sv = (tc - lam * wk * (1 + eps) - g) / lam
+                            if sv > 0:
+                                continue
+                            t = g - (-wk - sv) * lam
+                            if qs[k] >= points._pt_cut_qth(g, sv, lam, lam, st.fc):
+                                n_far += 1
+                                assert np.exp(-t) <= lc, (name, k, tc, eps)
+                            else:
+                                n_near += 1
+                                na = float(points._pt_na(g, sv, lam))
+                                lb = points._pt_lam_of(na, qs[k], lam, st.fc[points._FC_QH],
+                                                       st.fc[points._FC_QA], sq)
+                                # above _L_BIG the slot is decided by its own Gumbel, not
+                                # by the process (where exp(-t) overflows, the bound clamps)
+                                assert lb > points._L_BIG or lb >= np.exp(-t), (name, k, tc, eps)
+    assert n_far > 300 and n_near > 300  # both sides reached
+    # a slot without a key is near with the largest rate; a dead slot (qth 0) is far
+    assert points._pt_na(0.0, -np.inf, 3.0) == np.inf
+    assert points._pt_lam_of(np.inf, 5, 1.0, 0.1, 0.01, False) > 1e300
 
 
 @pytest.mark.slow_python
@@ -547,7 +660,8 @@ def test_api_gumbel_release_reproducible_and_public_info():
     assert np.array_equal(a.edges, points.pt_prim(P, 0, -1.0, points.GUMBEL, key, lam, 1 / lam))
 
 
-def test_api_points_same_tree_as_the_dense_gumbel_release():
+def test_api_points_same_tree_as_the_dense_gumbel_release(monkeypatch):
+    monkeypatch.setattr(points, "BLOCK_PATH", False)  # the per-edge noise: the dense engine's
     X = _points("euclidean", 40, seed=8)
     D = _matrix(metrics.prepare_points(X, "euclidean", None))
     dense = fp.fast_pamst(D, 0.5, 0.1, rng=11, noise="gumbel")
@@ -559,7 +673,10 @@ def test_api_points_same_tree_as_the_dense_gumbel_release():
 
 
 @pytest.mark.parametrize("func", ["fast_pamst", "pamst"])
-def test_api_exponential_and_pamst_build_the_matrix(func):
+def test_api_exponential_and_pamst_build_the_matrix(func, monkeypatch):
+    # fast_pamst's default noise is gumbel: the points engine's per-edge noise is the dense
+    # engine's (its block path has the same law, other trees for a seed)
+    monkeypatch.setattr(points, "BLOCK_PATH", False)
     X = _points("euclidean", 15, seed=9)
     D = _matrix(metrics.prepare_points(X, "euclidean", None))
     t = getattr(fp, func)(X, 1.0, 0.1, rng=4, metric="euclidean")
@@ -712,7 +829,9 @@ def test_single_linkage_on_points():
 _THREADS_SCRIPT = textwrap.dedent("""
     import json, numba, numpy as np
     from fastpamst_nb import metrics, philox, points
-    X = np.random.default_rng(1).random((3 * points.BLOCK + 77, 3))
+    # two blocks and a part (one fewer than before 2026-11-28: the same kernels, a third
+    # fewer steps); gumbel at lam 40 takes the block path on most blocks past the first step
+    X = np.random.default_rng(1).random((2 * points.BLOCK + 77, 3))
     P = metrics.prepare_points(X, "euclidean", None)
     key = philox.draw_key(np.random.default_rng(2))
     out = {}
@@ -830,7 +949,8 @@ def test_gumbel_kernel_orders_near_ties_as_the_dense_keys(eps, key):
     dense = gumbel.gumbel_dense(D, 0, False, lam, key, threads=1)
     assert dense.tolist() == [[0, 2], [2, 1]]
     for parallel in (False, True):
-        edges = points.pt_prim(P, 0, -1.0, points.GUMBEL, key, 1.0 / b, b, parallel=parallel)
+        edges = points.pt_prim(P, 0, -1.0, points.GUMBEL, key, 1.0 / b, b, parallel=parallel,
+                               block=False)
         assert edges.tolist() == dense.tolist()
 
 
@@ -847,6 +967,7 @@ def test_api_points_take_the_dense_engines_noise_scale(monkeypatch):
     lam = privacy.gumbel_rate(rho, sens, 3)
     bd, bp = gumbel._scale(lam)[0], 1.0 / lam
     assert bd > bp
+    monkeypatch.setattr(points, "BLOCK_PATH", False)  # the per-edge noise: the dense engine's
     rng = np.random.default_rng(0)
     found = 0
     for _ in range(3000):

@@ -1,7 +1,9 @@
 """Throwaway prototype (issue 30, task W, 2026-11-28): the gumbel rule on points drawing
 one exponential per *block of slots* of the joining vertex's row instead of one Philox
-block per edge (docs/design.rst, Points, "One draw per block of slots"). Not the engine:
-``fastpamst_nb`` is unchanged; this script reuses its state and helpers.
+block per edge (docs/design.rst, Points, "One draw per block of slots"). Its ``cutf``
+variant is built into the engine since stop 42 (``points._pt_gumbel_cut``, the state's
+``qth``/``fth``, ``philox.block_uniforms``); this script keeps the other variants and the
+``parts`` breakdown, on the engine's state and helpers.
 
 When u joins, the edge (u, v) of each live slot v relaxes v exactly when its Gumbel
 exceeds t_v = g_v - (s - s_v) lam; each edge's noise is examined once (u never joins
