@@ -221,8 +221,9 @@ def gq_split_wide(lay, st, cut, W, visited, b, r, span):
     the highest one with active edges, X .. S - 1 (``SlotStore.split[2]`` = X). The
     update loop counts the lower ones' edges in the bucket's count only, a compare an
     entry (``cutqueue._update_split``), and the sampler fills them when its walk or a
-    rank reaches them (``gq_split_fill``). Which sub-buckets are filled is decided from
-    counts, the rate and the keys, never from the noise."""
+    rank reaches them (``gq_split_fill``). Which sub-buckets this split fills is decided
+    from counts, the rate and the keys; the later fills follow the walk (so the noise),
+    but they only decide which slots are written out, never which edge a draw selects."""
     n, sgn, s, inv, kmin = lay.n, lay.sgn, lay.s, lay.inv, lay.kmin
     bshift, sub_shift = lay.bucket_shift, lay.sub_shift
     slots, start, fill = st.slots, st.start, st.fill

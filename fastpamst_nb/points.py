@@ -1633,6 +1633,10 @@ def pt_prim(P, start, sgn, rule=EXACT, key=(0, 0), lam=1.0, b=0.0, advance=None,
     ``tc``: the block path's far threshold (None: ``T_C``; tests: small values, so that
     far, near and big slots all occur on a few points).
     """
+    if tc is not None and not tc >= 0.0:
+        # a negative T_C makes a walk's points O(BLOCK e^-T_C) and overflows its integer rates
+        raise ValueError(f"tc, the block path's far threshold, must be >= 0 (got {tc!r}); "
+                         "None uses points.T_C")
     X, code, p, aux = P
     n = X.shape[0]
     # the float32 filter: a minimum tree, EXACT or GUMBEL, on a metric it bounds

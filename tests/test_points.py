@@ -513,6 +513,53 @@ def test_gumbel_release_law_is_kruskal_exponential_mechanism(case):
     assert pvalue > 1e-4, (case, stat, dof)
 
 
+def _forced_block_release(P, lam, key, tc):
+    # a gumbel release (minimum tree, grid on) whose every pass takes the block path: the
+    # path's retry counters are cleared before each step (a choice that depends on nothing,
+    # so the law must stay Kruskal's); returns the edges and the block passes taken
+    X, code, p, aux = P
+    fc = points.filter_consts(X, code)
+    fc[points._FC_TC] = tc
+    st = points.pt_state(X, code, 0, fc)
+    args = (points.PtPoints(X, code, float(p), aux),
+            points.PtNoise(-1.0, points.GUMBEL, np.uint64(key[0]), np.uint64(key[1]), lam, 1 / lam,
+                           *gumbel_split(1 / lam)))
+    for step in range(-1, X.shape[0] - 1):
+        st.tops[:, 5] = 0.0  # the grid's retry count (see points._Q_RETRY)
+        st.tops[:, points._T_CUTOFF] = 0.0
+        points.pt_steps_serial(st, step, 1, *args)
+    return st.edges, st.tops[:, points._T_CUT].sum()
+
+
+@pytest.mark.parametrize("case", ["narrow", "clusters", "squared"])
+@pytest.mark.slow_python
+def test_block_path_at_every_pass_keeps_the_law(case):
+    # pt_prim's block path goes back to the per-edge passes when a block's slots are mostly
+    # near, so the cases above take it on about one pass a release (review of stop 42);
+    # here every pass of every step takes it: chi-square over CHI_RUNS releases against
+    # the enumerated Kruskal law, fails at p < 1e-4
+    X, metric, lam, maximum, tc = LAW_CASES[case]
+    P = metrics.prepare_points(X, metric, None)
+    expected = _kruskal_em_law(_matrix(P), lam, maximum)
+    gen = np.random.default_rng(2027)
+    counts, passes = {}, 0.0
+    for _ in range(CHI_RUNS):
+        e, c = _forced_block_release(P, lam, philox.draw_key(gen), tc)
+        t = _edge_set(e)
+        counts[t] = counts.get(t, 0) + 1
+        passes += c
+    assert passes == CHI_RUNS * X.shape[0]  # one block pass a step, the start's included
+    pvalue, stat, dof = naive.chisquare_pvalue(counts, expected, CHI_RUNS)
+    assert pvalue > 1e-4, (case, stat, dof)
+
+
+def test_block_path_threshold_must_be_nonnegative():
+    P = metrics.prepare_points(np.random.default_rng(3).random((5, 2)), "euclidean", None)
+    with pytest.raises(ValueError, match="far threshold, must be >= 0"):
+        points.pt_prim(P, 0, -1.0, points.GUMBEL, (1, 2), 2.0, 0.5, tc=-1.0)
+    assert points.pt_prim(P, 0, -1.0, points.GUMBEL, (1, 2), 2.0, 0.5, tc=0.0).shape == (4, 2)
+
+
 def _block_path_state(X, lam, key, steps, tc=None):
     # the state of a gumbel release (minimum, euclidean, grid on) after its first steps
     P = metrics.prepare_points(X, "euclidean", None)
