@@ -500,14 +500,21 @@ LAW_CASES = {
 def test_gumbel_release_law_is_kruskal_exponential_mechanism(case):
     # chi-square over CHI_RUNS seeded releases against the enumerated law; fails at p < 1e-4
     X, metric, lam, maximum, tc = LAW_CASES[case]
+    sgn = 1.0 if maximum else -1.0
+    _assert_kruskal_law(case, 2026, lambda P, key: points.pt_prim(
+        P, 0, sgn, points.GUMBEL, key, lam, 1 / lam, tc=tc))
+
+
+def _assert_kruskal_law(case, seed, release):
+    # chi-square of CHI_RUNS releases ``release(P, key)`` of LAW_CASES[case] (keys drawn
+    # from ``seed``) against the enumerated Kruskal law; fails at p < 1e-4
+    X, metric, lam, maximum, tc = LAW_CASES[case]
     P = metrics.prepare_points(X, metric, None)
     expected = _kruskal_em_law(_matrix(P), lam, maximum)
-    gen = np.random.default_rng(2026)
+    gen = np.random.default_rng(seed)
     counts = {}
-    sgn = 1.0 if maximum else -1.0
     for _ in range(CHI_RUNS):
-        key = philox.draw_key(gen)
-        t = _edge_set(points.pt_prim(P, 0, sgn, points.GUMBEL, key, lam, 1 / lam, tc=tc))
+        t = _edge_set(release(P, philox.draw_key(gen)))
         counts[t] = counts.get(t, 0) + 1
     pvalue, stat, dof = naive.chisquare_pvalue(counts, expected, CHI_RUNS)
     assert pvalue > 1e-4, (case, stat, dof)
@@ -539,18 +546,15 @@ def test_block_path_at_every_pass_keeps_the_law(case):
     # here every pass of every step takes it: chi-square over CHI_RUNS releases against
     # the enumerated Kruskal law, fails at p < 1e-4
     X, metric, lam, maximum, tc = LAW_CASES[case]
-    P = metrics.prepare_points(X, metric, None)
-    expected = _kruskal_em_law(_matrix(P), lam, maximum)
-    gen = np.random.default_rng(2027)
-    counts, passes = {}, 0.0
-    for _ in range(CHI_RUNS):
-        e, c = _forced_block_release(P, lam, philox.draw_key(gen), tc)
-        t = _edge_set(e)
-        counts[t] = counts.get(t, 0) + 1
-        passes += c
-    assert passes == CHI_RUNS * X.shape[0]  # one block pass a step, the start's included
-    pvalue, stat, dof = naive.chisquare_pvalue(counts, expected, CHI_RUNS)
-    assert pvalue > 1e-4, (case, stat, dof)
+    passes = []
+
+    def release(P, key):
+        e, c = _forced_block_release(P, lam, key, tc)
+        passes.append(c)
+        return e
+
+    _assert_kruskal_law(case, 2027, release)
+    assert sum(passes) == CHI_RUNS * X.shape[0]  # one block pass a step, the start's included
 
 
 def test_block_path_threshold_must_be_nonnegative():
