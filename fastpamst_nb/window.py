@@ -583,11 +583,11 @@ def window_add_tile(ring, state, scale, islands, listed, W, i0, j0, wtop, wbot, 
     above = 0
     out = 0
     for r in range(TILE):  # loops without a branch, so that they vectorize
-        row = W[i0 + r]
+        row = W[i0 + r, j0:j0 + TILE]  # indexed by c >= 0 only: no wraparound, plain loads
         if not one:
             a = 0
             for c in range(TILE):
-                y = sgn * np.float64(row[j0 + c])
+                y = sgn * np.float64(row[c])
                 x = y * c2
                 f = np.floor(x) - np.float64((x == 0.0) & (y < 0.0))
                 idx[r * TILE + c] = np.int32(min(max(f - base, 0.0), nb))
@@ -596,10 +596,10 @@ def window_add_tile(ring, state, scale, islands, listed, W, i0, j0, wtop, wbot, 
         o = 0
         if isl == 1 or isl == 2:  # outside the first island (the only one, or the fullest)
             for c in range(TILE):
-                o += outside_island(sgn * np.float64(row[j0 + c]), b0, b1)
+                o += outside_island(sgn * np.float64(row[c]), b0, b1)
         elif isl == 3:
             for c in range(TILE):
-                y = sgn * np.float64(row[j0 + c])
+                y = sgn * np.float64(row[c])
                 o += 1 - np.int64(((y >= b0) & (y < b1)) | ((y >= b2) & (y < b3))
                                   | ((y >= b4) & (y < b5)) | ((y >= b6) & (y < b7)))
         out += o
@@ -609,10 +609,10 @@ def window_add_tile(ring, state, scale, islands, listed, W, i0, j0, wtop, wbot, 
         if sgn * wbot < thr:  # some entries below the threshold (then below the window)
             above = 0
             for r in range(TILE):
-                row = W[i0 + r]
+                row = W[i0 + r, j0:j0 + TILE]  # indexed by c >= 0 only: no wraparound, plain loads
                 a = 0
                 for c in range(TILE):
-                    a += sgn * np.float64(row[j0 + c]) >= thr
+                    a += sgn * np.float64(row[c]) >= thr
                 above += a
     if out > 0 and state[WIN_LISTED_FULL] == 0:
         # the outside entries' places, from the rows that hold any, coded in the scan's order
@@ -622,9 +622,9 @@ def window_add_tile(ring, state, scale, islands, listed, W, i0, j0, wtop, wbot, 
         for r in range(TILE):
             if rowout[r] == 0:
                 continue
-            row = W[i0 + r]
+            row = W[i0 + r, j0:j0 + TILE]  # indexed by c >= 0 only: no wraparound, plain loads
             for c in range(TILE):
-                y = sgn * np.float64(row[j0 + c])
+                y = sgn * np.float64(row[c])
                 outside = 1 - np.int64(((y >= b0) & (y < b1)) | ((y >= b2) & (y < b3))
                                        | ((y >= b4) & (y < b5)) | ((y >= b6) & (y < b7)))
                 spots[cnt] = ((r >> 3) * TILE + c) * 8 + (r & 7)
