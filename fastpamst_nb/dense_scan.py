@@ -101,6 +101,12 @@ def _dense_scan(W, t0, t1, ring, state, scale, islands, listed, bulk_min):
     :func:`sample_islands`) an entry outside every island is listed too, and
     ``window.window_list`` appends its key to ``listed``: the buckets of a compressed
     queue, found in this read of W instead of a pass of the build's own.
+
+    ``bulk_min``: a full tile after one that listed at least this many entries (high
+    noise) is read without a list and handed whole to ``window.window_add_tile``, which
+    counts and lists from W what the list would have held (the same window and list;
+    docs/design.rst, The validation's window at honest noise); 0: every full tile,
+    above 4,096: none.
     """
     n = W.shape[0]
     tile = _TILE

@@ -11,7 +11,8 @@ layout (known only after the pass). Speed only: any window, or none, gives the
 same releases.
 
 ``top_window`` makes an empty window, ``window_threshold`` and ``window_add``
-are what the validation's compiled scan calls per tile, ``window_fork`` and
+are what the validation's compiled scan calls per tile (``window_list`` with islands,
+``window_add_tile`` for a tile read without a list at high noise), ``window_fork`` and
 ``window_join`` split and merge it across the validation threads, and
 ``window_capacities`` turns a complete window into the top buckets' capacities
 for ``gq_build``. The wide-bucket rule the window anticipates (``WIDE_MIN_FINE``,

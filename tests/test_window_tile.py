@@ -217,23 +217,22 @@ def test_tile_counts_as_its_list():
             for values, seed_w, isl in cases:
                 for wide, skewed, cap in [(False, 0, 1 << 12), (True, 0, 1 << 12)] + (
                         [] if isl is None else [(False, 0, 5), (False, 1, 1 << 12), (True, 1, 5)]):
-                    if True:
-                        W = _tile_case(values, rng)
-                        win = _tile_window(sgn, s, seed_w, isl, cap=cap, wide=wide, skewed=skewed)
-                        ref = _copy(win)
-                        before = _view(win)
-                        got = _by_tile(win, W, 0, 64)
-                        if got < 0:
-                            declined += 1
-                            for x, y in zip(_view(win), before):
-                                assert (x is None and y is None) or np.array_equal(x, y)
-                            continue
-                        taken += 1
-                        _by_list(ref, W, 0, 64)
-                        thr = topwin.window_threshold(before[0], win.scale)
-                        assert got == int(np.sum(sgn * W[0:64, 64:128] >= thr))
-                        for x, y in zip(_view(win), _view(ref)):
-                            assert (x is None and y is None) or np.array_equal(x, y), (sgn, s, seed_w, cap, skewed)
+                    W = _tile_case(values, rng)
+                    win = _tile_window(sgn, s, seed_w, isl, cap=cap, wide=wide, skewed=skewed)
+                    ref = _copy(win)
+                    before = _view(win)
+                    got = _by_tile(win, W, 0, 64)
+                    if got < 0:
+                        declined += 1
+                        for x, y in zip(_view(win), before):
+                            assert (x is None and y is None) or np.array_equal(x, y)
+                        continue
+                    taken += 1
+                    _by_list(ref, W, 0, 64)
+                    thr = topwin.window_threshold(before[0], win.scale)
+                    assert got == int(np.sum(sgn * W[0:64, 64:128] >= thr))
+                    for x, y in zip(_view(win), _view(ref)):
+                        assert (x is None and y is None) or np.array_equal(x, y), (sgn, s, seed_w, cap, skewed)
     assert taken > 40 and declined > 5  # both paths ran
 
 
