@@ -526,18 +526,17 @@ def window_add_tile(ring, state, scale, islands, listed, W, i0, j0, wtop, wbot, 
     list holds nearly the whole tile. Per tile, not per entry; O(TILE**2 + bins).
 
     ``wtop``, ``wbot``: the tile's weights of highest and lowest score (sgn * w); ``thr``:
-    ``window_threshold``;
-    ``isl``: 0 (no islands, or the list closed), 1 (one island, islands[0:2]), 2 (up to
-    ISLANDS_MAX islands, the first holding most entries: ``WIN_SKEWED``) or 3 (up to
-    ISLANDS_MAX). ``idx, hist, rowout, spots``: :func:`tile_scratch`.
+    ``window_threshold``; ``isl``: 0 (no islands, or the list closed), 1 (one island,
+    islands[0:2]), 2 (up to ISLANDS_MAX islands, the first holding most entries:
+    ``WIN_SKEWED``) or 3 (up to ISLANDS_MAX). ``idx, hist, rowout, spots``:
+    :func:`tile_scratch`.
 
     When the tile's highest and lowest keys share a bin, the tile is counted whole (no
     bin per entry). Else every entry's bin in one pass that vectorizes, in floating point
-    (exact for a power-of-two s), offset so that the
-    window's bins after the slide to the tile's top are 1 .. bins and everything lower,
-    entries below the threshold included, is 0 (such an entry's key is below the window's
-    bottom: ``window_threshold``); then the histograms, and the slide and the window's bins
-    as ``_window_add_batch``. The entries outside the islands are counted by rows (a loop
+    (exact for a power-of-two s), offset so that the window's bins after the slide to the
+    tile's top are 1 .. bins and everything lower, entries below the threshold included,
+    is 0 (such an entry's key is below the window's bottom: ``window_threshold``); then
+    the histograms, and the slide and the window's bins as ``_window_add_batch``. The entries outside the islands are counted by rows (a loop
     that vectorizes; with ``isl`` 1 or 2, two compares an entry: those outside the first
     island), found in the rows that hold any (tested against every island), and keyed and
     listed in the scan's order (strips of 8 rows, column by column).
@@ -584,7 +583,7 @@ def window_add_tile(ring, state, scale, islands, listed, W, i0, j0, wtop, wbot, 
     above = 0
     out = 0
     for r in range(TILE):  # loops without a branch, so that they vectorize
-        row = W[i0 + r, j0:j0 + TILE]  # indexed by c >= 0 only: no wraparound, plain loads
+        row = W[i0 + r, j0:j0 + TILE]  # indexed by c >= 0 only: plain loads (row[j0 + c]: gathers)
         if not one:
             a = 0
             for c in range(TILE):
@@ -610,7 +609,7 @@ def window_add_tile(ring, state, scale, islands, listed, W, i0, j0, wtop, wbot, 
         if sgn * wbot < thr:  # some entries below the threshold (then below the window)
             above = 0
             for r in range(TILE):
-                row = W[i0 + r, j0:j0 + TILE]  # indexed by c >= 0 only: no wraparound, plain loads
+                row = W[i0 + r, j0:j0 + TILE]
                 a = 0
                 for c in range(TILE):
                     a += sgn * np.float64(row[c]) >= thr
@@ -623,7 +622,7 @@ def window_add_tile(ring, state, scale, islands, listed, W, i0, j0, wtop, wbot, 
         for r in range(TILE):
             if rowout[r] == 0:
                 continue
-            row = W[i0 + r, j0:j0 + TILE]  # indexed by c >= 0 only: no wraparound, plain loads
+            row = W[i0 + r, j0:j0 + TILE]
             for c in range(TILE):
                 y = sgn * np.float64(row[c])
                 outside = 1 - np.int64(((y >= b0) & (y < b1)) | ((y >= b2) & (y < b3))
