@@ -24,11 +24,17 @@ from . import window as window_mod
 from .window import (
     ISLANDS_MAX, NO_LISTED, NO_WINDOW, WIN_BSHIFT, WIN_COMPLETE, WIN_FINE_SHIFT, WIN_ISLAND_KEYS, WIN_ISLANDS, WIN_LISTED_FULL,
     WIN_SEEN, WIN_SKEWED, WIN_WIDE_MIN,
-    in_islands, window_add, window_fork, window_join, window_list, window_threshold,
+    in_islands, tile_scratch, window_add, window_add_tile, window_fork, window_join, window_list,
+    window_threshold,
 )
 
 _TILE = 64  # rows and columns of a validation tile
 _SCAN_ROWS = 8  # rows of a tile compared per pass over its columns (divides _TILE)
+assert _TILE == window_mod.TILE
+# a full tile is read without a list, and counted from W by window.window_add_tile, when
+# the last full tile listed at least this many of its 4,096 entries (high noise; read by
+# _scan_dense at each call: tests set 0, always, or 4,097, never)
+BULK_MIN = _TILE * _TILE // 2
 
 # which entries of a full tile the scan lists (``_listed``): those reaching the window's
 # threshold, and those outside one island, or outside up to four (every island tested,
@@ -54,8 +60,23 @@ def _listed(x, mode, thr, b0, b1, b2, b3, b4, b5, b6, b7):
                                            | ((x >= b6) & (x < b7))))))
 
 
+@jit_only
+def _relist(W, i0, j0, hitw, sgn, mode, thr, b0, b1, b2, b3, b4, b5, b6, b7):
+    """The list of one full tile under ``mode`` (``thr``: the threshold, or min(thr, b1) for
+    ``_ONE``), in the scan's order: what the scan's tile loop of that mode lists. For a tile
+    read without a list that ``window.window_add_tile`` did not take (rare: speed only)."""
+    k = 0
+    for i in range(i0, i0 + _TILE, _SCAN_ROWS):
+        for j in range(j0, j0 + _TILE):
+            for d in range(_SCAN_ROWS):
+                w = np.float64(W[i + d, j])
+                hitw[k] = w
+                k += _listed(sgn * w, mode, thr, b0, b1, b2, b3, b4, b5, b6, b7)
+    return k
+
+
 @njit(cache=CACHE, nogil=True)
-def _dense_scan(W, t0, t1, ring, state, scale, islands, listed):
+def _dense_scan(W, t0, t1, ring, state, scale, islands, listed, bulk_min):
     """One tiled pass over the strict upper triangle of tile rows t0 .. t1 - 1 (rows
     64 t0 .. 64 t1 - 1): finiteness, symmetry, range, and the top window.
 
@@ -80,6 +101,12 @@ def _dense_scan(W, t0, t1, ring, state, scale, islands, listed):
     :func:`sample_islands`) an entry outside every island is listed too, and
     ``window.window_list`` appends its key to ``listed``: the buckets of a compressed
     queue, found in this read of W instead of a pass of the build's own.
+
+    ``bulk_min``: a full tile after one that listed at least this many entries (high
+    noise) is read without a list and handed whole to ``window.window_add_tile``, which
+    counts and lists from W what the list would have held (the same window and list;
+    docs/design.rst, The validation's window at honest noise); 0: every full tile,
+    above 4,096: none.
     """
     n = W.shape[0]
     tile = _TILE
@@ -97,6 +124,12 @@ def _dense_scan(W, t0, t1, ring, state, scale, islands, listed):
     # entry (hitw may alias them) and the fused loop ran 4x slower
     b0, b1, b2, b3, b4, b5, b6, b7 = b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]
     hitw = np.empty(tile * tile)
+    # bulk: the last full tile listed at least bulk_min entries (high noise), so this one is
+    # read without a list and counted from the cache (window.window_add_tile), which needs a
+    # power-of-two step; a tile it does not take is listed again and ends bulk for this call
+    bulk_ok = not nowin and scale[2] != 0.0
+    bulk = bulk_ok and bulk_min <= 0
+    idx, hist, rowout, spots = tile_scratch()
     for i0 in range(t0 * tile, min(t1 * tile, n), tile):
         i1 = min(i0 + tile, n)
         for j0 in range(i0, n, tile):
@@ -128,6 +161,53 @@ def _dense_scan(W, t0, t1, ring, state, scale, islands, listed):
                         bad |= differ
                         wmin = min(wmin, lo)
                         wmax = max(wmax, hi)
+            elif bulk and j1 - j0 == tile:
+                # the loop without a list, the tile's range apart; then the tile's entries
+                # read again, from the cache, by window_add_tile: the list it would have
+                # held, keyed and counted without a store and a compare per entry here
+                tlo = np.inf
+                thi = -np.inf
+                tbad = False
+                for i in range(i0, i1, _SCAN_ROWS):
+                    for j in range(j0, j1):
+                        col = W[j]
+                        lo = np.inf
+                        hi = -np.inf
+                        differ = False
+                        for d in range(_SCAN_ROWS):
+                            w = np.float64(W[i + d, j])
+                            differ |= w != np.float64(col[i + d])
+                            lo = min(lo, w)
+                            hi = max(hi, w)
+                        tbad |= differ
+                        tlo = min(tlo, lo)
+                        thi = max(thi, hi)
+                bad |= tbad
+                wmin = min(wmin, tlo)
+                wmax = max(wmax, thi)
+                isl = 0
+                mode = _PLAIN
+                cut = thr
+                if fused and state[WIN_ISLANDS] == 1:
+                    isl = 1
+                    mode = _ONE
+                    cut = min(thr, b1)
+                elif fused:
+                    isl = 2 if state[WIN_SKEWED] else 3
+                    mode = _SKEWED if state[WIN_SKEWED] else _MANY
+                got = -1
+                if not tbad:  # a NaN fails its own comparison: none here
+                    got = window_add_tile(ring, state, scale, b, listed, W, i0, j0,
+                                          thi if sgn > 0 else tlo, tlo if sgn > 0 else thi, thr, isl,
+                                          idx, hist, rowout, spots)
+                if got >= 0:
+                    bulk = got >= bulk_min
+                    fused = fused and state[WIN_LISTED_FULL] == 0
+                    thr = window_threshold(state, scale)
+                    continue
+                bulk_ok = False
+                bulk = False
+                k = _relist(W, i0, j0, hitw, sgn, mode, cut, b0, b1, b2, b3, b4, b5, b6, b7)
             elif fused and state[WIN_ISLANDS] == 1:
                 # one island [b0, b1): an entry is listed when it scores below b0 or at
                 # least min(thr, b1) (window_list sorts them out): one compare more than
@@ -202,6 +282,8 @@ def _dense_scan(W, t0, t1, ring, state, scale, islands, listed):
                         bad |= differ
                         wmin = min(wmin, lo)
                         wmax = max(wmax, hi)
+            if bulk_ok and j1 - j0 == tile and i1 - i0 == tile and j0 != i0:
+                bulk = k >= bulk_min  # a full tile's list: the next one's loop
             if k > 0:
                 if fused:
                     window_list(ring, state, scale, b, listed, hitw, k)
@@ -288,7 +370,7 @@ def _scan_dense(W, window=NO_WINDOW, workers=None, alongside=None, freed=None):
 
     def part(t0, t1, w):
         return lambda: _dense_scan(W, t0, t1, w.ring, w.state, w.scale, w.islands,
-                                   w.listed[0] if w.listed else NO_LISTED)
+                                   w.listed[0] if w.listed else NO_LISTED, BULK_MIN)
 
     if window.state[WIN_ISLANDS] == -1 and n * n >= window_mod.ISLANDS_MIN_ENTRIES:
         sample_islands(W, window)

@@ -11,7 +11,8 @@ layout (known only after the pass). Speed only: any window, or none, gives the
 same releases.
 
 ``top_window`` makes an empty window, ``window_threshold`` and ``window_add``
-are what the validation's compiled scan calls per tile, ``window_fork`` and
+are what the validation's compiled scan calls per tile (``window_list`` with islands,
+``window_add_tile`` for a tile read without a list at high noise), ``window_fork`` and
 ``window_join`` split and merge it across the validation threads, and
 ``window_capacities`` turns a complete window into the top buckets' capacities
 for ``gq_build``. The wide-bucket rule the window anticipates (``WIDE_MIN_FINE``,
@@ -421,6 +422,19 @@ def in_islands(x, b):
                     | ((x >= b[4]) & (x < b[5])) | ((x >= b[6]) & (x < b[7])))
 
 
+@jit_only(inline="always")
+def _append_key(listed, used, key):
+    """The list's rule for one key outside the islands, written once (``window_list``,
+    ``window_add_tile``): a run of one key is kept once. Returns the new count of
+    ``listed``, or -1 when it has no room left (the list is then incomplete)."""
+    if used > 0 and listed[used - 1] == key:
+        return used
+    if used < listed.shape[0]:
+        listed[used] = key
+        return used + 1
+    return -1
+
+
 @njit(cache=CACHE, nogil=True)
 def window_list(ring, state, scale, islands, listed, hitw, k):
     """A tile's listed entries hitw[:k] when islands were sampled: each entry either
@@ -460,11 +474,10 @@ def window_list(ring, state, scale, islands, listed, hitw, k):
             outside = outside_island(x, b0, b1) if one else 1 - in_islands(x, islands)
             if outside:
                 ok, key = _window_key(w, sgn, s, inv)
-                if ok and not (used > 0 and listed[used - 1] == key):
-                    if used < cap:
-                        listed[used] = key
-                        used += 1
-                    else:
+                if ok:
+                    used = _append_key(listed, used, key)
+                    if used < 0:
+                        used = cap
                         full = 1
                         break
     state[WIN_LISTED] = used
@@ -480,6 +493,178 @@ def window_list(ring, state, scale, islands, listed, hitw, k):
             kt += sgn * w >= thr
     if above > 0:
         window_add(ring, state, scale, hitw, above)
+
+
+# window_add_tile: a tile of the validation's scan (TILE x TILE entries, strictly above
+# the diagonal) counted from W itself, in _TILE_HISTS local histograms (so that runs of
+# one bin do not chain on one counter)
+TILE = 64
+_TILE_HISTS = 4
+_TILE_BINS_MAX = 1 << 50  # |bin| below this: every bin and its offset exact in a float64
+
+
+@njit(cache=CACHE, nogil=True)
+def tile_scratch():
+    """The work arrays of :func:`window_add_tile` (one set a scan part, reused tile after
+    tile): each entry's bin (int32 (TILE**2,)), the histograms (int64 (_TILE_HISTS,
+    _WINDOW_BINS_WIDE + 1)), each row's entries outside the islands (int64 (TILE,)) and
+    their places in the tile (int64 (TILE**2,))."""
+    return (np.empty(TILE * TILE, dtype=np.int32),
+            np.empty((_TILE_HISTS, _WINDOW_BINS_WIDE + 1), dtype=np.int64),
+            np.empty(TILE, dtype=np.int64),
+            np.empty(TILE * TILE, dtype=np.int64))
+
+
+@njit(cache=CACHE, nogil=True)
+def window_add_tile(ring, state, scale, islands, listed, W, i0, j0, wtop, wbot, thr, isl, idx, hist, rowout,
+                    spots):
+    """What :func:`window_list` (``isl`` > 0) or :func:`window_add` (``isl`` 0) makes of the
+    entries the scan lists from one full tile W[i0:i0 + TILE, j0:j0 + TILE] (strictly above
+    the diagonal, already scanned: finite or infinite, no NaN), read again from W (from the
+    cache) instead of from a list: the same window, the same keys listed in the same order.
+    For the tiles most of whose entries reach the threshold (high noise), where the scan's
+    list holds nearly the whole tile. Per tile, not per entry; O(TILE**2 + bins).
+
+    ``wtop``, ``wbot``: the tile's weights of highest and lowest score (sgn * w); ``thr``:
+    ``window_threshold``; ``isl``: 0 (no islands, or the list closed), 1 (one island,
+    islands[0:2]), 2 (up to ISLANDS_MAX islands, the first holding most entries:
+    ``WIN_SKEWED``) or 3 (up to ISLANDS_MAX). ``idx, hist, rowout, spots``:
+    :func:`tile_scratch`.
+
+    When the tile's highest and lowest keys share a bin, the tile is counted whole (no
+    bin per entry). Else every entry's bin in one pass that vectorizes, in floating point
+    (exact for a power-of-two s), offset so that the window's bins after the slide to the
+    tile's top are 1 .. bins and everything lower, entries below the threshold included,
+    is 0 (such an entry's key is below the window's bottom: ``window_threshold``); then
+    the histograms, and the slide and the window's bins as ``_window_add_batch``. The entries outside the islands are counted by rows (a loop
+    that vectorizes; with ``isl`` 1 or 2, two compares an entry: those outside the first
+    island), found in the rows that hold any (tested against every island), and keyed and
+    listed in the scan's order (strips of 8 rows, column by column).
+
+    Returns how many entries reach ``thr``, or -1, having changed nothing, when it does not
+    apply: a step that is not a power of two, a window that has counted nothing, a top key
+    that does not convert, bins of 2**50 or more."""
+    sgn, s, inv = scale[0], scale[1], scale[2]
+    if inv == 0.0 or state[WIN_SEEN] == 0:
+        return -1
+    fsh = state[WIN_FINE_SHIFT]
+    top = state[WIN_TOP]
+    bins = state[WIN_BINS]
+    reach = sgn * wtop >= thr
+    newtop = top
+    ftop = top  # the tile's highest bin, when it reaches thr
+    if reach:
+        ok, key = _window_key(wtop, sgn, s, inv)
+        if not ok:
+            return -1
+        ftop = key >> fsh
+        newtop = max(top, ftop)  # keys are monotone in the score: the tile's highest
+    if abs(newtop) >= _TILE_BINS_MAX:
+        return -1
+    if not reach and isl == 0:
+        return 0
+    # every entry in the top entry's bin (uniform weights at high noise, the outlier's
+    # tiles): no bin per entry, as _window_add_batch's one bin
+    one = False
+    if reach:
+        okb, kb = _window_key(wbot, sgn, s, inv)
+        one = okb and (kb >> fsh) == ftop
+    base = np.float64(newtop - bins)  # the highest bin below the window: offset 0
+    nb = np.float64(bins)
+    # a bin is floor(y / (s 2**fsh)) = floor(floor(y / s) 2**-fsh): one exact product by a
+    # power of two (an underflow to -0.0 of a negative y is bin -1, as discretize's key -1)
+    c2 = inv * 2.0 ** -np.float64(fsh)
+    if not c2 >= 2.0 ** -1022:  # not a normal power of two: the product would not be exact
+        return -1
+    # the islands as scalars (read from the array in the loop, they would be reloaded at
+    # every entry: idx may alias it)
+    b0, b1, b2, b3 = islands[0], islands[1], islands[2], islands[3]
+    b4, b5, b6, b7 = islands[4], islands[5], islands[6], islands[7]
+    above = 0
+    out = 0
+    for r in range(TILE):  # loops without a branch, so that they vectorize
+        row = W[i0 + r, j0:j0 + TILE]  # indexed by c >= 0 only: plain loads (row[j0 + c]: gathers)
+        if not one:
+            a = 0
+            for c in range(TILE):
+                y = sgn * np.float64(row[c])
+                x = y * c2
+                f = np.floor(x) - np.float64((x == 0.0) & (y < 0.0))
+                idx[r * TILE + c] = np.int32(min(max(f - base, 0.0), nb))
+                a += y >= thr
+            above += a
+        o = 0
+        if isl == 1 or isl == 2:  # outside the first island (the only one, or the fullest)
+            for c in range(TILE):
+                o += outside_island(sgn * np.float64(row[c]), b0, b1)
+        elif isl == 3:
+            for c in range(TILE):
+                y = sgn * np.float64(row[c])
+                o += 1 - np.int64(((y >= b0) & (y < b1)) | ((y >= b2) & (y < b3))
+                                  | ((y >= b4) & (y < b5)) | ((y >= b6) & (y < b7)))
+        out += o
+        rowout[r] = o
+    if one:
+        above = TILE * TILE
+        if sgn * wbot < thr:  # some entries below the threshold (then below the window)
+            above = 0
+            for r in range(TILE):
+                row = W[i0 + r, j0:j0 + TILE]
+                a = 0
+                for c in range(TILE):
+                    a += sgn * np.float64(row[c]) >= thr
+                above += a
+    if out > 0 and state[WIN_LISTED_FULL] == 0:
+        # the outside entries' places, from the rows that hold any, coded in the scan's order
+        # (strip of 8 rows, column, row in the strip) and sorted (a few a tile at high noise),
+        # then keyed and listed in that order
+        cnt = 0
+        for r in range(TILE):
+            if rowout[r] == 0:
+                continue
+            row = W[i0 + r, j0:j0 + TILE]
+            for c in range(TILE):
+                y = sgn * np.float64(row[c])
+                outside = 1 - np.int64(((y >= b0) & (y < b1)) | ((y >= b2) & (y < b3))
+                                       | ((y >= b4) & (y < b5)) | ((y >= b6) & (y < b7)))
+                spots[cnt] = ((r >> 3) * TILE + c) * 8 + (r & 7)
+                cnt += outside
+        spots[:cnt].sort()
+        used = state[WIN_LISTED]
+        full = 0
+        for u in range(cnt):
+            code = spots[u]
+            w = np.float64(W[i0 + (code >> 9) * 8 + (code & 7), j0 + ((code >> 3) & (TILE - 1))])
+            ok, key = _window_key(w, sgn, s, inv)
+            if ok:
+                used = _append_key(listed, used, key)
+                if used < 0:
+                    used = listed.shape[0]
+                    full = 1
+                    break
+        state[WIN_LISTED] = used
+        state[WIN_LISTED_FULL] = full
+    if above > 0:
+        mask = _WINDOW_RING - 1
+        if newtop > top:  # as _window_add_batch slides to the batch's highest bin
+            for g in range(max(top + 1, newtop - _WINDOW_RING + 1), newtop + 1):
+                ring[g & mask] = 0
+        if one:
+            if ftop > newtop - bins:  # then every entry reaches the window's old bottom, so thr
+                ring[ftop & mask] += TILE * TILE
+        else:
+            for h in range(_TILE_HISTS):
+                for v in range(bins + 1):
+                    hist[h, v] = 0
+            for t in range(TILE * TILE):
+                hist[t & (_TILE_HISTS - 1), idx[t]] += 1
+            for v in range(1, bins + 1):
+                total = np.int64(0)
+                for h in range(_TILE_HISTS):
+                    total += hist[h, v]
+                ring[(newtop - bins + v) & mask] += total
+        state[WIN_TOP] = newtop
+    return above
 
 
 def _join_listed(window, forks):

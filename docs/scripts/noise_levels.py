@@ -5,7 +5,8 @@ nodes drawn from the cut).
     python docs/scripts/noise_levels.py --n 4000 --sensitivity 1e-5 --shape outlier pareto
 
 Uniform(0, 1) weights (or the shapes of ``fastpamst bench --shapes``), rho = 0.1. For each sensitivity: the validation (with the
-top window ``fast_pamst`` passes it), ``gq_build``, the selection loop
+top window ``fast_pamst`` passes it; beside it, the same validation without a window, as
+``exact_mst`` and gumbel's release run it), ``gq_build``, the selection loop
 (``prim_dense_private``) and the loop's cut updates alone replayed on a fresh
 queue (nothing materialized; the counted range counted where the release kept one to
 its end), each as a multiple of the floor (``bench.floor_prim``)
@@ -50,13 +51,15 @@ def cpu(f):
 
 
 def release(W, sensitivity):
-    """(validation, build, loop, updates alone) CPU seconds, the queue and the counters."""
+    """(validation, build, loop, updates alone, validation without a window) CPU seconds, the
+    queue and the counters."""
     n = W.shape[0]
     s = privacy.default_discretization(sensitivity)
     r = privacy.fast_pamst_key_rate(RHO, sensitivity, n, s, "exponential")
     width = api.DEFAULT_BUCKET_WIDTH
     win = top_window(-1.0, s, r, width)
     tv, g = cpu(lambda: as_graph(W, window=win))
+    tv0, _ = cpu(lambda: as_graph(W))
     tb, q = cpu(lambda: gq_build(g, -1.0, s, r, width, win))
     stats = np.zeros(N_STATS, np.int64)
     edges = np.empty((n - 1, 2), np.int64)
@@ -69,7 +72,7 @@ def release(W, sensitivity):
         fresh.store.top_range[0] = q.store.top_range[0]  # the counted range's count, as the release's updates
     order = np.concatenate([[0], edges[:, 1]])
     tu, _ = cpu(lambda: replay_updates(fresh, W, order))
-    return (tv, tb, tl, tu), q, stats
+    return (tv, tb, tl, tu, tv0), q, stats
 
 
 def main():
@@ -98,10 +101,10 @@ def main():
 def levels(W, t0, a):
     for d in a.sensitivity:
         runs = [release(W, d) for _ in range(a.repeat)]
-        times = [min(run[0][i] for run in runs) / t0 for i in range(4)]
+        times = [min(run[0][i] for run in runs) / t0 for i in range(5)]
         _, q, stats = runs[0]
         lay, st = q.layout, q.store
-        print(f"sensitivity {d:g}: validation {times[0]:.2f}x, build {times[1]:.2f}x, loop {times[2]:.2f}x "
+        print(f"sensitivity {d:g}: validation {times[0]:.2f}x (without a window {times[4]:.2f}x), build {times[1]:.2f}x, loop {times[2]:.2f}x "
               f"(its updates alone {times[3]:.2f}x); {lay.n_buckets} buckets of 2**{lay.bucket_shift} keys"
               f"{' (wide)' if lay.wide else ''}{'' if lay.direct else ' (compressed)'}, materialized from {st.materialized[0]}")
         per_step = (f"{name} {v / (a.n - 1):.2f}" for name, v in zip(NAMES[1:], stats[1:]))
