@@ -1257,6 +1257,8 @@ def gq_build(graph, sgn, s, r, bucket_width, window=None, fits=memory_fits):
         # fields), and their arrays
         split=np.array([-1, 0, 0, 0], dtype=np.int64),
         subs=np.zeros((4, SPLIT_MAX if wide else 0), dtype=np.int64),
+        # no slot written yet: every bucket's highest written offset is -1
+        top=np.full(B, -1, dtype=np.int64),
     )
     nd = n if graph.dense else 0
     cut = CutSides(

@@ -14,7 +14,8 @@ import numpy as np
 
 from .core import jit_only
 from .cutqueue import (
-    _CHUNK, _filter_floor, _hash_group, _hset_home, _rank_group, _row_hits, _score_floor, _sub_index, _unvisited,
+    _CHUNK, _PREFETCH_AHEAD, _SPARSE_HITS, _filter_floor, _hash_group, _hset_home, _prefetch_row, _rank_group, _row_hits,
+    _row_hits_sparse, _score_floor, _sub_index, _unvisited,
     code_pack, range_threshold, slot_offset, slot_pack,
 )
 # (the moved rule keeps its old name here, so the code below reads as before)
@@ -54,12 +55,22 @@ def _size_buckets(lay, keys, st, cut, W, lo):
     h = np.zeros(hi - lo, dtype=np.int64)
     ythr = _filter_floor(lay, keys, lo)
     hit = np.empty(min(n, _CHUNK), dtype=np.int64)
+    blk = np.empty(_CHUNK // 8, dtype=np.int64)
     by_rest = 2 * n_rest < n
     for i in range(n_rest if by_rest else n):
         a = rest[i] if by_rest else i
         row = W[a]
-        for c0 in range(0 if by_rest else a + 1, n, _CHUNK):
-            nh = _row_hits(row, c0, min(c0 + _CHUNK, n), sgn, ythr, hit)
+        u0 = 0 if by_rest else a + 1
+        _prefetch_row(row, np.int64(u0), np.int64(u0 + _PREFETCH_AHEAD))
+        sparse = True  # the update loops' listing (cutqueue._update_plain): the same hits
+        for c0 in range(u0, n, _CHUNK):
+            c1 = min(c0 + _CHUNK, n)
+            _prefetch_row(row, c0 + _PREFETCH_AHEAD, c1 + _PREFETCH_AHEAD)
+            if sparse:
+                nh = _row_hits_sparse(row, c0, c1, sgn, ythr, hit, blk)
+            else:
+                nh = _row_hits(row, c0, c1, sgn, ythr, hit)
+            sparse = nh * _SPARSE_HITS < c1 - c0
             for t in range(nh):
                 u = hit[t]
                 if by_rest:
@@ -120,9 +131,10 @@ def gq_materialize(lay, keys, counts, st, cut, W, b_need):
 @jit_only
 def _materialize_pass(lay, keys, counts, st, cut, W, new, mat):
     """``gq_materialize``'s pass over the cut: fill (and with ``lazy_counts`` count)
-    buckets new .. mat - 1, already sized, with the cut edges they hold."""
+    buckets new .. mat - 1, already sized, with the cut edges they hold (and raise their
+    ``SlotStore.top``)."""
     n = lay.n
-    slots, start, fill, bshift = st.slots, st.start, st.fill, lay.bucket_shift
+    slots, start, fill, top, bshift = st.slots, st.start, st.fill, st.top, lay.bucket_shift
     inside, rest, n_in, n_rest = cut.inside, cut.rest, cut.sizes[0], cut.sizes[1]
     direct, sgn, s, inv, kmin, rank = lay.direct, lay.sgn, lay.s, lay.inv, lay.kmin, keys.rank
     sub_shift = lay.sub_shift if lay.wide else np.int64(0)
@@ -139,13 +151,24 @@ def _materialize_pass(lay, keys, counts, st, cut, W, new, mat):
     from_rest = filt and n_rest < n_in  # rows of the unvisited side
     ythr = _filter_floor(lay, keys, new) if filt else -np.inf
     hit = np.empty(min(n, _CHUNK) if filt else 0, dtype=np.int64)
+    blk = np.empty(_CHUNK // 8, dtype=np.int64)
     span = n if filt else n_rest  # entries of a row read: all of them, or the unvisited
     for i in range(n_rest if from_rest else n_in):
         x = rest[i] if from_rest else inside[i]
         row = W[x]
+        sparse = filt  # the update loops' listing (cutqueue._update_plain): the same hits
+        if filt:
+            _prefetch_row(row, np.int64(0), np.int64(_PREFETCH_AHEAD))
         for c0 in range(0, span, _CHUNK):
             c1 = min(c0 + _CHUNK, span)
-            nh = _row_hits(row, c0, c1, sgn, ythr, hit) if filt else c1 - c0
+            if filt:
+                _prefetch_row(row, c0 + _PREFETCH_AHEAD, c1 + _PREFETCH_AHEAD)
+            if sparse:
+                nh = _row_hits_sparse(row, c0, c1, sgn, ythr, hit, blk)
+                sparse = nh * _SPARSE_HITS < c1 - c0
+            else:
+                nh = _row_hits(row, c0, c1, sgn, ythr, hit) if filt else c1 - c0
+                sparse = filt and nh * _SPARSE_HITS < c1 - c0
             for h in range(nh):  # written flat: per cut entry (see gq_update)
                 if filt:
                     y = hit[h]
@@ -163,8 +186,10 @@ def _materialize_pass(lay, keys, counts, st, cut, W, new, mat):
                 a, u = (y, x) if from_rest else (x, y)  # visited, unvisited
                 b = g >> bshift
                 if new <= b < mat:
-                    slots[start[b] + fill[b]] = slot_pack((g - (b << bshift)) >> sub_shift, code_pack(a, u))
+                    off = (g - (b << bshift)) >> sub_shift
+                    slots[start[b] + fill[b]] = slot_pack(off, code_pack(a, u))
                     fill[b] += 1
+                    top[b] = max(top[b], off)
                     if lazy:
                         bucket[b] += 1
                         if lay.layered:

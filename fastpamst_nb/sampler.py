@@ -64,7 +64,8 @@ ST_CUT_NODES = 8        # nodes of uncounted buckets resolved whole from the cut
 ST_RANGE_NODES = 9      # nodes of the counted range (counted, never written) drawn from the cut
 ST_WIDE_SLOTS = 10      # slots of wide buckets read to open and partition them (not split ones)
 ST_SPLIT_KEYS = 11      # entries keyed into a split wide bucket: its row passes and fills (SlotStore.split[3])
-N_STATS = 12
+ST_TIGHT_TOPS = 12      # counted buckets whose key bound came from their highest written offset (SlotStore.top)
+N_STATS = 13
 
 # a wide bucket opened with at least this many times n slots, and at least half the cut
 # (a crowded range: elsewhere the partition reads few slots, and a split bucket's walk
@@ -484,7 +485,7 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
     bshift, block_shift, sub_shift = lay.bucket_shift, lay.block_shift, lay.sub_shift
     slots, start, fill, ends = st.slots, st.start, st.fill, st.ends
     materialized, open_bucket, top_range, far_edges = st.materialized, st.open_bucket, st.top_range, st.far_edges
-    split, subs = st.split, st.subs
+    split, subs, top = st.split, st.subs, st.top
     bucket, block, group, total = counts.bucket, counts.block, counts.group, counts.total
     key_base = keys.key
     low = (np.int64(1) << bshift) - 1  # a group's offset in its bucket; the top offset
@@ -493,6 +494,9 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
     # the far-edge rule of a cut node at the top (not for one selection: its pass over W
     # is paid once a release, its count kept in far_edges[0], -1 until counted)
     far_rule = dense and lazy and not select_only
+    # a counted bucket's keys are bounded by its highest written offset (SlotStore.top,
+    # kept by the lazy loops of a dense queue; a wide bucket's slots keep sub-buckets)
+    tops = lazy and not wide
     seen_small = np.full(_SEEN_SMALL, -1, dtype=np.int64)
     v = np.int64(v)
     for step in range(step0, step0 + n_steps):
@@ -646,6 +650,17 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                 # before counting more buckets (a pass over the cut) the walk stops
                 # while the bottom trick expects at most _UNCOUNTED_THETA candidates
                 th = max(theta, _UNCOUNTED_THETA) if uncounted and not whole else theta
+                if tops and not uncounted and (first or ((p + 1) & low) == 0):
+                    # p tops a counted bucket: its active members' offsets are at most
+                    # top[nb] and every remaining edge below it lies lower, so the stop
+                    # test, the node's maximum and its extras' threshold may use that
+                    # key (data and past selections only, never this noise: the law is
+                    # the same; docs/design.rst, The selection loop on the shapes)
+                    nb = p >> bshift
+                    gt = (nb << bshift) + top[nb]
+                    if bucket[nb] > 0 and top[nb] >= 0 and gt < p:
+                        stats[ST_TIGHT_TOPS] += 1
+                        ktop = np.float64((kmin + gt if direct else key_base[nb] + (gt & low)) - k0)
             if kind == 0 and not first:
                 # the adaptive stop (docs/design.rst, The adaptive bottom trick)
                 t = best - ktop
@@ -948,13 +963,16 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                         if fill[bb] > 2 * active:
                             # compact: more than half of its slots are dead
                             kk = lo_s
+                            hi = np.int64(-1)
                             for x in range(lo_s, lo_s + fill[bb]):
                                 sx = slots[x]
                                 cx = slot_code(sx)
                                 if not visited[code_ends(cx)[1] if dense else ends[cx]]:
                                     slots[kk] = sx
                                     kk += 1
+                                    hi = max(hi, slot_offset(sx))
                             fill[bb] = kk - lo_s
+                            top[bb] = hi
                         f = fill[bb]
                         base = bb << bshift
                         whole_b = lo_off == 0 and hi_off >= low

@@ -317,6 +317,11 @@ def test_queue_matches_a_naive_cut(layout, window, monkeypatch):
             slots = slot_code(q.store.slots[q.store.start[bb]:q.store.start[bb] + q.store.fill[bb]])
             alive = {frozenset(_decode(graph, c)) for c in slots.tolist()} & active
             assert alive == {e for e in active if group[e] // width == bb}
+            if q.layout.lazy_counts and not q.layout.wide:
+                # SlotStore.top, the sampler's bound of a counted bucket's keys, is at
+                # least every active edge's group offset (and within the bucket)
+                offs = [group[e] - bb * width for e in active if group[e] // width == bb]
+                assert not offs or max(offs) <= q.store.top[bb] < width
         if graph.dense:
             for code in _many_cut_takes(q, graph.W, top_group, gen, 3):
                 assert frozenset(_decode(graph, code)) in active

@@ -25,7 +25,7 @@ from fastpamst_nb.api import DEFAULT_BUCKET_WIDTH, DEFAULT_THETA, _fast_pamst_gr
 from fastpamst_nb.graph import as_graph
 from fastpamst_nb.cutqueue_build import gq_build
 from fastpamst_nb.keys import bucket_shift_for, exact_inverse
-from fastpamst_nb.sampler import ST_GROUP_DRAWS, ST_NODES, ST_STEPS
+from fastpamst_nb.sampler import ST_GROUP_DRAWS, ST_NODES, ST_STEPS, ST_TIGHT_TOPS
 from test_fast_pamst import expected_sequences
 from test_hard_inputs import _rho_for_rate, released_counts  # the compiled loop of releases
 
@@ -631,5 +631,56 @@ def test_sampled_islands_dense_law(name, maximum, no_wide, monkeypatch):
     rho = _rho_for_rate(LAM, 1.0, 1.0, W.shape[0], "exponential")
     counts, _, rate = released_counts(sgn_W, rho, 1.0, None, maximum=maximum, window=True)
     expected = expected_sequences(sgn_W, rate, 1.0, maximum=maximum)
+    pvalue, stat, dof = naive.chisquare_pvalue(counts, expected, RUNS)
+    assert pvalue >= P_FAIL, f"p = {pvalue:.2e} (chi2 = {stat:.1f}, dof = {dof})"
+
+
+# Counted buckets bounded by their highest written offset (SlotStore.top; docs/design.rst,
+# The selection loop on the shapes). Buckets hold 2 keys at this rate; the keys sit at the
+# bottom of their buckets, a key below the bucket's top, so the walk bounds a counted one
+# by that key (ST_TIGHT_TOPS): the stop test, the node's maximum and its extras' threshold
+# move. The start vertex's edges lie more than 4 noise units below the top key, so the
+# first step forms no counted range and the buckets are counted (materialized) at once.
+# direct: every weight even, the largest too (kmin = -10: offset 0); compressed: the top
+# key (weight 2) at the top of its bucket (the pad), the odd weights at the bottom of
+# theirs, far keys 1e9 noise units down (p underflows to 0); offset: the direct case at
+# 1e12 with s = 2**-13 (keys near -2**53).
+_EVEN = {(0, 1): 8, (0, 2): 10, (0, 3): 8, (0, 4): 10, (1, 2): 2, (1, 3): 4, (2, 3): 2, (1, 4): 4,
+         (2, 4): 6, (3, 4): 6}
+_ODD = {(0, 1): 9, (0, 2): 11, (0, 3): 9, (0, 4): 1e9 + 1, (1, 2): 2, (1, 3): 3, (2, 3): 5, (1, 4): 3,
+        (2, 4): 5, (3, 4): 1e9}
+_S_OFFSET = 2.0 ** -13
+TIGHT = {
+    "direct": (_dense(5, _EVEN, 0), 1.0, "direct"),
+    "compressed-far": (_dense(5, _ODD, 0), 1.0, "compressed"),
+    "offset-1e12": (_dense(5, {e: 1e12 + w * _S_OFFSET for e, w in _EVEN.items()}, 0), _S_OFFSET, "direct"),
+}
+
+
+@pytest.mark.parametrize("name, maximum", [("direct", False), ("direct", True), ("compressed-far", False),
+                                           ("compressed-far", True), ("offset-1e12", False)],
+                         ids=["direct-min", "direct-max", "compressed-min", "compressed-max", "offset-min"])
+@pytest.mark.slow_python
+def test_tight_bucket_tops_dense_law(name, maximum, monkeypatch):
+    W, s, layout = TIGHT[name]
+    if layout == "direct":
+        monkeypatch.setattr(topwin, "WIDE_MIN_FINE", 1 << 62)  # no wide buckets: direct keys
+    else:
+        monkeypatch.setattr(cutqueue_build, "_WIDE_FILL_MIN", 0)  # every wide bucket crowds
+        monkeypatch.setattr(cutqueue_build, "_WIDE_FILL_FACTOR", 0)
+    if maximum:
+        W = -W  # the maximum tree of -W takes the walks of the minimum tree of W
+    sgn = 1.0 if maximum else -1.0
+    lam = 1.0 / s  # one key, one noise unit
+    q = gq_build(as_graph(W), sgn, s, lam * s, DEFAULT_BUCKET_WIDTH)
+    assert (("direct" if q.layout.direct else "compressed") == layout and not q.layout.wide
+            and q.layout.lazy_counts and q.layout.bucket_shift == 1)
+    n = W.shape[0]
+    rho = _rho_for_rate(lam, s, s, n, "exponential")
+    counts, stats, rate = released_counts(W, rho, s, None, maximum=maximum)
+    assert rate == pytest.approx(lam, rel=1e-12)
+    assert stats[ST_TIGHT_TOPS] > 0  # the bound was taken
+    expected = expected_sequences(W, rate, s, maximum=maximum)
+    assert sum(RUNS * p >= 5 for p in expected.values()) >= 3, "configuration too concentrated"
     pvalue, stat, dof = naive.chisquare_pvalue(counts, expected, RUNS)
     assert pvalue >= P_FAIL, f"p = {pvalue:.2e} (chi2 = {stat:.1f}, dof = {dof})"
