@@ -39,12 +39,13 @@ Gumbel, independent of the others, given the past. The ranks of the vertices sti
 outside (their positions once the joining vertex's is removed) are cut into blocks of
 ``BLOCK`` = 8; one Philox-4x32-10 block of the block stream (``philox.block_bits``,
 counter (joining vertex, pair of blocks, 0)) gives each block of a pair the largest of
-its 8 Gumbels, M = ln 8 + G(U), and where it sits (3 spare bits); the others are
-Gumbels conditioned below M, drawn only for the edges that need them. So an edge whose
-threshold t is at or above the bound of its block's M (``_block_upper``, ``gumbel_upper``
-with ln 8 folded in) is decided by one compare and one hash per 16 edges; the rest (about
-8 times as many as the per-edge bound lists) take ``block_gumbel`` and the exact
-comparison. ``block=False`` (``BLOCK_PATH``) keeps one Gumbel per edge: the sparse and
+its 8 Gumbels, M = ln 8 + G(U), and where it sits (3 spare bits); the next largest
+follow one draw each (order statistics, ``block_gumbel``), only as far as an edge of
+the block could still relax. So an edge whose threshold t is at or above the bound of
+its block's M (``_block_upper``, ``gumbel_upper`` with ln 8 folded in) is decided by one
+compare and one hash per 16 edges; the rest (about 8 times as many as the per-edge bound
+lists) join their block's walk, and the ranks it reaches take the exact comparison.
+``block=False`` (``BLOCK_PATH``) keeps one Gumbel per edge: the sparse and
 points engines' noise, the same law, other trees for a seed. Ranks do not depend on the
 thread split, so the tree is the same for any number of threads.
 
@@ -250,33 +251,98 @@ def _exact(x, h, l, U, b, b_hi, b_lo):
 
 
 @njit(cache=CACHE, inline="always")
-def block_gumbel(ka, kb, c3, cur, k):
-    """The block path's standard Gumbel of the edge from ``cur`` to the unvisited vertex of
-    rank k (its position among the unvisited vertices but cur, increasing), in the step
-    where cur joined. Scalar-only; (ka, kb, c3) = (lo(k0), hi(k0), hi(k1)) of the key.
+def _pick_free(mask, idx):
+    """The idx-th (from 0) of the block's positions 0..BLOCK-1 whose bit in mask is 0."""
+    for q in range(BLOCK):
+        if (mask >> q) & 1 == 0:
+            if idx == 0:
+                return q
+            idx -= 1
+    return -1
 
-    Rank k lies in block k >> 3 of ``BLOCK`` = 8 positions (missing positions at the
-    end count as phantoms), two blocks a pair p = k >> 4. The pair's
-    ``philox.block_bits(ka, kb, c3, cur, p, 0)`` gives each block a uniform U and 11
-    spare bits: the block's largest Gumbel is M = ln 8 + G(U) (the maximum of 8
-    independent standard Gumbels), at the position a = spare & 7 (uniform and
-    independent of M). Rank k takes M if it is the block's position a; otherwise the
-    Gumbel given that it is below M, F^-1(U' F(M)) with F(x) = exp(-e^-x), U' the first
-    uniform of ``block_bits(ka, kb, c3, cur, p, 1 + (k & 15))``:
-    G = -ln(e^-M - ln U'), e^-M = -ln(U) / 8 (exact: a power of two).
-    Given the past, the Gumbels of a step's edges are independent standard Gumbels
-    (docs/design.rst, "Dense gumbel, ninth pass").
-    """
-    p = k >> (_BLOCK_SHIFT + 1)
-    m1, a1, m2, a2 = block_bits(ka, kb, c3, cur, p, 0)
-    if (k >> _BLOCK_SHIFT) & 1:
+
+@njit(cache=CACHE, inline="always")
+def _walk_draw(ka, kb, c3, cur, p, half, i, y, mask):
+    """The block walk's i-th draw (i >= 1; ``block_gumbel``): the next order statistic's
+    e**-G, y + E / (BLOCK - i) (E = -ln U, U the first uniform of ``block_bits(..., p,
+    1 + BLOCK * half + i - 1)``), and its position, uniform among the BLOCK - i positions
+    not yet drawn (the second uniform's bits m: (m (BLOCK - i)) >> 53)."""
+    mu, _, mp, _ = block_bits(ka, kb, c3, cur, p, 1 + BLOCK * half + i - 1)
+    c = BLOCK - i
+    y = y + -math.log(unit_of_bits(mu)) / c
+    q = _pick_free(mask, np.int64((mp * np.uint64(c)) >> np.uint64(53)))
+    return y, q
+
+
+@njit(cache=CACHE, inline="always")
+def _walk_first(ka, kb, c3, cur, j):
+    """The block j's largest Gumbel as y = e**-M = -ln(U) / BLOCK (exact: a power of two)
+    and its position (3 spare bits): the pair j >> 1's draw 0 (``block_gumbel``)."""
+    m1, a1, m2, a2 = block_bits(ka, kb, c3, cur, j >> 1, 0)
+    if j & 1:
         m1 = m2
         a1 = a2
-    e = -math.log(unit_of_bits(m1)) * _INV_BLOCK  # e**-M
-    if np.int64(a1) & _BMASK == k & _BMASK:
-        return -math.log(e)
-    mu, _, _, _ = block_bits(ka, kb, c3, cur, p, 1 + (k & _PMASK))
-    return -math.log(e - math.log(unit_of_bits(mu)))
+    return -math.log(unit_of_bits(m1)) * _INV_BLOCK, np.int64(a1) & _BMASK
+
+
+@njit(cache=CACHE)
+def block_gumbel(ka, kb, c3, cur, k):
+    """The block path's standard Gumbel of the edge from ``cur`` to the unvisited vertex of
+    rank k (its position among the unvisited vertices but cur, in increasing order), in
+    the step where cur joined: the reference of what the kernels' walks draw.
+    Scalar-only; (ka, kb, c3) = (lo(k0), hi(k0), hi(k1)) of the key.
+
+    Rank k lies in block j = k >> 3 of ``BLOCK`` = 8 positions (ranks past the last
+    count as phantoms), two blocks a pair p = j >> 1. With X = e**-G, the X of a block's
+    8 Gumbels are 8 independent Exp(1) variables, and their order statistics, smallest
+    first (the Gumbels largest first), are (Renyi) y_1 = E_1 / 8, y_i = y_{i-1} +
+    E_i / (9 - i), E_i independent Exp(1); the position of each is uniform among those
+    not drawn yet. Draw 1 comes from the pair's ``philox.block_bits(ka, kb, c3, cur, p,
+    0)`` (block j & 1's uniform U: E_1 = -ln U, its 3 spare bits: the position among 8),
+    draw i >= 2 from ``block_bits(..., p, 1 + 8 (j & 1) + i - 2)`` (``_walk_draw``). The
+    rank's Gumbel is -ln y_i for the draw i that lands on its position. Given the past,
+    the Gumbels of a step's edges are independent standard Gumbels (docs/design.rst,
+    "Dense gumbel, ninth pass"); the kernels stop a block's walk as soon as no listed
+    rank left can relax.
+    """
+    j = k >> _BLOCK_SHIFT
+    y, q = _walk_first(ka, kb, c3, cur, j)
+    mask = np.int64(1) << q
+    target = k & _BMASK
+    for i in range(1, BLOCK):
+        if q == target:
+            break
+        y, q = _walk_draw(ka, kb, c3, cur, j >> 1, j & 1, i, y, mask)
+        mask |= np.int64(1) << q
+    return -math.log(y)
+
+
+@njit(cache=CACHE, inline="always")
+def _block_walk(ka, kb, c3, cur, ranks, ts, gs, i0, i1, plain):
+    """The walk of one block over its listed ranks ``ranks[i0:i1]`` (thresholds ``ts``):
+    ``gs[i]`` = the Gumbel of rank ``ranks[i]`` (``block_gumbel``'s value), or -inf where
+    the walk stopped first. It stops (unless ``plain``) once every listed rank not drawn
+    has t >= -ln y + EPS: their Gumbels, below that, cannot relax (the skip's margin)."""
+    j = ranks[i0] >> _BLOCK_SHIFT
+    y, q = _walk_first(ka, kb, c3, cur, j)
+    mask = np.int64(1) << q
+    for i in range(i0, i1):
+        gs[i] = -np.inf
+    d = 1
+    while True:
+        g = -math.log(y)
+        stop = not plain
+        for i in range(i0, i1):
+            r = ranks[i] & _BMASK
+            if r == q:
+                gs[i] = g
+            elif (mask >> r) & 1 == 0 and ts[i] < g + EPS:
+                stop = False
+        if stop or d == BLOCK:
+            break
+        y, q = _walk_draw(ka, kb, c3, cur, j >> 1, j & 1, d, y, mask)
+        mask |= np.int64(1) << q
+        d += 1
 
 
 @njit(cache=CACHE, inline="always")
@@ -309,10 +375,12 @@ assert TOP_BLOCK == 1 << _TOP_SHIFT
 # positions whose edge passed the skip test in one step, then (a prefix, compacted in
 # place) those the exact path improved; state: [r (unvisited count), gone (position of
 # the vertex that joined last, to remove; r: none), cur (that vertex)]
-# UB: the block path's bounds, one a block of BLOCK ranks; state[3] counts the listed
-# (exact-path) edges of the release (never published: a function of the weights)
+# UB: the block path's bounds, one a block of BLOCK ranks; gs: the listed ranks'
+# Gumbels (-inf: cannot relax); state[3] counts the listed edges of the release and
+# state[4] those of them that the block path's walks compared exactly (never published:
+# functions of the weights)
 GumbelDense = namedtuple("GumbelDense", ["rest", "hi", "lo", "parent", "U", "th", "tl", "tv",
-                                         "cand", "state", "UB"])
+                                         "cand", "state", "UB", "gs"])
 
 # The noise's scalars, as the kernels take them (one argument, not seven): c: the sign of
 # the weights times the keys' scale (``_scale``); kw: the key's four words
@@ -329,9 +397,10 @@ GumbelNoise = namedtuple("GumbelNoise", ["c", "kw", "b", "b_hi", "b_lo", "inv_b"
 # [r, -1, cur (the vertex that joined last), 0]; top_hi/top_lo/top_k: each
 # thread block's smallest (key, vertex), n_threads long; the block path's: live: each
 # thread block's unvisited count (n_threads), then their prefix sums (n_threads); rank:
-# the listed vertices' ranks (as cand); UB: the blocks' bounds, thread t's at block + 2 t
+# the listed vertices' ranks (as cand); UB: the blocks' bounds, thread t's at block + 2 t;
+# gs: the listed ranks' Gumbels (as cand; U holds their thresholds)
 GumbelPar = namedtuple("GumbelPar", ["hi", "lo", "parent", "U", "seen", "cand", "state",
-                                     "top_hi", "top_lo", "top_k", "live", "rank", "UB"])
+                                     "top_hi", "top_lo", "top_k", "live", "rank", "UB", "gs"])
 
 # The sparse kernel's graph (a validated symmetric CSR topology, float64 data) and
 # state: hi/lo: each vertex's best key; visited: the tree's vertices; H: the heap's flat
@@ -347,11 +416,12 @@ def gd_new(n, start):
     lo = np.zeros(n - 1)
     parent = np.full(n, start, dtype=np.int64)  # by vertex: not shifted
     # gone = r: no position to remove before the first step
-    state = np.array([n - 1, n - 1, start, 0], dtype=np.int64)
+    state = np.array([n - 1, n - 1, start, 0, 0], dtype=np.int64)
     nb = (n + TOP_BLOCK - 1) // TOP_BLOCK
     return GumbelDense(rest, hi, lo, parent, np.empty(n - 1), np.full(nb, np.inf),
                        np.full(nb, np.inf), np.full(nb, -1, dtype=np.int64),
-                       np.empty(n - 1, dtype=np.int64), state, np.empty(_n_bounds(n)))
+                       np.empty(n - 1, dtype=np.int64), state, np.empty(_n_bounds(n)),
+                       np.empty(n - 1))
 
 
 def _n_bounds(n):
@@ -371,7 +441,7 @@ def gp_new(n, start, T):
                      np.empty(n), seen, np.empty(n, dtype=np.int64),
                      np.array([n - 1, -1, start, 0], dtype=np.int64), np.empty(T), np.empty(T),
                      np.empty(T, dtype=np.int64), live, np.empty(n, dtype=np.int64),
-                     np.empty(_n_bounds(n) + 2 * T))
+                     np.empty(_n_bounds(n) + 2 * T), np.empty(n))
 
 
 @njit(cache=CACHE, inline="always")
@@ -409,16 +479,18 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
     With ``nz.block`` (the block path) the hashing loop draws one Philox-4x32-10 block
     per pair of blocks of ``BLOCK`` ranks (the positions once the joined vertex's is
     removed) and stores each block's bound of its largest Gumbel (``_block_upper``) at
-    its positions; the relaxation is the same compare, and a listed edge takes its
-    Gumbel from ``block_gumbel`` (docs/design.rst, "Dense gumbel, ninth pass").
+    its positions; the relaxation is the same compare, and the listed edges of a block
+    walk its order statistics (``_block_walk``) until none left can relax; those it
+    reaches take the exact comparison (docs/design.rst, "Dense gumbel, ninth pass").
     """
     c, kw, b, b_hi, b_lo, inv_b, plain, blk = nz  # scalars for the per-edge loops
-    rest, hi, lo, parent, U, th, tl, tv, cand, state, UB = s  # GumbelDense's fields
+    rest, hi, lo, parent, U, th, tl, tv, cand, state, UB, gs = s  # GumbelDense's fields
     ka, kb, c2, c3 = kw[0], kw[1], kw[2], kw[3]
     r = state[0]
     gone = state[1]
     cur = state[2]
     listed = state[3]
+    compared = state[4]
     for step in range(step0, step0 + n_steps):
         row = W[cur]
         if plain:  # no skip: every edge takes the exact path
@@ -426,13 +498,38 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
         elif blk:
             # the block path: one bound per block of BLOCK ranks (the positions once cur's
             # is removed), from one Philox-4x32-10 block per pair of blocks
+            # (the pair q's two bounds at q and cap + q, stored through two views: two
+            # stores into one array at q and cap + q kept the loop scalar)
+            for k0 in range(0, r, _HASH_BLOCK):  # the row's lines, as the per-edge loop
+                k1 = min(k0 + _HASH_BLOCK, r)
+                a = rest[k0]
+                z = rest[k1 - 1]
+                if z - a < 8 * _HASH_BLOCK:
+                    for j in range(a, z + 1, 8):
+                        _prefetch(row, j)
+                    _prefetch(row, z)
+                else:
+                    for k in range(k0, k1):
+                        _prefetch(row, rest[k])
             nr = r - 1 if gone < r else r
-            for q in range((nr + 2 * BLOCK - 1) >> (_BLOCK_SHIFT + 1)):
-                UB[2 * q], UB[2 * q + 1] = _block_upper(ka, kb, c3, cur, q)
-            for k in range(min(gone, r)):  # before the removed position: rank k
-                U[k] = UB[k >> _BLOCK_SHIFT]
-            for k in range(gone + 1, r):  # after it: rank k - 1
-                U[k] = UB[(k - 1) >> _BLOCK_SHIFT]
+            cap = UB.shape[0] >> 1
+            UB0 = UB[:cap]
+            UB1 = UB[cap:]
+            npair = (nr + 2 * BLOCK - 1) >> (_BLOCK_SHIFT + 1)
+            for q in range(npair):
+                UB0[q], UB1[q] = _block_upper(ka, kb, c3, cur, q)
+            # U by rank (the relaxation's views read it so), a block's bound per rank:
+            # fixed-length inner loops (vector stores; an index per rank was 3x slower)
+            for q in range(min(npair, nr >> (_BLOCK_SHIFT + 1))):
+                x0 = UB0[q]
+                x1 = UB1[q]
+                Uq = U[q << (_BLOCK_SHIFT + 1):(q + 1) << (_BLOCK_SHIFT + 1)]
+                for i in range(BLOCK):
+                    Uq[i] = x0
+                for i in range(BLOCK, 2 * BLOCK):
+                    Uq[i] = x1
+            for k in range((nr >> (_BLOCK_SHIFT + 1)) << (_BLOCK_SHIFT + 1), nr):
+                U[k] = UB[(k >> (_BLOCK_SHIFT + 1)) + ((k >> _BLOCK_SHIFT) & 1) * cap]
         else:
             for k0 in range(0, r, _HASH_BLOCK):
                 k1 = min(k0 + _HASH_BLOCK, r)
@@ -462,7 +559,8 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
         rs = rest[g1:r]
         hs = hi[g1:r]
         ls = lo[g1:r]
-        Us = U[g1:r]
+        # the bounds: by position (per edge), by rank (block path: position - 1 here)
+        Us = U[gone:r - 1] if blk and not plain else U[g1:r]
         rd = rest[gone:r]
         hd = hi[gone:r]
         ld = lo[gone:r]
@@ -479,14 +577,29 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
         if gone < r:
             r -= 1
         listed += nc
+        if blk:
+            # the block path: the listed ranks' thresholds (into U, free now), then one
+            # walk per block that has some: their Gumbels, -inf where none can relax
+            for i in range(nc):
+                k = cand[i]
+                U[i] = ((c * np.float64(row[rest[k]]) - hi[k]) - lo[k]) * inv_b
+            i0 = 0
+            while i0 < nc:
+                i1 = i0 + 1
+                while i1 < nc and cand[i1] >> _BLOCK_SHIFT == cand[i0] >> _BLOCK_SHIFT:
+                    i1 += 1
+                _block_walk(ka, kb, c3, cur, cand, U, gs, i0, i1, plain)
+                i0 = i1
         ni = 0
         for i in range(nc):  # the exact path, at positions after the shift
             k = cand[i]
             v = rest[k]
             x = c * np.float64(row[v])
             if blk:  # k is the rank
-                h, l, better = _exact_g(x, hi[k], lo[k], block_gumbel(ka, kb, c3, cur, k),
-                                        b, b_hi, b_lo)
+                if gs[i] == -np.inf:
+                    continue
+                compared += 1
+                h, l, better = _exact_g(x, hi[k], lo[k], gs[i], b, b_hi, b_lo)
             else:
                 u = unit_of_words(ka, kb, c2, c3, cur, v)
                 h, l, better = _exact(x, hi[k], lo[k], u, b, b_hi, b_lo)
@@ -531,6 +644,7 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
     state[1] = gone
     state[2] = cur
     state[3] = listed
+    state[4] = compared
 
 
 @njit(cache=CACHE, nogil=True, parallel=True)
@@ -545,7 +659,7 @@ def gd_steps_parallel(W, nz, s, edges, step0, n_steps, n_threads):
     its tops ``n_threads`` long), advanced in place.
     """
     c, kw, b, b_hi, b_lo, inv_b, plain, blk = nz  # scalars for the per-edge loops
-    hi, lo, parent, U, seen, cand, state, top_hi, top_lo, top_k, live, rank, UB = s
+    hi, lo, parent, U, seen, cand, state, top_hi, top_lo, top_k, live, rank, UB, gs = s
     n = W.shape[0]
     T = n_threads
     chunk = (n + T - 1) // T
@@ -600,10 +714,23 @@ def gd_steps_parallel(W, nz, s, edges, step0, n_steps, n_threads):
                         kk[nc] = rk
                         nc += 1
                     rk += 1
-                for i in range(nc):
+                gb = gs[v0:v1]
+                for i in range(nc):  # as gd_steps: thresholds, walks, the exact path
                     j = cb[i]
-                    h, l, better = _exact_g(c * np.float64(rb[j]), hb[j], lb[j],
-                                            block_gumbel(ka, kb, c3, cur, kk[i]), b, b_hi, b_lo)
+                    Ub[i] = ((c * np.float64(rb[j]) - hb[j]) - lb[j]) * inv_b
+                i0 = 0
+                while i0 < nc:
+                    i1 = i0 + 1
+                    while i1 < nc and kk[i1] >> _BLOCK_SHIFT == kk[i0] >> _BLOCK_SHIFT:
+                        i1 += 1
+                    _block_walk(ka, kb, c3, cur, kk, Ub, gb, i0, i1, plain)
+                    i0 = i1
+                for i in range(nc):
+                    if gb[i] == -np.inf:
+                        continue
+                    j = cb[i]
+                    h, l, better = _exact_g(c * np.float64(rb[j]), hb[j], lb[j], gb[i], b, b_hi,
+                                            b_lo)
                     if better:
                         hb[j] = h
                         lb[j] = l
@@ -701,8 +828,10 @@ def gumbel_dense(W, start, maximum, lam, key, threads=None, plain=False, run=Non
         points engine's per-edge trees. The same law; other trees for a key. Default
         ``BLOCK_PATH`` (True).
     stats : dict, optional
-        Filled with ``"listed"``, the edges that took the exact path (serial kernel only;
-        a function of the weights: for measurements, never to publish).
+        Filled with ``"listed"``, the edges that passed the skip test, and ``"compared"``,
+        those that took the exact comparison (all of them per edge; those the walks
+        reached on the block path). Serial kernel only; functions of the weights: for
+        measurements, never to publish.
 
     Returns
     -------
@@ -747,6 +876,7 @@ def gumbel_dense(W, start, maximum, lam, key, threads=None, plain=False, run=Non
         run(advance, n - 1, max(1, (1 << 16) // n))
     if stats is not None and T == 1:
         stats["listed"] = int(s.state[3])
+        stats["compared"] = int(s.state[4]) if nz.block else int(s.state[3])
     return edges
 
 

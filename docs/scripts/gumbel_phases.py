@@ -239,16 +239,17 @@ def ab_runs(F, name, n, d, repeat):
             c = time.thread_time()
             gumbel_dense(W, 0, False, lam, KEY, threads=1, block=block, stats=st)
             out[block].append(time.thread_time() - c)
-            listed[block] = st["listed"]
+            listed[block] = (st["listed"], st["compared"])
     f = float(np.median(fl))
     k = {b: np.array(v) / f for b, v in out.items()}
     nln = n * np.log(n)
     print(f"{name:8s} n = {n}, sensitivity {d:g}, load {os.getloadavg()[0]:.1f}, floor CPU "
           f"{f:.4f} s (median of {repeat}): kernel x floor min / median: block "
           f"{k[True].min():.2f} / {np.median(k[True]):.2f}, per edge {k[False].min():.2f} / "
-          f"{np.median(k[False]):.2f}; paired ratio {np.median(k[True] / k[False]):.2f}; listed: "
-          f"block {listed[True]} ({listed[True] / nln:.2f} n ln n), per edge {listed[False]} "
-          f"({listed[False] / nln:.2f} n ln n)", flush=True)
+          f"{np.median(k[False]):.2f}; paired ratio {np.median(k[True] / k[False]):.2f}; listed / "
+          f"compared: block {listed[True][0]} / {listed[True][1]} ({listed[True][0] / nln:.2f} / "
+          f"{listed[True][1] / nln:.2f} n ln n), per edge {listed[False][0]} "
+          f"({listed[False][0] / nln:.2f} n ln n)", flush=True)
 
 
 def main():
