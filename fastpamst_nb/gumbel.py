@@ -37,13 +37,13 @@ The dense kernels draw a step's Gumbels a block at a time by default (the block 
 examined once, when its first end joins, so its Gumbel only has to be a fresh standard
 Gumbel, independent of the others, given the past. The ranks of the vertices still
 outside (their positions once the joining vertex's is removed) are cut into blocks of
-``BLOCK`` = 8; one Philox-4x32-10 block of the block stream (``philox.block_bits``,
+``BLOCK`` = 4; one Philox-4x32-10 block of the block stream (``philox.block_bits``,
 counter (joining vertex, pair of blocks, 0)) gives each block of a pair the largest of
-its 8 Gumbels, M = ln 8 + G(U), and where it sits (3 spare bits); the next largest
+its 4 Gumbels, M = ln 4 + G(U), and where it sits (2 spare bits); the next largest
 follow one draw each (order statistics, ``block_gumbel``), only as far as an edge of
 the block could still relax. So an edge whose threshold t is at or above the bound of
-its block's M (``_block_upper``, ``gumbel_upper`` with ln 8 folded in) is decided by one
-compare and one hash per 16 edges; the rest (about 8 times as many as the per-edge bound
+its block's M (``_block_upper``, ``gumbel_upper`` with ln 4 folded in) is decided by one
+compare and one hash per 8 edges; the rest (about 3 times as many as the per-edge bound
 lists) join their block's walk, and the ranks it reaches take the exact comparison.
 ``block=False`` (``BLOCK_PATH``) keeps one Gumbel per edge: the sparse and
 points engines' noise, the same law, other trees for a seed. Ranks do not depend on the
@@ -97,8 +97,8 @@ assert T_SKIP > GUMBEL_MAX + 0.5
 
 #: Positions (ranks among the unvisited vertices) per block of the block path: one
 #: uniform decides the largest of a block's ``BLOCK`` Gumbels (a power of two, <= 2**11)
-BLOCK = 8
-_BLOCK_SHIFT = 3
+BLOCK = 4
+_BLOCK_SHIFT = 2
 assert BLOCK == 1 << _BLOCK_SHIFT
 _INV_BLOCK = 1.0 / BLOCK
 #: the block's maximum is ln(BLOCK) + G(U): its bound is ``_upper_from(m, _C_BLK)``, the
@@ -292,14 +292,14 @@ def block_gumbel(ka, kb, c3, cur, k):
     the step where cur joined: the reference of what the kernels' walks draw.
     Scalar-only; (ka, kb, c3) = (lo(k0), hi(k0), hi(k1)) of the key.
 
-    Rank k lies in block j = k >> 3 of ``BLOCK`` = 8 positions (ranks past the last
+    Rank k lies in block j = k >> 2 of ``BLOCK`` = B = 4 positions (ranks past the last
     count as phantoms), two blocks a pair p = j >> 1. With X = e**-G, the X of a block's
-    8 Gumbels are 8 independent Exp(1) variables, and their order statistics, smallest
-    first (the Gumbels largest first), are (Renyi) y_1 = E_1 / 8, y_i = y_{i-1} +
-    E_i / (9 - i), E_i independent Exp(1); the position of each is uniform among those
+    B Gumbels are B independent Exp(1) variables, and their order statistics, smallest
+    first (the Gumbels largest first), are (Renyi) y_1 = E_1 / B, y_i = y_{i-1} +
+    E_i / (B + 1 - i), E_i independent Exp(1); the position of each is uniform among those
     not drawn yet. Draw 1 comes from the pair's ``philox.block_bits(ka, kb, c3, cur, p,
-    0)`` (block j & 1's uniform U: E_1 = -ln U, its 3 spare bits: the position among 8),
-    draw i >= 2 from ``block_bits(..., p, 1 + 8 (j & 1) + i - 2)`` (``_walk_draw``). The
+    0)`` (block j & 1's uniform U: E_1 = -ln U, 2 of its spare bits: the position among B),
+    draw i >= 2 from ``block_bits(..., p, 1 + B (j & 1) + i - 2)`` (``_walk_draw``). The
     rank's Gumbel is -ln y_i for the draw i that lands on its position. Given the past,
     the Gumbels of a step's edges are independent standard Gumbels (docs/design.rst,
     "Dense gumbel, ninth pass"); the kernels stop a block's walk as soon as no listed

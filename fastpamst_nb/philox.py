@@ -33,9 +33,9 @@ point j) rather than per edge: j < 2**31 for the points of the block's Poisson p
 (their spacing and acceptance uniforms), j | 2**31 for the Gumbel of the j-th point's
 exceedance. The dense gumbel kernel (``gumbel.py``, "one draw per block of edges") draws
 from it per (joining vertex v, pair of blocks blk, j) (``block_bits``): j = 0 for the
-maximum and argmax of the pair's two blocks, j = 1 + i for the i-th position of the pair
-(a Gumbel conditioned below its block's maximum). A release runs one engine, so the two
-uses never share a counter. Each counter serves once in a release (v joins once, the blocks of a step are
+largest Gumbel of each of the pair's two blocks and where it sits, j >= 1 for the next
+order statistics of a block (``gumbel.block_gumbel``). A release runs one engine, so the
+two uses never share a counter. Each counter serves once in a release (v joins once, the blocks of a step are
 distinct, j only grows). The block and post-processing streams share the generator and the
 key but never a release (Gumbels against Gaussians), so a repeated counter could only link
 two releases whose keys are independent draws.
@@ -251,7 +251,7 @@ def block_bits(ka, kb, c3, v, blk, j):
         ``(m1, r1, m2, r2)``: m1 = x0 2**21 + (x1 >> 11) and m2 = x2 2**21 + (x3 >> 11),
         so that ``unit_of_bits(m1), unit_of_bits(m2)`` are ``block_uniforms``' two
         uniforms; r1 = x1 & 0x7FF and r2 = x3 & 0x7FF, the output bits neither uses
-        (independent of m1 and m2: the dense gumbel kernel's argmax of a block).
+        (independent of m1 and m2: where the dense gumbel kernel's block maximum sits).
     """
     x0, x1, x2, x3 = philox4x32_10(np.uint64(v) & _MASK, np.uint64(blk) & _MASK,
                                    np.uint64(j) & _MASK, c3, ka, kb)

@@ -13,7 +13,7 @@ The dense kernels draw a step's Gumbels a block of ranks at a time by default (t
 path, ``gumbel.block_gumbel``; ``block=False``: one Gumbel per edge, the points engine's
 trees): its law is tested by the same chi-square cases (every dense release takes the
 block path at every step), plus narrow and wide noise, keys near 2**53 and a ring of 12
-vertices whose ranks span two blocks; its Gumbels' joint law over 32 ranks directly; its
+vertices whose ranks span three blocks; its Gumbels' joint law over 32 ranks directly; its
 trees against a rational Prim over its own Gumbels; its skip against its plain path.
 """
 
@@ -75,7 +75,7 @@ CASES = {
 
 def _ring12():
     # a ring of 12 vertices with two chords, every other edge 1e6 noise units away: the
-    # ranks of a step span two blocks of the block path (8 and up to 3), and the law is
+    # ranks of a step span three blocks of the block path (two pairs), and the law is
     # still enumerable (the far edges have probability exp(-1e6) = 0 at every step)
     rng = np.random.default_rng(13)
     n = 12
@@ -566,11 +566,11 @@ def _block_gumbels(keys, cur, K, out):
 
 @pytest.mark.slow_python
 def test_block_gumbels_are_independent_standard_gumbels():
-    # the block path's Gumbels of ranks 0-31 (four blocks, two pairs) over 20,000 keys:
-    # each rank's marginal (Kolmogorov-Smirnov), the joint law of the eight ranks of a
-    # block and of ranks across blocks and pairs (which of them exceed a threshold: every
+    # the block path's Gumbels of ranks 0-31 (eight blocks of BLOCK = 4, four pairs) over
+    # 20,000 keys: each rank's marginal (Kolmogorov-Smirnov), the joint law of the ranks of
+    # a block and of ranks across blocks and pairs (which of them exceed a threshold: every
     # pattern has the product's probability; chi-square, fail at p < 1e-4), each block's
-    # argmax (uniform over its ranks) and maximum (Gumbel shifted by ln 8)
+    # argmax (uniform over its ranks) and maximum (Gumbel shifted by ln BLOCK)
     rng = np.random.default_rng(41)
     keys = np.array([philox.key_words(*philox.draw_key(rng)) for _ in range(RUNS)],
                     dtype=np.uint64)[:, [0, 1, 3]]
@@ -589,16 +589,19 @@ def test_block_gumbels_are_independent_standard_gumbels():
         pvalue = naive.chisquare_pvalue(counts, expected, RUNS)[0]
         assert pvalue >= P_FAIL, (cols, q, pvalue)
 
-    for block in range(4):
-        pattern_law(list(range(8 * block, 8 * block + 8)), 0.5)
-        pattern_law(list(range(8 * block, 8 * block + 8)), 0.2)
-        top = G[:, 8 * block:8 * block + 8]
-        arg = np.bincount(top.argmax(axis=1), minlength=8)
-        assert naive.chisquare_pvalue(dict(enumerate(arg.tolist())), {i: 1 / 8 for i in range(8)},
+    B = gumbel.BLOCK
+    assert 32 % (2 * B) == 0
+    for block in range(32 // B):
+        pattern_law(list(range(B * block, B * block + B)), 0.5)
+        pattern_law(list(range(B * block, B * block + B)), 0.2)
+        top = G[:, B * block:B * block + B]
+        arg = np.bincount(top.argmax(axis=1), minlength=B)
+        assert naive.chisquare_pvalue(dict(enumerate(arg.tolist())), {i: 1 / B for i in range(B)},
                                       RUNS)[0] >= P_FAIL
-        assert stats.kstest(top.max(axis=1) - np.log(8.0), "gumbel_r").pvalue > P_FAIL
-    pattern_law([5, 6, 7, 8, 9, 10], 0.5)  # across two blocks of a pair
-    pattern_law([13, 14, 15, 16, 17, 18], 0.3)  # across two pairs
+        assert stats.kstest(top.max(axis=1) - np.log(B), "gumbel_r").pvalue > P_FAIL
+    pattern_law(list(range(0, 16)), 0.15)  # two pairs, four blocks of four
+    pattern_law(list(range(2 * B - 3, 2 * B + 3)), 0.5)  # across two pairs
+    pattern_law(list(range(B - 2, B + 2)), 0.3)  # across the two blocks of a pair
     pattern_law([0, 9, 18, 27], 0.1)
     # another step's Gumbels are others: the same key and ranks at cur = 6
     H = np.empty((RUNS, 8))
@@ -614,10 +617,10 @@ def _block_bounds_in_a_loop(ms, out):
 
 @pytest.mark.slow_python
 def test_the_block_bound_is_the_bound_of_the_blocks_maximum_plus_its_margin():
-    # a block's largest Gumbel is M = ln 8 + G(U): the kernels skip a rank whose threshold
-    # t is at or above _upper_from(m, _C_BLK), within 1e-12 of gumbel_upper(m) + ln 8 + EPS
-    # (+ 2**-40) and at least M + EPS / 2 for every m (so a skip is what the exact path
-    # decides: its M, computed as -ln(-ln(U) / 8), rounds by about 1e-14)
+    # a block's largest Gumbel is M = ln B + G(U) (B = BLOCK): the kernels skip a rank whose
+    # threshold t is at or above _upper_from(m, _C_BLK), within 1e-12 of gumbel_upper(m) +
+    # ln B + EPS (+ 2**-40) and at least M + EPS / 2 for every m (so a skip is what the
+    # exact path decides: its M, computed as -ln(-ln(U) / B), rounds by about 1e-14)
     rng = np.random.default_rng(14)
     top = 2 ** 53
     ms = np.concatenate([[0, 1, 2, 3, top - 3, top - 2, top - 1], top - 2 ** np.arange(53),
@@ -626,10 +629,11 @@ def test_the_block_bound_is_the_bound_of_the_blocks_maximum_plus_its_margin():
     plain = np.empty(ms.shape[0])
     _block_bounds_in_a_loop(ms, out)
     _bounds_in_a_loop(ms, plain)
-    assert np.all(np.abs(out - (plain + np.log(8.0) + gumbel.EPS + 2.0 ** -40)) <= 1e-12)
+    B = gumbel.BLOCK
+    assert np.all(np.abs(out - (plain + np.log(B) + gumbel.EPS + 2.0 ** -40)) <= 1e-12)
     u = np.maximum(ms.astype(np.float64), 0.5) * 2.0 ** -53
-    assert np.all(out - gumbel.EPS / 2 >= -np.log(-np.log(u) / 8))
-    assert gumbel.BLOCK == 8 and gumbel._C_BLK > 1023 * np.log(2.0) + np.log(8.0) + gumbel.EPS
+    assert np.all(out - gumbel.EPS / 2 >= -np.log(-np.log(u) / B))
+    assert B == 1 << gumbel._BLOCK_SHIFT and gumbel._C_BLK > 1023 * np.log(2.0) + np.log(B) + gumbel.EPS
 
 
 @pytest.mark.slow_python
