@@ -258,7 +258,8 @@ def _pick_free(mask, idx):
             if idx == 0:
                 return q
             idx -= 1
-    return -1
+    # idx < the free count by construction ((m c) >> 53 < c for m < 2**53): never reached
+    raise RuntimeError("block walk: no free position (a bad count)")
 
 
 @njit(cache=CACHE, inline="always")

@@ -599,7 +599,8 @@ def test_block_gumbels_are_independent_standard_gumbels():
         assert naive.chisquare_pvalue(dict(enumerate(arg.tolist())), {i: 1 / B for i in range(B)},
                                       RUNS)[0] >= P_FAIL
         assert stats.kstest(top.max(axis=1) - np.log(B), "gumbel_r").pvalue > P_FAIL
-    pattern_law(list(range(0, 16)), 0.15)  # two pairs, four blocks of four
+    pattern_law(list(range(0, 2 * B)), 0.5)  # a pair
+    pattern_law(list(range(0, 4 * B, 2)), 0.3)  # two pairs
     pattern_law(list(range(2 * B - 3, 2 * B + 3)), 0.5)  # across two pairs
     pattern_law(list(range(B - 2, B + 2)), 0.3)  # across the two blocks of a pair
     pattern_law([0, 9, 18, 27], 0.1)
