@@ -498,10 +498,9 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
             U[:r] = np.inf
         elif blk:
             # the block path: one bound per block of BLOCK ranks (the positions once cur's
-            # is removed), from one Philox-4x32-10 block per pair of blocks
-            # (the pair q's two bounds at q and cap + q, stored through two views: two
-            # stores into one array at q and cap + q kept the loop scalar)
-            for k0 in range(0, r, _HASH_BLOCK):  # the row's lines, as the per-edge loop
+            # is removed), from one Philox-4x32-10 block per pair of blocks. First the
+            # row's lines, as the per-edge loop (they arrive while the pairs are hashed)
+            for k0 in range(0, r, _HASH_BLOCK):
                 k1 = min(k0 + _HASH_BLOCK, r)
                 a = rest[k0]
                 z = rest[k1 - 1]
@@ -517,10 +516,12 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
             UB0 = UB[:cap]
             UB1 = UB[cap:]
             npair = (nr + 2 * BLOCK - 1) >> (_BLOCK_SHIFT + 1)
+            # the pair q's two bounds at q and cap + q, stored through two views (two
+            # stores into one array kept the loop scalar)
             for q in range(npair):
                 UB0[q], UB1[q] = _block_upper(ka, kb, c3, cur, q)
             # U by rank (the relaxation's views read it so), a block's bound per rank:
-            # fixed-length inner loops (vector stores; an index per rank was 3x slower)
+            # fixed-length inner loops (vector stores; an index per rank was 5x slower)
             for q in range(min(npair, nr >> (_BLOCK_SHIFT + 1))):
                 x0 = UB0[q]
                 x1 = UB1[q]
