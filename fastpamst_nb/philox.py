@@ -31,7 +31,11 @@ max(i, j) for the unordered edge {i, j})::
 per block of slots" in docs/design.rst) draws per (joining vertex v, block of slots blk,
 point j) rather than per edge: j < 2**31 for the points of the block's Poisson process
 (their spacing and acceptance uniforms), j | 2**31 for the Gumbel of the j-th point's
-exceedance. Each counter serves once in a release (v joins once, the blocks of a step are
+exceedance. The dense gumbel kernel (``gumbel.py``, "one draw per block of edges") draws
+from it per (joining vertex v, pair of blocks blk, j) (``block_bits``): j = 0 for the
+largest Gumbel of each of the pair's two blocks and where it sits, j >= 1 for the next
+order statistics of a block (``gumbel.block_gumbel``). A release runs one engine, so the
+two uses never share a counter. Each counter serves once in a release (v joins once, the blocks of a step are
 distinct, j only grows). The block and post-processing streams share the generator and the
 key but never a release (Gumbels against Gaussians), so a repeated counter could only link
 two releases whose keys are independent draws.
@@ -222,6 +226,36 @@ def block_uniforms(k0, k1, v, blk, j):
     x0, x1, x2, x3 = philox4x32_10(np.uint64(v) & _MASK, np.uint64(blk) & _MASK,
                                    np.uint64(j) & _MASK, k1 >> _S32, k0 & _MASK, k0 >> _S32)
     return _unit(x0, x1), _unit(x2, x3)
+
+
+_LOW11 = np.uint64(0x7FF)
+
+
+@njit(cache=CACHE, inline="always")
+def block_bits(ka, kb, c3, v, blk, j):
+    """The block stream's Philox-4x32-10 block of the counter (v, blk, j, hi(k1)) under
+    the key (lo(k0), hi(k0)), as ``block_uniforms`` draws it but with the key already split
+    (``key_words``: ka = lo(k0), kb = hi(k0), c3 = hi(k1)), scalar-only for loops over
+    many blocks: the two 53-bit integers and the 11 bits each leaves.
+
+    Parameters
+    ----------
+    ka, kb, c3 : uint64
+        The key's words (``key_words``).
+    v, blk, j : int64
+        The counter's first three words, each in [0, 2**32).
+
+    Returns
+    -------
+    (uint64, uint64, uint64, uint64)
+        ``(m1, r1, m2, r2)``: m1 = x0 2**21 + (x1 >> 11) and m2 = x2 2**21 + (x3 >> 11),
+        so that ``unit_of_bits(m1), unit_of_bits(m2)`` are ``block_uniforms``' two
+        uniforms; r1 = x1 & 0x7FF and r2 = x3 & 0x7FF, the output bits neither uses
+        (independent of m1 and m2: where the dense gumbel kernel's block maximum sits).
+    """
+    x0, x1, x2, x3 = philox4x32_10(np.uint64(v) & _MASK, np.uint64(blk) & _MASK,
+                                   np.uint64(j) & _MASK, c3, ka, kb)
+    return (x0 << _S21) | (x1 >> _S11), x1 & _LOW11, (x2 << _S21) | (x3 >> _S11), x3 & _LOW11
 
 
 @njit(cache=CACHE)

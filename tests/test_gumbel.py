@@ -8,6 +8,13 @@ skip test (an upper bound of each edge's Gumbel from its uniform's bits) must ch
 nothing: the trees equal those of the plain path (two logarithms for every edge) on
 thousands of keys. The tree is the same for 1-4
 threads (a subprocess with NUMBA_NUM_THREADS=4 runs the prange kernel on each count).
+
+The dense kernels draw a step's Gumbels a block of ranks at a time by default (the block
+path, ``gumbel.block_gumbel``; ``block=False``: one Gumbel per edge, the points engine's
+trees): its law is tested by the same chi-square cases (every dense release takes the
+block path at every step), plus narrow and wide noise, keys near 2**53 and a ring of 12
+vertices whose ranks span three blocks; its Gumbels' joint law over 32 ranks directly; its
+trees against a rational Prim over its own Gumbels; its skip against its plain path.
 """
 
 import json
@@ -20,6 +27,7 @@ import numpy as np
 from numba import njit
 import pytest
 import scipy.sparse as sp
+from scipy import stats
 from scipy.sparse.csgraph import minimum_spanning_tree
 
 import fastpamst_nb as fp
@@ -56,14 +64,37 @@ CASES = {
     # edges 1e6 noise units apart: the heavy ones never win (and are skipped unhashed)
     "far": (_sym([[0, 0, 1, 7, 1e6], [0, 0, 2, 6, 9e5], [0, 0, 0, 3, 8e5], [0, 0, 0, 0, 2],
                   [0] * 5]), 1.0, False, 0),
+    # narrow noise (a few trees carry the mass) and wide noise (nearly every tree)
+    "narrow": (_sym(np.random.default_rng(10).uniform(0, 3, (5, 5))), 4.0, False, 1),
+    "wide": (_sym(np.random.default_rng(11).uniform(0, 3, (6, 6))), 0.05, True, 0),
+    # keys near 2**53 (ulp 2), noise of scale 2 ulps
+    "near-2**53": (2.0 ** 53 + _sym(np.random.default_rng(12).integers(0, 4, (5, 5)) * 2.0), 0.5,
+                   False, 3),
 }
 
 
-def _release(weights, lam, maximum, start, key, plain=False, threads=1):
+def _ring12():
+    # a ring of 12 vertices with two chords, every other edge 1e6 noise units away: the
+    # ranks of a step span three blocks of the block path (two pairs), and the law is
+    # still enumerable (the far edges have probability exp(-1e6) = 0 at every step)
+    rng = np.random.default_rng(13)
+    n = 12
+    W = np.full((n, n), 1e6)
+    for a, b in [(i, (i + 1) % n) for i in range(n)] + [(0, 6), (3, 9)]:
+        W[a, b] = W[b, a] = rng.uniform(0, 2)
+    np.fill_diagonal(W, 0.0)
+    return W
+
+
+CASES["ring12"] = (_ring12(), 1.0, False, 4)
+
+
+def _release(weights, lam, maximum, start, key, plain=False, threads=1, block=True):
     if sp.issparse(weights):
         return gumbel.gumbel_csr(weights.indptr, weights.indices, weights.data, start, maximum,
                                  lam, key, plain=plain)
-    return gumbel.gumbel_dense(weights, start, maximum, lam, key, threads=threads, plain=plain)
+    return gumbel.gumbel_dense(weights, start, maximum, lam, key, threads=threads, plain=plain,
+                               block=block)
 
 
 def _tree_key(edges):
@@ -76,22 +107,24 @@ def _reference(weights):
     return weights, None
 
 
-@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("case, block", [(c, True) for c in CASES]
+                         + [("dense5", False), ("ties", False), ("offset-1e12", False)])
 @pytest.mark.slow_python
-def test_release_follows_kruskal_exponential_mechanism_chi_square(case):
+def test_release_follows_kruskal_exponential_mechanism_chi_square(case, block):
+    # dense weights take the block path at every step (block=True), or one Gumbel per edge
     weights, lam, maximum, start = CASES[case]
     W, adjacency = _reference(weights)
     expected = naive.kruskal_em_tree_distribution(W, adjacency, lam, maximum)
     rng = np.random.default_rng(11)
     counts = {}
     for _ in range(RUNS):
-        edges = _release(weights, lam, maximum, start, philox.draw_key(rng))
+        edges = _release(weights, lam, maximum, start, philox.draw_key(rng), block=block)
         assert edges[0, 0] == start
         k = _tree_key(edges)
         counts[k] = counts.get(k, 0) + 1
     pvalue, stat, dof = naive.chisquare_pvalue(counts, expected, RUNS)
     assert pvalue >= P_FAIL, f"p = {pvalue:.2e} (chi2 = {stat:.1f}, dof = {dof})"
-    if case != "far":
+    if case not in ("far", "ring12"):
         # the test must be informative: several trees carry real mass, and the law that
         # gumbel released before (Prim, a softmax over each step's cut) is rejected
         assert sum(RUNS * p >= 5 for p in expected.values()) >= 3
@@ -158,7 +191,7 @@ def test_release_is_the_mst_of_the_noisy_keys(maximum, sparse):
             weights = sp.csr_matrix(np.where(adjacency, W + 1.0, 0.0))
             W = W + 1.0
         key = philox.draw_key(rng)
-        edges = _release(weights, 3.0, maximum, 0, key)
+        edges = _release(weights, 3.0, maximum, 0, key, block=False)  # one Gumbel per edge
         assert _tree_key(edges) == _exact_mst_of_noisy_keys(W, adjacency, 3.0, key, maximum)
 
 
@@ -176,9 +209,12 @@ def _random_weights(rng, n, kind):
 
 @pytest.mark.parametrize("kind, lam", [("uniform", 1e3), ("uniform", 10.0), ("uniform", 0.1),
                                        ("integers", 2.0), ("offset", 1.0 / _U), ("pareto", 1.0)])
+@pytest.mark.parametrize("block", [False, True])
 @pytest.mark.slow_python
-def test_skip_path_equals_the_two_logarithm_path(kind, lam):
-    # 1000 keys per kind (6000 in all): every tree of the skip path is the plain one's
+def test_skip_path_equals_the_two_logarithm_path(kind, lam, block):
+    # 1000 keys per kind (6000 in all): every tree of the skip path is the plain one's,
+    # for one Gumbel per edge (block=False) and for the block path (its bound of each
+    # block's largest Gumbel against its own logarithms; n = 24: three blocks, two pairs)
     rng = np.random.default_rng(21)
     n = 24
     W = _random_weights(rng, n, kind)
@@ -187,10 +223,10 @@ def test_skip_path_equals_the_two_logarithm_path(kind, lam):
     for i in range(1000):
         key = philox.draw_key(rng)
         maximum = bool(i & 1)
-        a = _release(W, lam, maximum, i % n, key)
-        b = _release(W, lam, maximum, i % n, key, plain=True)
+        a = _release(W, lam, maximum, i % n, key, block=block)
+        b = _release(W, lam, maximum, i % n, key, plain=True, block=block)
         np.testing.assert_array_equal(a, b)
-        if i % 4 == 0:
+        if i % 4 == 0 and not block:
             a = _release(S, lam, maximum, 0, key)
             b = _release(S, lam, maximum, 0, key, plain=True)
             np.testing.assert_array_equal(a, b)
@@ -314,6 +350,7 @@ _THREADS_SCRIPT = textwrap.dedent("""
             for _ in range(3):
                 key = philox.draw_key(rng)
                 trees.append(gumbel.gumbel_dense(W, 3, bool(n & 1), lam, key).tolist())
+                trees.append(gumbel.gumbel_dense(W, 3, bool(n & 1), lam, key, block=False).tolist())
         out.append(trees)
     print(json.dumps(out))
 """)
@@ -347,7 +384,9 @@ def test_chunked_steps_give_the_tree_of_one_call():
 def test_one_tree_whatever_the_number_of_threads():
     # one process with NUMBA_NUM_THREADS=4 runs the prange kernel on 1, 2, 3 and 4 threads
     # (numba.set_num_threads, which gumbel_dense reads): one start-up and compilation, not four;
-    # n = 129 spans three of the serial kernel's top blocks; 129 and 70 give ragged thread blocks
+    # n = 129 spans three of the serial kernel's top blocks; 129 and 70 give ragged thread blocks,
+    # whose borders cut the block path's blocks of ranks (each thread draws the border's pair);
+    # the block path and one Gumbel per edge alternate
     env = {**os.environ, "NUMBA_NUM_THREADS": "4"}
     proc = subprocess.run([sys.executable, "-c", _THREADS_SCRIPT], env=env, text=True,
                           capture_output=True, timeout=600)
@@ -362,7 +401,9 @@ def test_one_tree_whatever_the_number_of_threads():
         W[:, 5] = W[5, :] = 0.25
         for _ in range(3):
             key = philox.draw_key(rng)
-            assert gumbel.gumbel_dense(W, 3, bool(n & 1), lam, key, threads=1).tolist() == trees[0].pop(0)
+            for block in (True, False):
+                assert gumbel.gumbel_dense(W, 3, bool(n & 1), lam, key, threads=1,
+                                           block=block).tolist() == trees[0].pop(0)
 
 
 def test_prefetch_intrinsic_name_follows_the_llvm_version():
@@ -440,11 +481,14 @@ def test_tiny_graphs(n):
     assert tree.edges.shape == (n - 1, 2)
 
 
-def _rational_prim(W, adjacency, start, maximum, b, key):
-    """Prim over the exact rational keys c w - b G (G = philox.edge_gumbel), ties to the
-    smallest vertex: the tree the engine must return whatever the magnitudes."""
+def _rational_prim(W, adjacency, start, maximum, b, key, block=False):
+    """Prim over the exact rational keys c w - b G (G = philox.edge_gumbel, or with
+    ``block`` the block path's ``gumbel.block_gumbel`` of the step's joining vertex and
+    the vertex's rank among those still outside), ties to the smallest vertex: the tree
+    the engine must return whatever the magnitudes."""
     from fractions import Fraction
 
+    ka, kb, _, c3 = philox.key_words(*key)
     n = W.shape[0]
     c = -1 if maximum else 1
     best = [None] * n
@@ -454,10 +498,15 @@ def _rational_prim(W, adjacency, start, maximum, b, key):
     cur = start
     edges = []
     for _ in range(n - 1):
+        rank = -1
         for v in range(n):
+            rank += not seen[v]
             if seen[v] or (adjacency is not None and not adjacency[cur, v]):
                 continue
-            g = philox.edge_gumbel(key[0], key[1], min(cur, v), max(cur, v))
+            if block:
+                g = gumbel.block_gumbel(ka, kb, c3, np.int64(cur), np.int64(rank))
+            else:
+                g = philox.edge_gumbel(key[0], key[1], min(cur, v), max(cur, v))
             k = Fraction(c * float(W[cur, v])) - Fraction(b) * Fraction(float(g))
             if best[v] is None or k < best[v]:
                 best[v] = k
@@ -493,9 +542,129 @@ def test_weights_near_the_largest_double_with_a_huge_noise_scale(lam):
     for i in range(24):
         key = philox.draw_key(rng)
         maximum = bool(i & 1)
-        dense = _release(W, lam, maximum, i % n, key)
+        dense = _release(W, lam, maximum, i % n, key, block=False)
         np.testing.assert_array_equal(dense, _rational_prim(W, None, i % n, maximum, b_true, key))
+        dense = _release(W, lam, maximum, i % n, key)
+        np.testing.assert_array_equal(dense, _rational_prim(W, None, i % n, maximum, b_true, key,
+                                                            block=True))
         sparse = _release(S, lam, maximum, 0, key)
         np.testing.assert_array_equal(sparse, _rational_prim(W, adjacency, 0, maximum, b_true, key))
         seen.add(_tree_key(dense))
     assert len(seen) > 3  # the noise decides: not one tree by index order
+
+
+# ---------------------------------------------------------------------------
+# the block path: its Gumbels, its bound, its trees
+# ---------------------------------------------------------------------------
+
+@njit
+def _block_gumbels(keys, cur, K, out):
+    for i in range(keys.shape[0]):
+        for k in range(K):
+            out[i, k] = gumbel.block_gumbel(keys[i, 0], keys[i, 1], keys[i, 2], cur, k)
+
+
+@pytest.mark.slow_python
+def test_block_gumbels_are_independent_standard_gumbels():
+    # the block path's Gumbels of ranks 0-31 (eight blocks of BLOCK = 4, four pairs) over
+    # 20,000 keys: each rank's marginal (Kolmogorov-Smirnov), the joint law of the ranks of
+    # a block and of ranks across blocks and pairs (which of them exceed a threshold: every
+    # pattern has the product's probability; chi-square, fail at p < 1e-4), each block's
+    # argmax (uniform over its ranks) and maximum (Gumbel shifted by ln BLOCK)
+    rng = np.random.default_rng(41)
+    keys = np.array([philox.key_words(*philox.draw_key(rng)) for _ in range(RUNS)],
+                    dtype=np.uint64)[:, [0, 1, 3]]
+    G = np.empty((RUNS, 32))
+    _block_gumbels(keys, np.int64(5), 32, G)
+    for k in range(32):
+        assert stats.kstest(G[:, k], "gumbel_r").pvalue > P_FAIL, k
+
+    def pattern_law(cols, q):
+        # P(G > t) = q for each column: a pattern of m exceedances has q^m (1 - q)^(c - m)
+        t = -np.log(-np.log1p(-q))
+        bits = (G[:, cols] > t).astype(np.int64) @ (1 << np.arange(len(cols)))
+        counts = {int(x): int(c) for x, c in zip(*np.unique(bits, return_counts=True))}
+        expected = {p: q ** bin(p).count("1") * (1 - q) ** (len(cols) - bin(p).count("1"))
+                    for p in range(1 << len(cols))}
+        pvalue = naive.chisquare_pvalue(counts, expected, RUNS)[0]
+        assert pvalue >= P_FAIL, (cols, q, pvalue)
+
+    B = gumbel.BLOCK
+    assert 32 % (2 * B) == 0
+    for block in range(32 // B):
+        pattern_law(list(range(B * block, B * block + B)), 0.5)
+        pattern_law(list(range(B * block, B * block + B)), 0.2)
+        top = G[:, B * block:B * block + B]
+        arg = np.bincount(top.argmax(axis=1), minlength=B)
+        assert naive.chisquare_pvalue(dict(enumerate(arg.tolist())), {i: 1 / B for i in range(B)},
+                                      RUNS)[0] >= P_FAIL
+        assert stats.kstest(top.max(axis=1) - np.log(B), "gumbel_r").pvalue > P_FAIL
+    pattern_law(list(range(0, 2 * B)), 0.5)  # a pair
+    pattern_law(list(range(0, 4 * B, 2)), 0.3)  # two pairs
+    pattern_law(list(range(2 * B - 3, 2 * B + 3)), 0.5)  # across two pairs
+    pattern_law(list(range(B - 2, B + 2)), 0.3)  # across the two blocks of a pair
+    pattern_law([0, 9, 18, 27], 0.1)
+    # another step's Gumbels are others: the same key and ranks at cur = 6
+    H = np.empty((RUNS, 8))
+    _block_gumbels(keys, np.int64(6), 8, H)
+    assert all(abs(stats.pearsonr(G[:, k], H[:, k])[0]) < 0.04 for k in range(8))
+
+
+@njit
+def _block_bounds_in_a_loop(ms, out):
+    for k in range(ms.shape[0]):
+        out[k] = gumbel._upper_from(ms[k], gumbel._C_BLK)
+
+
+@pytest.mark.slow_python
+def test_the_block_bound_is_the_bound_of_the_blocks_maximum_plus_its_margin():
+    # a block's largest Gumbel is M = ln B + G(U) (B = BLOCK): the kernels skip a rank whose
+    # threshold t is at or above _upper_from(m, _C_BLK), within 1e-12 of gumbel_upper(m) +
+    # ln B + EPS (+ 2**-40) and at least M + EPS / 2 for every m (so a skip is what the
+    # exact path decides: its M, computed as -ln(-ln(U) / B), rounds by about 1e-14)
+    rng = np.random.default_rng(14)
+    top = 2 ** 53
+    ms = np.concatenate([[0, 1, 2, 3, top - 3, top - 2, top - 1], top - 2 ** np.arange(53),
+                         2 ** np.arange(53), rng.integers(0, top, 100000)]).astype(np.uint64)
+    out = np.empty(ms.shape[0])
+    plain = np.empty(ms.shape[0])
+    _block_bounds_in_a_loop(ms, out)
+    _bounds_in_a_loop(ms, plain)
+    B = gumbel.BLOCK
+    assert np.all(np.abs(out - (plain + np.log(B) + gumbel.EPS + 2.0 ** -40)) <= 1e-12)
+    u = np.maximum(ms.astype(np.float64), 0.5) * 2.0 ** -53
+    assert np.all(out - gumbel.EPS / 2 >= -np.log(-np.log(u) / B))
+    assert B == 1 << gumbel._BLOCK_SHIFT and gumbel._C_BLK > 1023 * np.log(2.0) + np.log(B) + gumbel.EPS
+
+
+@pytest.mark.slow_python
+def test_block_path_is_prim_over_its_gumbels():
+    # the kernel's trees (serial; ranks over several pairs of blocks, the removed
+    # position before and after the blocks it shifts) against a rational Prim over the
+    # same Gumbels (gumbel.block_gumbel of (joining vertex, rank)), uniform, tied and
+    # 1e12-offset weights, minimum and maximum, narrow and wide noise
+    rng = np.random.default_rng(42)
+    for i, (n, kind, lam) in enumerate([(40, "uniform", 30.0), (40, "integers", 2.0),
+                                        (37, "offset", 1.0 / _U), (70, "uniform", 0.3),
+                                        (19, "pareto", 1e3), (9, "uniform", 1.0)]):
+        W = _random_weights(rng, n, kind)
+        b = gumbel._scale(lam)[0]
+        for j in range(3):
+            key = philox.draw_key(rng)
+            maximum = bool((i + j) & 1)
+            start = (7 * j) % n
+            got = gumbel.gumbel_dense(W, start, maximum, lam, key, threads=1)
+            np.testing.assert_array_equal(got, _rational_prim(W, None, start, maximum, b, key,
+                                                              block=True))
+
+
+def test_listed_edges_are_counted():
+    # stats={} reports the exact-path edges of a serial release (measurements only): every
+    # edge of the first step, and all of them on the plain path
+    W = _sym(np.random.default_rng(3).random((30, 30)))
+    key = philox.draw_key(np.random.default_rng(4))
+    for block in (True, False):
+        st, pl = {}, {}
+        gumbel.gumbel_dense(W, 0, False, 10.0, key, threads=1, block=block, stats=st)
+        gumbel.gumbel_dense(W, 0, False, 10.0, key, threads=1, block=block, stats=pl, plain=True)
+        assert 29 <= st["listed"] < pl["listed"] == 29 * 30 // 2

@@ -175,3 +175,26 @@ def test_block_uniforms_match_the_reference_and_have_their_law():
     assert stats.kstest(us[:, 0], "uniform").pvalue > 1e-4
     assert stats.kstest(us[:, 1], "uniform").pvalue > 1e-4
     assert abs(stats.pearsonr(us[:, 0], us[:, 1])[0]) < 0.07
+
+
+def test_block_bits_are_the_block_streams_words():
+    # the dense gumbel kernel's form of the block stream (the key already split): the two
+    # 53-bit integers behind block_uniforms and the 11 bits each leaves, from the same
+    # Philox-4x32-10 words (the reference, and Random123's known answers)
+    rng = np.random.default_rng(13)
+    cases = [(list(c), list(k), list(o)) for c, k, o in KAT_4X32_10]
+    for _ in range(200):
+        k0, k1 = philox.draw_key(rng)
+        ctr = [int(x) for x in rng.integers(0, 2 ** 32, size=3)] + [int(k1) >> 32]
+        key = [int(k0) & 0xFFFFFFFF, int(k0) >> 32]
+        cases.append((ctr, key, naive.philox_ref(ctr, key, width=32)))
+    for ctr, key, x in cases:
+        k0 = np.uint64(key[0] | (key[1] << 32))
+        k1 = np.uint64(0x12345 | (ctr[3] << 32))
+        ka, kb, _, c3 = philox.key_words(k0, k1)
+        m1, r1, m2, r2 = philox.block_bits(ka, kb, c3, np.int64(ctr[0]), np.int64(ctr[1]),
+                                           np.int64(ctr[2]))
+        assert [int(m1), int(r1), int(m2), int(r2)] == [
+            (x[0] << 21) | (x[1] >> 11), x[1] & 0x7FF, (x[2] << 21) | (x[3] >> 11), x[3] & 0x7FF]
+        assert (philox.unit_of_bits(m1), philox.unit_of_bits(m2)) == philox.block_uniforms(
+            k0, k1, np.int64(ctr[0]), np.int64(ctr[1]), np.int64(ctr[2]))

@@ -231,7 +231,7 @@ def test_gumbel_kernel_equals_the_dense_engine_on_many_keys_across_blocks():
     for i, lam in enumerate([0.05, 2.0, 300.0, 1e5] * 3):
         key = philox.draw_key(rng)
         maximum = bool(i & 1)
-        dense = gumbel.gumbel_dense(D, 0, maximum, lam, key, threads=1)
+        dense = gumbel.gumbel_dense(D, 0, maximum, lam, key, threads=1, block=False)
         for parallel in (False, True):
             edges = points.pt_prim(P, 0, 1.0 if maximum else -1.0, points.GUMBEL, key, lam, 1 / lam,
                                    parallel=parallel, block=False)
@@ -712,7 +712,10 @@ def test_api_gumbel_release_reproducible_and_public_info():
 
 
 def test_api_points_same_tree_as_the_dense_gumbel_release(monkeypatch):
-    monkeypatch.setattr(points, "BLOCK_PATH", False)  # the per-edge noise: the dense engine's
+    from fastpamst_nb import gumbel
+
+    monkeypatch.setattr(points, "BLOCK_PATH", False)  # the per-edge noise in both engines
+    monkeypatch.setattr(gumbel, "BLOCK_PATH", False)
     X = _points("euclidean", 40, seed=8)
     D = _matrix(metrics.prepare_points(X, "euclidean", None))
     dense = fp.fast_pamst(D, 0.5, 0.1, rng=11, noise="gumbel")
@@ -726,8 +729,11 @@ def test_api_points_same_tree_as_the_dense_gumbel_release(monkeypatch):
 @pytest.mark.parametrize("func", ["fast_pamst", "pamst"])
 def test_api_exponential_and_pamst_build_the_matrix(func, monkeypatch):
     # fast_pamst's default noise is gumbel: the points engine's per-edge noise is the dense
-    # engine's (its block path has the same law, other trees for a seed)
+    # engine's (their block paths have the same law, other trees for a seed)
+    from fastpamst_nb import gumbel
+
     monkeypatch.setattr(points, "BLOCK_PATH", False)
+    monkeypatch.setattr(gumbel, "BLOCK_PATH", False)
     X = _points("euclidean", 15, seed=9)
     D = _matrix(metrics.prepare_points(X, "euclidean", None))
     t = getattr(fp, func)(X, 1.0, 0.1, rng=4, metric="euclidean")
@@ -997,7 +1003,7 @@ def test_gumbel_kernel_orders_near_ties_as_the_dense_keys(eps, key):
     g01 = philox.edge_gumbel(key[0], key[1], 0, 1)
     g12 = philox.edge_gumbel(key[0], key[1], 1, 2)
     assert Fraction(D[1, 2]) - Fraction(b) * Fraction(g12) < Fraction(D[0, 1]) - Fraction(b) * Fraction(g01)
-    dense = gumbel.gumbel_dense(D, 0, False, lam, key, threads=1)
+    dense = gumbel.gumbel_dense(D, 0, False, lam, key, threads=1, block=False)
     assert dense.tolist() == [[0, 2], [2, 1]]
     for parallel in (False, True):
         edges = points.pt_prim(P, 0, -1.0, points.GUMBEL, key, 1.0 / b, b, parallel=parallel,
@@ -1040,7 +1046,8 @@ def test_api_points_take_the_dense_engines_noise_scale(monkeypatch):
         X = np.array([[0.0], [1.0], [eps]])
         tree = fp.fast_pamst(X, rho, sens, metric="euclidean", noise="gumbel", rng=0)
         D = _matrix(metrics.prepare_points(X, "euclidean", None))
-        assert tree.edges.tolist() == gumbel.gumbel_dense(D, 0, False, lam, key, threads=1).tolist()
+        assert tree.edges.tolist() == gumbel.gumbel_dense(D, 0, False, lam, key, threads=1,
+                                                           block=False).tolist()
         found += 1
         if found == 3:
             break
@@ -1068,7 +1075,8 @@ def test_coordinates_whose_distances_would_overflow_are_refused(metric, p):
         tree = fp.fast_pamst(X, rho, sens, metric=metric, p=p, noise="gumbel", rng=rng)
         lam = privacy.gumbel_rate(rho, sens, 4)
         key = philox.draw_key(np.random.default_rng(3))
-        assert tree.edges.tolist() == gumbel.gumbel_dense(D, 0, False, lam, key, threads=1).tolist()
+        assert tree.edges.tolist() == gumbel.gumbel_dense(D, 0, False, lam, key, threads=1,
+                                                           block=False).tolist()
     X[2, 1] = np.nextafter(X[2, 1], np.inf)
     for call in (lambda: fp.exact_mst(X, metric=metric, p=p),
                  lambda: fp.fast_pamst(X, 1.0, 1.0, metric=metric, p=p, noise="gumbel", rng=0),

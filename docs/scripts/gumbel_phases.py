@@ -37,6 +37,14 @@ physical core, or a lower clock with both busy), a rise beside the streams at me
 
     python docs/scripts/gumbel_phases.py --floor ../shared/bench/floor.py --n 4000 \\
         --shapes uniform --sensitivity 1e-5 1 --repeat 7 --beside
+
+``--ab`` times the kernel alone on one thread with the block path (``block=True``, the
+default since docs/design.rst's ninth pass) and with one Gumbel per edge (``block=False``,
+the kernel before it), alternated run by run with the floor, by thread CPU time over the
+floor's, and counts the edges each lists for the exact path (``gumbel_dense(stats=)``)::
+
+    python docs/scripts/gumbel_phases.py --floor ../shared/bench/floor.py --n 4000 \\
+        --shapes uniform pareto outlier --sensitivity 1e-5 1e-3 0.1 1 --repeat 5 --ab
 """
 import argparse
 import os
@@ -215,6 +223,35 @@ def beside_runs(F, name, n, d, repeat):
         print(line, flush=True)
 
 
+def ab_runs(F, name, n, d, repeat):
+    """``--ab``: the kernel alone, block path and per edge, alternated (module docstring)."""
+    W = bench.shape_weights(name, n)
+    lam = privacy.gumbel_rate(0.1, d, n)
+    out = {True: [], False: []}
+    fl = []
+    listed = {}
+    for i in range(repeat):
+        c = time.thread_time()
+        F.floor_prim(W)
+        fl.append(time.thread_time() - c)
+        for block in ((True, False) if i % 2 == 0 else (False, True)):
+            st = {}
+            c = time.thread_time()
+            gumbel_dense(W, 0, False, lam, KEY, threads=1, block=block, stats=st)
+            out[block].append(time.thread_time() - c)
+            listed[block] = (st["listed"], st["compared"])
+    f = float(np.median(fl))
+    k = {b: np.array(v) / f for b, v in out.items()}
+    nln = n * np.log(n)
+    print(f"{name:8s} n = {n}, sensitivity {d:g}, load {os.getloadavg()[0]:.1f}, floor CPU "
+          f"{f:.4f} s (median of {repeat}): kernel x floor min / median: block "
+          f"{k[True].min():.2f} / {np.median(k[True]):.2f}, per edge {k[False].min():.2f} / "
+          f"{np.median(k[False]):.2f}; paired ratio {np.median(k[True] / k[False]):.2f}; listed / "
+          f"compared: block {listed[True][0]} / {listed[True][1]} ({listed[True][0] / nln:.2f} / "
+          f"{listed[True][1] / nln:.2f} n ln n), per edge {listed[False][0]} "
+          f"({listed[False][0] / nln:.2f} n ln n)", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--floor", required=True, help="path of shared/bench/floor.py")
@@ -226,6 +263,8 @@ def main():
     ap.add_argument("--split", action="store_true", help="the full call taken apart, run by run")
     ap.add_argument("--beside", action="store_true",
                     help="the kernel alone and beside a validation, compute or stream thread")
+    ap.add_argument("--ab", action="store_true",
+                    help="the kernel alone: block path against one Gumbel per edge, alternated")
     a = ap.parse_args()
     F = _load_floor(a.floor)
     w = bench.shape_weights("uniform", 64)
@@ -240,6 +279,12 @@ def main():
         for name in a.shapes:
             for d in a.sensitivity:
                 beside_runs(F, name, a.n, d, a.repeat)
+        return
+    if a.ab:
+        gumbel_dense(w, 0, False, 1.0, KEY, threads=1, block=False)
+        for name in a.shapes:
+            for d in a.sensitivity:
+                ab_runs(F, name, a.n, d, a.repeat)
         return
     if a.split:
         for name in a.shapes:

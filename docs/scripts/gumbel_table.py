@@ -10,7 +10,10 @@ It runs with whichever fastpamst_nb is installed, so the same command measures
 another version (before and after a change). ``--sparse N`` also times a random
 topology with about 7 N stored edges against scipy's ``minimum_spanning_tree``.
 ``--count`` also counts, beside each, the edges that take the exact path (and of them
-those that relax): the weights change the time only through that count.
+those that relax): the weights change the time only through that count; with a version
+that has the block path (docs/design.rst, ninth pass) also the edges the block path lists
+(``gumbel_dense(stats=)``: a listed edge joins its block's walk, the walk's draws take the
+exact path).
 ``--kernel`` also times the dense kernel alone (``gumbel.gumbel_dense`` on one thread,
 no validation) beside each full call. ``--cpu`` times the floor and the kernel alone by
 the process's CPU time instead of the wall clock (both run on one thread; on a machine
@@ -150,7 +153,13 @@ def main():
         b, b_hi, b_lo, inv_b, f = gumbel._scale(lam)
         listed, improved = _count_exact_path(M, f, *philox.key_words(*key), b, b_hi, b_lo, inv_b)
         n = M.shape[0]
-        return f" [exact path {listed} = {listed / (n * np.log(n)):.2f} n ln n, {improved} relaxed]"
+        out = f" [exact path {listed} = {listed / (n * np.log(n)):.2f} n ln n, {improved} relaxed"
+        if hasattr(gumbel, "BLOCK_PATH"):
+            st = {}
+            gumbel.gumbel_dense(M, 0, False, lam, key, threads=1, block=True, stats=st)
+            out += (f"; block path: {st['listed']} listed = {st['listed'] / (n * np.log(n)):.2f} "
+                    f"n ln n, {st['compared']} compared")
+        return out + "]"
     for n in a.n:
         W = floor.uniform(n, 0)
         ts = best(a.repeat, lambda: floor.floor_prim(W), one)

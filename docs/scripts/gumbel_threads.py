@@ -34,14 +34,8 @@ def prange_kernel(W, lam, key, T):
     edges = np.empty((n - 1, 2), dtype=np.int64)
     b, b_hi, b_lo, inv_b, f = gumbel._scale(lam)
     kw = np.array(key_words(*key), dtype=np.uint64)
-    seen = np.zeros(n, dtype=np.bool_)
-    seen[0] = True
-    nz = gumbel.GumbelNoise(float(f), kw, b, b_hi, b_lo, inv_b, False)
-    s = gumbel.GumbelPar(np.full(n, np.inf), np.zeros(n), np.zeros(n, dtype=np.int64),
-                         np.empty(n), seen, np.empty(n, dtype=np.int64),
-                         np.array([n - 1, -1, 0], dtype=np.int64),
-                         np.empty(T), np.empty(T), np.empty(T, dtype=np.int64))
-    gumbel.gd_steps_parallel(W, nz, s, edges, 0, n - 1, T)
+    nz = gumbel.GumbelNoise(float(f), kw, b, b_hi, b_lo, inv_b, False, True)
+    gumbel.gd_steps_parallel(W, nz, gumbel.gp_new(n, 0, T), edges, 0, n - 1, T)
     return edges
 
 
