@@ -657,8 +657,11 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                     # key (data and past selections only, never this noise: the law is
                     # the same; docs/design.rst, The selection loop on the shapes)
                     nb = p >> bshift
+                    if bucket[nb] > 0 and top[nb] < 0:
+                        # every slot write of a lazy dense queue raises its bucket's top
+                        raise AssertionError("a counted bucket holds active edges but no written offset")
                     gt = (nb << bshift) + top[nb]
-                    if bucket[nb] > 0 and top[nb] >= 0 and gt < p:
+                    if bucket[nb] > 0 and gt < p:
                         stats[ST_TIGHT_TOPS] += 1
                         ktop = np.float64((kmin + gt if direct else key_base[nb] + (gt & low)) - k0)
             if kind == 0 and not first:

@@ -91,6 +91,7 @@ def _law(weights, maximum=False):
     assert sum(RUNS * p >= 5 for p in expected.values()) >= 3, "configuration too concentrated"
     pvalue, stat, dof = naive.chisquare_pvalue(counts, expected, RUNS)
     assert pvalue >= P_FAIL, f"p = {pvalue:.2e} (chi2 = {stat:.1f}, dof = {dof})"
+    return stats
 
 
 def _layout(weights):
@@ -133,7 +134,8 @@ def test_compressed_layered_dense_law(name, no_wide, monkeypatch):
     W = SHAPES[name][0]
     q = gq_build(as_graph(W), -1.0, 1.0, LAM, DEFAULT_BUCKET_WIDTH)
     assert not q.layout.direct and q.layout.layered and q.layout.lazy_counts and q.layout.n_blocks >= 2
-    _law(W)
+    stats = _law(W)
+    assert stats[ST_TIGHT_TOPS] > 0  # the walk's tight bucket tops on a block node: the law with them
 
 
 @pytest.mark.parametrize("name, maximum", [("clusters", False), ("pendant", False), ("outlier", True)],
