@@ -258,8 +258,10 @@ def _pick_free(mask, idx):
             if idx == 0:
                 return q
             idx -= 1
-    # idx < the free count by construction ((m c) >> 53 < c for m < 2**53): never reached
-    raise RuntimeError("block walk: no free position (a bad count)")
+    # idx < the free count by construction ((m c) >> 53 < c for m < 2**53): never reached.
+    # -1, not a raise: this is inlined into the prange kernel's loop, which numba would
+    # then run serially (a second exit from the loop); the callers fail loudly outside it
+    return -1
 
 
 @njit(cache=CACHE, inline="always")
@@ -314,6 +316,8 @@ def block_gumbel(ka, kb, c3, cur, k):
         if q == target:
             break
         y, q = _walk_draw(ka, kb, c3, cur, j >> 1, j & 1, i, y, mask)
+        if q < 0:
+            raise RuntimeError("block walk: no free position (a bad count)")
         mask |= np.int64(1) << q
     return -math.log(y)
 
@@ -323,7 +327,8 @@ def _block_walk(ka, kb, c3, cur, ranks, ts, gs, i0, i1, plain):
     """The walk of one block over its listed ranks ``ranks[i0:i1]`` (thresholds ``ts``):
     ``gs[i]`` = the Gumbel of rank ``ranks[i]`` (``block_gumbel``'s value), or -inf where
     the walk stopped first. It stops (unless ``plain``) once every listed rank not drawn
-    has t >= -ln y + EPS: their Gumbels, below that, cannot relax (the skip's margin)."""
+    has t >= -ln y + EPS: their Gumbels, below that, cannot relax (the skip's margin).
+    False on a bad count (never by construction), which its callers raise."""
     j = ranks[i0] >> _BLOCK_SHIFT
     y, q = _walk_first(ka, kb, c3, cur, j)
     mask = np.int64(1) << q
@@ -342,8 +347,11 @@ def _block_walk(ka, kb, c3, cur, ranks, ts, gs, i0, i1, plain):
         if stop or d == BLOCK:
             break
         y, q = _walk_draw(ka, kb, c3, cur, j >> 1, j & 1, d, y, mask)
+        if q < 0:
+            return False  # a bad count: the caller raises (outside any prange loop)
         mask |= np.int64(1) << q
         d += 1
+    return True
 
 
 @njit(cache=CACHE, inline="always")
@@ -592,7 +600,8 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
                 i1 = i0 + 1
                 while i1 < nc and cand[i1] >> _BLOCK_SHIFT == cand[i0] >> _BLOCK_SHIFT:
                     i1 += 1
-                _block_walk(ka, kb, c3, cur, cand, U, gs, i0, i1, plain)
+                if not _block_walk(ka, kb, c3, cur, cand, U, gs, i0, i1, plain):
+                    raise RuntimeError("block walk: no free position (a bad count)")
                 i0 = i1
         ni = 0
         for i in range(nc):  # the exact path, at positions after the shift
@@ -669,6 +678,7 @@ def gd_steps_parallel(W, nz, s, edges, step0, n_steps, n_threads):
     chunk = (n + T - 1) // T
     ka, kb, c2, c3 = kw[0], kw[1], kw[2], kw[3]
     cur = state[2]
+    bad = np.zeros(T, dtype=np.bool_)  # a thread's walk met a bad count
     for step in range(step0, step0 + n_steps):
         row = W[cur]
         if blk:  # each thread block's first rank: the unvisited vertices before it
@@ -727,7 +737,8 @@ def gd_steps_parallel(W, nz, s, edges, step0, n_steps, n_threads):
                     i1 = i0 + 1
                     while i1 < nc and kk[i1] >> _BLOCK_SHIFT == kk[i0] >> _BLOCK_SHIFT:
                         i1 += 1
-                    _block_walk(ka, kb, c3, cur, kk, Ub, gb, i0, i1, plain)
+                    if not _block_walk(ka, kb, c3, cur, kk, Ub, gb, i0, i1, plain):
+                        bad[t] = True  # raised after the loop: a raise inside it serializes it
                     i0 = i1
                 for i in range(nc):
                     if gb[i] == -np.inf:
@@ -775,6 +786,8 @@ def gd_steps_parallel(W, nz, s, edges, step0, n_steps, n_threads):
             top_hi[t] = th
             top_lo[t] = tl
             top_k[t] = tk
+        if bad.any():
+            raise RuntimeError("block walk: no free position (a bad count)")
         th = np.inf
         tl = np.inf
         arg = -1

@@ -381,6 +381,25 @@ def test_chunked_steps_give_the_tree_of_one_call():
 
 
 @pytest.mark.slow_python
+def test_the_prange_kernel_compiles_to_a_parallel_loop(monkeypatch):
+    # a raise inlined into gd_steps_parallel's prange loop (a second exit from it) makes
+    # numba run the loop serially, saying so only in a NumbaPerformanceWarning at compile
+    # time (the cache hides it afterwards): compile a fresh copy of the kernel and listen
+    import warnings
+    import numba
+    monkeypatch.setattr(gumbel, "PARALLEL_MIN_N", 0)
+    W = _sym(np.random.default_rng(3).random((40, 40)))
+    gumbel.gumbel_dense(W, 0, False, 1.0, philox.draw_key(np.random.default_rng(4)), threads=2)
+    assert gumbel.gd_steps_parallel.signatures  # the prange kernel ran: its types are known
+    fresh = numba.njit(parallel=True, nogil=True)(gumbel.gd_steps_parallel.py_func)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fresh.compile(gumbel.gd_steps_parallel.signatures[0])
+    serial = [str(w.message) for w in caught if "not be executed in parallel" in str(w.message)]
+    assert not serial, serial[0]
+
+
+@pytest.mark.slow_python
 def test_one_tree_whatever_the_number_of_threads():
     # one process with NUMBA_NUM_THREADS=4 runs the prange kernel on 1, 2, 3 and 4 threads
     # (numba.set_num_threads, which gumbel_dense reads): one start-up and compilation, not four;
