@@ -144,27 +144,12 @@ def _dense_scan(W, t0, t1, ring, state, scale, islands, listed, bulk_min):
                         wmax = max(wmax, w)
                         hitw[k] = w
                         k += (sgn * w >= thr) | (fused and in_islands(sgn * w, b) == 0)
-            elif nowin:
-                # no window (exact_mst, gumbel): nothing to list, so no store per entry
-                # (the list's store and compare cost this loop 15% at n = 4,000)
-                for i in range(i0, i1, _SCAN_ROWS):
-                    for j in range(j0, j1):
-                        col = W[j]
-                        lo = np.inf
-                        hi = -np.inf
-                        differ = False
-                        for d in range(_SCAN_ROWS):
-                            w = np.float64(W[i + d, j])
-                            differ |= w != np.float64(col[i + d])
-                            lo = min(lo, w)
-                            hi = max(hi, w)
-                        bad |= differ
-                        wmin = min(wmin, lo)
-                        wmax = max(wmax, hi)
-            elif bulk and j1 - j0 == tile:
-                # the loop without a list, the tile's range apart; then the tile's entries
-                # read again, from the cache, by window_add_tile: the list it would have
-                # held, keyed and counted without a store and a compare per entry here
+            elif nowin or (bulk and j1 - j0 == tile):
+                # no list: without a window (exact_mst, gumbel) there is nothing to list,
+                # so no store per entry (the list's store and compare cost this loop 15%
+                # at n = 4,000); with one (a bulk tile), window_add_tile reads the tile's
+                # entries again, from the cache, below: the list it would have held, keyed
+                # and counted without a store and a compare per entry here
                 tlo = np.inf
                 thi = -np.inf
                 tbad = False
@@ -185,6 +170,8 @@ def _dense_scan(W, t0, t1, ring, state, scale, islands, listed, bulk_min):
                 bad |= tbad
                 wmin = min(wmin, tlo)
                 wmax = max(wmax, thi)
+                if nowin:
+                    continue
                 isl = 0
                 mode = _PLAIN
                 cut = thr
