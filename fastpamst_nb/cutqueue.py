@@ -435,6 +435,19 @@ def _row_hits(row, c0, c1, sgn, ythr, hit):
     return k
 
 
+
+@jit_only(inline="always")
+def _chunk_hits(row, c0, c1, sgn, ythr, hit, blk, sparse):
+    """``_row_hits`` of row[c0:c1], by blocks of 8 (``_row_hits_sparse``) when ``sparse``
+    (the row's previous chunk listed few entries), the row prefetched ``_PREFETCH_AHEAD``
+    entries ahead. The caller sets the next chunk's ``sparse`` from the count:
+    ``k * _SPARSE_HITS < c1 - c0``."""
+    _prefetch_row(row, c0 + _PREFETCH_AHEAD, c1 + _PREFETCH_AHEAD)
+    if sparse:
+        return _row_hits_sparse(row, c0, c1, sgn, ythr, hit, blk)
+    return _row_hits(row, c0, c1, sgn, ythr, hit)
+
+
 UpdateScalars = namedtuple(
     "UpdateScalars",
     ["sgn", "s", "inv", "kmin", "bshift", "mat", "block_shift", "sub_shift", "hash_bits", "ythr",
@@ -523,11 +536,7 @@ def _update_plain(row, v, visited, slots, start, fill, bucket, subs, top, sc):
     sparse = True
     for c0 in range(0, n, _CHUNK):
         c1 = min(c0 + _CHUNK, n)
-        _prefetch_row(row, c0 + _PREFETCH_AHEAD, c1 + _PREFETCH_AHEAD)
-        if sparse:
-            k = _row_hits_sparse(row, c0, c1, sgn, ythr, hit, blk)
-        else:
-            k = _row_hits(row, c0, c1, sgn, ythr, hit)
+        k = _chunk_hits(row, c0, c1, sgn, ythr, hit, blk, sparse)
         sparse = k * _SPARSE_HITS < c1 - c0
         for i in range(k):
             u = hit[i]
@@ -652,11 +661,7 @@ def _update_compressed(row, v, visited, slots, start, fill, bucket, block, table
     sparse = True
     for c0 in range(0, n, _CHUNK):
         c1 = min(c0 + _CHUNK, n)
-        _prefetch_row(row, c0 + _PREFETCH_AHEAD, c1 + _PREFETCH_AHEAD)
-        if sparse:
-            k = _row_hits_sparse(row, c0, c1, sgn, ythr, hit, blk)
-        else:
-            k = _row_hits(row, c0, c1, sgn, ythr, hit)
+        k = _chunk_hits(row, c0, c1, sgn, ythr, hit, blk, sparse)
         sparse = k * _SPARSE_HITS < c1 - c0
         for i in range(k):
             u = hit[i]

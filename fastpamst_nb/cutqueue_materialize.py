@@ -14,7 +14,7 @@ import numpy as np
 
 from .core import jit_only
 from .cutqueue import (
-    _CHUNK, _PREFETCH_AHEAD, _SPARSE_HITS, _filter_floor, _hash_group, _hset_home, _prefetch_row, _rank_group, _row_hits,
+    _CHUNK, _PREFETCH_AHEAD, _SPARSE_HITS, _chunk_hits, _filter_floor, _hash_group, _hset_home, _prefetch_row, _rank_group, _row_hits,
     _row_hits_sparse, _score_floor, _sub_index, _unvisited,
     code_pack, range_threshold, slot_offset, slot_pack,
 )
@@ -65,11 +65,7 @@ def _size_buckets(lay, keys, st, cut, W, lo):
         sparse = True  # the update loops' listing (cutqueue._update_plain): the same hits
         for c0 in range(u0, n, _CHUNK):
             c1 = min(c0 + _CHUNK, n)
-            _prefetch_row(row, c0 + _PREFETCH_AHEAD, c1 + _PREFETCH_AHEAD)
-            if sparse:
-                nh = _row_hits_sparse(row, c0, c1, sgn, ythr, hit, blk)
-            else:
-                nh = _row_hits(row, c0, c1, sgn, ythr, hit)
+            nh = _chunk_hits(row, c0, c1, sgn, ythr, hit, blk, sparse)
             sparse = nh * _SPARSE_HITS < c1 - c0
             for t in range(nh):
                 u = hit[t]
