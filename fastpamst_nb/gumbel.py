@@ -47,7 +47,13 @@ compare and one hash per 8 edges; the rest (about 3 times as many as the per-edg
 lists) join their block's walk, and the ranks it reaches take the exact comparison.
 ``block=False`` (``BLOCK_PATH``) keeps one Gumbel per edge: the sparse and
 points engines' noise, the same law, other trees for a seed. Ranks do not depend on the
-thread split, so the tree is the same for any number of threads.
+thread split, so the tree is the same for any number of threads. Where most entries
+relax (the first steps, or the steps after Prim enters a far cluster) a walk costs more
+than one hash an edge: a step whose relaxations exceed ``SWITCH_AT`` of its entries
+sends the next ``SWITCH_HOLD`` steps to the per-edge path (docs/design.rst, "Dense gumbel,
+tenth pass"). The choice is a function of the past (the relaxations are those of the
+tree, the same on either path, with ``plain`` and for any thread split), and a step's
+Gumbels are fresh independent standard Gumbels either way, so the law is unchanged.
 
 A state (``GumbelDense``) is a namedtuple of flat arrays: the unvisited vertices in
 increasing order (``rest``), their best keys at the same positions, the tree ends by
@@ -492,6 +498,8 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
     its positions; the relaxation is the same compare, and the listed edges of a block
     walk its order statistics (``_block_walk``) until none left can relax; those it
     reaches take the exact comparison (docs/design.rst, "Dense gumbel, ninth pass").
+    A block step whose relaxations exceed ``nz.sw_at`` times its entries sends the next
+    ``nz.sw_hold`` steps to the per-edge path (``state[5]`` counts them down; tenth pass).
     """
     c, kw, b, b_hi, b_lo, inv_b, plain, blk0, sw_at, sw_hold = nz  # scalars for the loops
     rest, hi, lo, parent, U, th, tl, tv, cand, state, UB, gs = s  # GumbelDense's fields
