@@ -397,12 +397,19 @@ GumbelDense = namedtuple("GumbelDense", ["rest", "hi", "lo", "parent", "U", "th"
 # (``philox.key_words``, uint64 array); b, b_hi, b_lo, inv_b: the noise scale, its Dekker
 # split and its inverse (``_scale``); plain: the two logarithms on every edge, no skip;
 # block: the dense kernels' block path (``block_gumbel``), else one Gumbel per edge
+#: The block path's switch (docs/design.rst, "Dense gumbel, tenth pass"): a block step
+#: whose relaxations exceed ``SWITCH_AT`` times its entries sends the next ``SWITCH_HOLD``
+#: steps to the per-edge path (``inf``: never). A function of the past only, the same
+#: for every thread count; each step's Gumbels are fresh iid either way (the law).
+SWITCH_AT = 0.05
+SWITCH_HOLD = 128
+
 # sw_at, sw_hold: on the block path, a step whose relaxations exceed sw_at times its
 # entries sends the next sw_hold steps to the per-edge path (docs/design.rst, "Dense
-# gumbel, tenth pass"; ``SWITCH_AT``, ``SWITCH_HOLD``)
+# gumbel, tenth pass"; default ``SWITCH_AT``, ``SWITCH_HOLD``)
 GumbelNoise = namedtuple("GumbelNoise", ["c", "kw", "b", "b_hi", "b_lo", "inv_b", "plain",
                                          "block", "sw_at", "sw_hold"],
-                         defaults=(np.inf, 0))
+                         defaults=(SWITCH_AT, SWITCH_HOLD))
 
 # The parallel dense kernel's state (positions are vertices): hi/lo: each vertex's best
 # key; parent: its tree end; U: one step's bounds; seen: the tree's vertices; cand: the
@@ -840,13 +847,6 @@ PARALLEL_MIN_N = 1 << 15
 #: edge, as the sparse and points engines' per-edge passes draw it (the same trees for a
 #: seed as theirs; tests compare the engines with it).
 BLOCK_PATH = True
-
-#: The block path's switch (docs/design.rst, "Dense gumbel, tenth pass"): a block step
-#: whose relaxations exceed ``SWITCH_AT`` times its entries sends the next ``SWITCH_HOLD``
-#: steps to the per-edge path (``inf``: never). A function of the past only, the same
-#: for every thread count; each step's Gumbels are fresh iid either way (the law).
-SWITCH_AT = 0.05
-SWITCH_HOLD = 128
 
 
 def gumbel_dense(W, start, maximum, lam, key, threads=None, plain=False, run=None, block=None,
