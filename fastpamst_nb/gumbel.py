@@ -47,7 +47,13 @@ compare and one hash per 8 edges; the rest (about 3 times as many as the per-edg
 lists) join their block's walk, and the ranks it reaches take the exact comparison.
 ``block=False`` (``BLOCK_PATH``) keeps one Gumbel per edge: the sparse and
 points engines' noise, the same law, other trees for a seed. Ranks do not depend on the
-thread split, so the tree is the same for any number of threads.
+thread split, so the tree is the same for any number of threads. Where most entries
+relax (the first steps, or the steps after Prim enters a far cluster) a walk costs more
+than one hash an edge: a step whose relaxations exceed ``SWITCH_AT`` of its entries
+sends the next ``SWITCH_HOLD`` steps to the per-edge path (docs/design.rst, "Dense gumbel,
+tenth pass"). The choice is a function of the past (the relaxations are those of the
+tree, the same on either path, with ``plain`` and for any thread split), and a step's
+Gumbels are fresh independent standard Gumbels either way, so the law is unchanged.
 
 A state (``GumbelDense``) is a namedtuple of flat arrays: the unvisited vertices in
 increasing order (``rest``), their best keys at the same positions, the tree ends by
@@ -388,8 +394,9 @@ assert TOP_BLOCK == 1 << _TOP_SHIFT
 # the vertex that joined last, to remove; r: none), cur (that vertex)]
 # UB: the block path's bounds, one a block of BLOCK ranks; gs: the listed ranks'
 # Gumbels (-inf: cannot relax); state[3] counts the listed edges of the release and
-# state[4] those of them that the block path's walks compared exactly (never published:
-# functions of the weights)
+# state[4] those of them that took the exact comparison (those the block path's walks
+# reached; every one on the per-edge path) (never published: functions of the weights);
+# state[5] the steps left on the per-edge path (the tenth pass)
 GumbelDense = namedtuple("GumbelDense", ["rest", "hi", "lo", "parent", "U", "th", "tl", "tv",
                                          "cand", "state", "UB", "gs"])
 
@@ -398,8 +405,19 @@ GumbelDense = namedtuple("GumbelDense", ["rest", "hi", "lo", "parent", "U", "th"
 # (``philox.key_words``, uint64 array); b, b_hi, b_lo, inv_b: the noise scale, its Dekker
 # split and its inverse (``_scale``); plain: the two logarithms on every edge, no skip;
 # block: the dense kernels' block path (``block_gumbel``), else one Gumbel per edge
+#: The block path's switch (docs/design.rst, "Dense gumbel, tenth pass"): a block step
+#: whose relaxations exceed ``SWITCH_AT`` times its entries sends the next ``SWITCH_HOLD``
+#: steps to the per-edge path (``inf``: never). A function of the past only, the same
+#: for every thread count; each step's Gumbels are fresh iid either way (the law).
+SWITCH_AT = 0.05
+SWITCH_HOLD = 128
+
+# sw_at, sw_hold: on the block path, a step whose relaxations exceed sw_at times its
+# entries sends the next sw_hold steps to the per-edge path (docs/design.rst, "Dense
+# gumbel, tenth pass"; default ``SWITCH_AT``, ``SWITCH_HOLD``)
 GumbelNoise = namedtuple("GumbelNoise", ["c", "kw", "b", "b_hi", "b_lo", "inv_b", "plain",
-                                         "block"])
+                                         "block", "sw_at", "sw_hold"],
+                         defaults=(SWITCH_AT, SWITCH_HOLD))
 
 # The parallel dense kernel's state (positions are vertices): hi/lo: each vertex's best
 # key; parent: its tree end; U: one step's bounds; seen: the tree's vertices; cand: the
@@ -409,9 +427,11 @@ GumbelNoise = namedtuple("GumbelNoise", ["c", "kw", "b", "b_hi", "b_lo", "inv_b"
 # thread block's smallest (key, vertex), n_threads long; the block path's: live: each
 # thread block's unvisited count (n_threads), then their prefix sums (n_threads); rank:
 # the listed vertices' ranks (as cand); UB: the blocks' bounds, thread t's at block + 2 t;
-# gs: the listed ranks' Gumbels (as cand; U holds their thresholds)
+# gs: the listed ranks' Gumbels (as cand; U holds their thresholds); nimp: each thread
+# block's relaxations in the step (n_threads); state[4]: the steps left on the per-edge path
 GumbelPar = namedtuple("GumbelPar", ["hi", "lo", "parent", "U", "seen", "cand", "state",
-                                     "top_hi", "top_lo", "top_k", "live", "rank", "UB", "gs"])
+                                     "top_hi", "top_lo", "top_k", "live", "rank", "UB", "gs",
+                                     "nimp"])
 
 # The sparse kernel's graph (a validated symmetric CSR topology, float64 data) and
 # state: hi/lo: each vertex's best key; visited: the tree's vertices; H: the heap's flat
@@ -427,7 +447,7 @@ def gd_new(n, start):
     lo = np.zeros(n - 1)
     parent = np.full(n, start, dtype=np.int64)  # by vertex: not shifted
     # gone = r: no position to remove before the first step
-    state = np.array([n - 1, n - 1, start, 0, 0], dtype=np.int64)
+    state = np.array([n - 1, n - 1, start, 0, 0, 0], dtype=np.int64)
     nb = (n + TOP_BLOCK - 1) // TOP_BLOCK
     return GumbelDense(rest, hi, lo, parent, np.empty(n - 1), np.full(nb, np.inf),
                        np.full(nb, np.inf), np.full(nb, -1, dtype=np.int64),
@@ -450,9 +470,9 @@ def gp_new(n, start, T):
         live[t] = max(0, min(n, (t + 1) * chunk) - t * chunk) - (start // chunk == t)
     return GumbelPar(np.full(n, np.inf), np.zeros(n), np.full(n, start, dtype=np.int64),
                      np.empty(n), seen, np.empty(n, dtype=np.int64),
-                     np.array([n - 1, -1, start, 0], dtype=np.int64), np.empty(T), np.empty(T),
+                     np.array([n - 1, -1, start, 0, 0], dtype=np.int64), np.empty(T), np.empty(T),
                      np.empty(T, dtype=np.int64), live, np.empty(n, dtype=np.int64),
-                     np.empty(_n_bounds(n) + 2 * T), np.empty(n))
+                     np.empty(_n_bounds(n) + 2 * T), np.empty(n), np.zeros(T, dtype=np.int64))
 
 
 @njit(cache=CACHE, inline="always")
@@ -493,8 +513,10 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
     its positions; the relaxation is the same compare, and the listed edges of a block
     walk its order statistics (``_block_walk``) until none left can relax; those it
     reaches take the exact comparison (docs/design.rst, "Dense gumbel, ninth pass").
+    A block step whose relaxations exceed ``nz.sw_at`` times its entries sends the next
+    ``nz.sw_hold`` steps to the per-edge path (``state[5]`` counts them down; tenth pass).
     """
-    c, kw, b, b_hi, b_lo, inv_b, plain, blk = nz  # scalars for the per-edge loops
+    c, kw, b, b_hi, b_lo, inv_b, plain, blk0, sw_at, sw_hold = nz  # scalars for the loops
     rest, hi, lo, parent, U, th, tl, tv, cand, state, UB, gs = s  # GumbelDense's fields
     ka, kb, c2, c3 = kw[0], kw[1], kw[2], kw[3]
     r = state[0]
@@ -502,8 +524,14 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
     cur = state[2]
     listed = state[3]
     compared = state[4]
+    left = state[5]
     for step in range(step0, step0 + n_steps):
         row = W[cur]
+        # this step's path, from the past only (the tenth pass): the block path unless
+        # a recent step relaxed too many entries (then per edge for sw_hold steps)
+        blk = blk0 and left == 0
+        if left > 0:
+            left -= 1
         if plain:  # no skip: every edge takes the exact path
             U[:r] = np.inf
         elif blk:
@@ -614,6 +642,7 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
                 compared += 1
                 h, l, better = _exact_g(x, hi[k], lo[k], gs[i], b, b_hi, b_lo)
             else:
+                compared += 1
                 u = unit_of_words(ka, kb, c2, c3, cur, v)
                 h, l, better = _exact(x, hi[k], lo[k], u, b, b_hi, b_lo)
             if better:
@@ -622,6 +651,10 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
                 parent[v] = cur
                 cand[ni] = k  # its block's top after the loops: compacted in place (ni <= i)
                 ni += 1
+        # the relaxations of a block step (the same on either path and with plain: a
+        # function of the past) over its r entries decide the next steps' path
+        if blk and ni > sw_at * r:
+            left = sw_hold
         # the improved vertices' blocks (kept out of the loops above, which it slowed)
         for i in range(ni):
             k = cand[i]
@@ -658,6 +691,7 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
     state[2] = cur
     state[3] = listed
     state[4] = compared
+    state[5] = left
 
 
 @njit(cache=CACHE, nogil=True, parallel=True)
@@ -671,16 +705,20 @@ def gd_steps_parallel(W, nz, s, edges, step0, n_steps, n_threads):
     thread count. ``nz``: the noise (``GumbelNoise``); ``s``: the state (``GumbelPar``,
     its tops ``n_threads`` long), advanced in place.
     """
-    c, kw, b, b_hi, b_lo, inv_b, plain, blk = nz  # scalars for the per-edge loops
-    hi, lo, parent, U, seen, cand, state, top_hi, top_lo, top_k, live, rank, UB, gs = s
+    c, kw, b, b_hi, b_lo, inv_b, plain, blk0, sw_at, sw_hold = nz  # scalars for the loops
+    hi, lo, parent, U, seen, cand, state, top_hi, top_lo, top_k, live, rank, UB, gs, nimp = s
     n = W.shape[0]
     T = n_threads
     chunk = (n + T - 1) // T
     ka, kb, c2, c3 = kw[0], kw[1], kw[2], kw[3]
     cur = state[2]
     bad = np.zeros(T, dtype=np.bool_)  # a thread's walk met a bad count
+    left = state[4]
     for step in range(step0, step0 + n_steps):
         row = W[cur]
+        blk = blk0 and left == 0  # this step's path (as gd_steps)
+        if left > 0:
+            left -= 1
         if blk:  # each thread block's first rank: the unvisited vertices before it
             acc = 0
             for t in range(T):
@@ -702,6 +740,7 @@ def gd_steps_parallel(W, nz, s, edges, step0, n_steps, n_threads):
             tl = np.inf
             tk = -1
             nc = 0
+            ni = 0
             if blk:
                 # the pairs of blocks that this thread's ranks touch (a pair at the border
                 # is drawn by both threads, from the same counter: the same bounds), kept
@@ -747,6 +786,7 @@ def gd_steps_parallel(W, nz, s, edges, step0, n_steps, n_threads):
                     h, l, better = _exact_g(c * np.float64(rb[j]), hb[j], lb[j], gb[i], b, b_hi,
                                             b_lo)
                     if better:
+                        ni += 1
                         hb[j] = h
                         lb[j] = l
                         pb[j] = cur
@@ -776,6 +816,7 @@ def gd_steps_parallel(W, nz, s, edges, step0, n_steps, n_threads):
                     u = unit_of_words(ka, kb, c2, c3, cur, v0 + j)
                     h, l, better = _exact(c * np.float64(rb[j]), hb[j], lb[j], u, b, b_hi, b_lo)
                     if better:
+                        ni += 1
                         hb[j] = h
                         lb[j] = l
                         pb[j] = cur
@@ -786,8 +827,13 @@ def gd_steps_parallel(W, nz, s, edges, step0, n_steps, n_threads):
             top_hi[t] = th
             top_lo[t] = tl
             top_k[t] = tk
+            nimp[t] = ni
         if bad.any():
             raise RuntimeError("block walk: no free position (a bad count)")
+        # the step's relaxations in all (the same for every split) decide the next
+        # steps' path, as in gd_steps (r = n - 1 - step entries)
+        if blk and nimp.sum() > sw_at * (n - 1 - step):
+            left = sw_hold
         th = np.inf
         tl = np.inf
         arg = -1
@@ -802,6 +848,7 @@ def gd_steps_parallel(W, nz, s, edges, step0, n_steps, n_threads):
         live[arg // chunk] -= 1
         cur = arg
     state[2] = cur
+    state[4] = left
 
 
 #: Dense releases on fewer vertices run on one thread: a fork/join per step costs more
@@ -816,7 +863,7 @@ BLOCK_PATH = True
 
 
 def gumbel_dense(W, start, maximum, lam, key, threads=None, plain=False, run=None, block=None,
-                 stats=None):
+                 stats=None, switch=None):
     """The gumbel release on the complete graph of W: Prim over noisy keys, from ``start``.
 
     Parameters
@@ -844,6 +891,11 @@ def gumbel_dense(W, start, maximum, lam, key, threads=None, plain=False, run=Non
         (``block_gumbel``). False: one Gumbel per edge (``philox.edge_gumbel``), the
         points engine's per-edge trees. The same law; other trees for a key. Default
         ``BLOCK_PATH`` (True).
+    switch : (float, int), optional
+        (at, hold): on the block path, a step whose relaxations exceed ``at`` times its
+        entries sends the next ``hold`` steps to the per-edge path (docs/design.rst,
+        "Dense gumbel, tenth pass"); (inf, 0): the block path at every step. Default
+        (``SWITCH_AT``, ``SWITCH_HOLD``). The same law; other trees for a key.
     stats : dict, optional
         Filled with ``"listed"``, the edges that passed the skip test, and ``"compared"``,
         those that took the exact comparison (all of them per edge; those the walks
@@ -861,7 +913,8 @@ def gumbel_dense(W, start, maximum, lam, key, threads=None, plain=False, run=Non
     loop; on the block path one Philox block per 2 ``BLOCK`` ranks); the weights change
     the time only through how many edges pass the skip test and take the logarithms
     (about n ln n in all per edge: a vertex's best key improves about ln n times; on the
-    block path 1.4-3.7 n ln n listed, of which 1.2-2 n ln n are drawn and compared).
+    block path 1.4-3.7 n ln n listed, of which 1.2-2 n ln n are drawn and compared; the
+    steps after one that relaxed over ``SWITCH_AT`` of its entries take the per-edge path).
     """
     n = W.shape[0]
     edges = np.empty((max(n - 1, 0), 2), dtype=np.int64)
@@ -871,7 +924,9 @@ def gumbel_dense(W, start, maximum, lam, key, threads=None, plain=False, run=Non
     c = -f if maximum else f  # the sign of the weights, times the keys' scale (_scale)
     kw = np.array(key_words(*key), dtype=np.uint64)
     block = BLOCK_PATH if block is None else block
-    nz = GumbelNoise(float(c), kw, b, b_hi, b_lo, inv_b, bool(plain), bool(block))
+    sw_at, sw_hold = (SWITCH_AT, SWITCH_HOLD) if switch is None else switch
+    nz = GumbelNoise(float(c), kw, b, b_hi, b_lo, inv_b, bool(plain), bool(block),
+                     float(sw_at), int(sw_hold))
     T = 1
     # numba's thread count is read only when the prange kernel can run (a tiny release
     # spends microseconds on it; the law tests run 160,000 of them)
@@ -894,7 +949,7 @@ def gumbel_dense(W, start, maximum, lam, key, threads=None, plain=False, run=Non
         run(advance, n - 1, max(1, (1 << 16) // n))
     if stats is not None and T == 1:
         stats["listed"] = int(s.state[3])
-        stats["compared"] = int(s.state[4]) if nz.block else int(s.state[3])
+        stats["compared"] = int(s.state[4])
     return edges
 
 
@@ -974,7 +1029,7 @@ def gc_steps(g, nz, s, edges, step0, n_steps):
     state (``GumbelCsr``), advanced in place.
     """
     indptr, indices, data = g  # CsrArrays
-    c, kw, b, b_hi, b_lo, inv_b, plain, _ = nz  # scalars for the per-edge loops
+    c, kw, b, b_hi, b_lo, inv_b, plain, _, _, _ = nz  # scalars for the per-edge loops
     hi, lo, visited, H, state = s  # GumbelCsr's fields
     ka, kb, c2, c3 = kw[0], kw[1], kw[2], kw[3]
     size = state[0]
@@ -1080,7 +1135,7 @@ def gumbel_csr(indptr, indices, data, start, maximum, lam, key, plain=False, run
     state = np.array([0, start], dtype=np.int64)
 
     g = CsrArrays(indptr, indices, data)
-    nz = GumbelNoise(float(c), kw, b, b_hi, b_lo, inv_b, bool(plain), False)
+    nz = GumbelNoise(float(c), kw, b, b_hi, b_lo, inv_b, bool(plain), False, np.inf, 0)
     s = GumbelCsr(hi, lo, visited, H, state)
 
     def advance(step0, k):

@@ -89,12 +89,22 @@ def _ring12():
 CASES["ring12"] = (_ring12(), 1.0, False, 4)
 
 
-def _release(weights, lam, maximum, start, key, plain=False, threads=1, block=True):
+#: the block path at every step (no per-step switch to the per-edge path)
+NEVER = (np.inf, 0)
+#: a test-only switch: every block step sends the next one to the per-edge path, so the
+#: dense steps alternate block, per edge, block, ... (docs/design.rst, tenth pass)
+ALTERNATE = (-1.0, 1)
+
+
+def _release(weights, lam, maximum, start, key, plain=False, threads=1, block=True,
+             switch=NEVER):
     if sp.issparse(weights):
         return gumbel.gumbel_csr(weights.indptr, weights.indices, weights.data, start, maximum,
                                  lam, key, plain=plain)
+    if block == "alternate":
+        block, switch = True, ALTERNATE
     return gumbel.gumbel_dense(weights, start, maximum, lam, key, threads=threads, plain=plain,
-                               block=block)
+                               block=block, switch=switch)
 
 
 def _tree_key(edges):
@@ -108,10 +118,12 @@ def _reference(weights):
 
 
 @pytest.mark.parametrize("case, block", [(c, True) for c in CASES]
-                         + [("dense5", False), ("ties", False), ("offset-1e12", False)])
+                         + [("dense5", False), ("ties", False), ("offset-1e12", False)]
+                         + [(c, "alternate") for c in ("dense5", "ties", "offset-1e12")])
 @pytest.mark.slow_python
 def test_release_follows_kruskal_exponential_mechanism_chi_square(case, block):
-    # dense weights take the block path at every step (block=True), or one Gumbel per edge
+    # dense weights take the block path at every step (block=True), one Gumbel per edge
+    # (False), or the two alternately, step by step ("alternate": the per-step switch)
     weights, lam, maximum, start = CASES[case]
     W, adjacency = _reference(weights)
     expected = naive.kruskal_em_tree_distribution(W, adjacency, lam, maximum)
@@ -209,7 +221,7 @@ def _random_weights(rng, n, kind):
 
 @pytest.mark.parametrize("kind, lam", [("uniform", 1e3), ("uniform", 10.0), ("uniform", 0.1),
                                        ("integers", 2.0), ("offset", 1.0 / _U), ("pareto", 1.0)])
-@pytest.mark.parametrize("block", [False, True])
+@pytest.mark.parametrize("block", [False, True, "alternate"])
 @pytest.mark.slow_python
 def test_skip_path_equals_the_two_logarithm_path(kind, lam, block):
     # 1000 keys per kind (6000 in all): every tree of the skip path is the plain one's,
@@ -226,7 +238,7 @@ def test_skip_path_equals_the_two_logarithm_path(kind, lam, block):
         a = _release(W, lam, maximum, i % n, key, block=block)
         b = _release(W, lam, maximum, i % n, key, plain=True, block=block)
         np.testing.assert_array_equal(a, b)
-        if i % 4 == 0 and not block:
+        if i % 4 == 0 and block is False:
             a = _release(S, lam, maximum, 0, key)
             b = _release(S, lam, maximum, 0, key, plain=True)
             np.testing.assert_array_equal(a, b)
@@ -339,6 +351,7 @@ _THREADS_SCRIPT = textwrap.dedent("""
     import numpy as np
     from fastpamst_nb import gumbel, philox
     gumbel.PARALLEL_MIN_N = 0  # the prange kernel at any size
+    SWITCHES = ((float("inf"), 0), (-1.0, 1), (0.05, 3), None)
     out = []
     for threads in range(1, numba.config.NUMBA_NUM_THREADS + 1):
         numba.set_num_threads(threads)  # gumbel_dense splits by numba.get_num_threads()
@@ -349,7 +362,9 @@ _THREADS_SCRIPT = textwrap.dedent("""
             W[:, 5] = W[5, :] = 0.25  # ties
             for _ in range(3):
                 key = philox.draw_key(rng)
-                trees.append(gumbel.gumbel_dense(W, 3, bool(n & 1), lam, key).tolist())
+                for sw in SWITCHES:
+                    trees.append(gumbel.gumbel_dense(W, 3, bool(n & 1), lam, key,
+                                                     switch=sw).tolist())
                 trees.append(gumbel.gumbel_dense(W, 3, bool(n & 1), lam, key, block=False).tolist())
         out.append(trees)
     print(json.dumps(out))
@@ -378,6 +393,10 @@ def test_chunked_steps_give_the_tree_of_one_call():
                                                               run=run), one)
             np.testing.assert_array_equal(gumbel.gumbel_dense(W, 1, False, lam, key, threads=1,
                                                               plain=True), one)
+            # the per-step switch's state (the steps left per edge) carries over too
+            sw = gumbel.gumbel_dense(W, 1, False, lam, key, threads=1, switch=(0.05, 3))
+            np.testing.assert_array_equal(gumbel.gumbel_dense(W, 1, False, lam, key, threads=1,
+                                                              run=run, switch=(0.05, 3)), sw)
 
 
 @pytest.mark.slow_python
@@ -405,7 +424,9 @@ def test_one_tree_whatever_the_number_of_threads():
     # (numba.set_num_threads, which gumbel_dense reads): one start-up and compilation, not four;
     # n = 129 spans three of the serial kernel's top blocks; 129 and 70 give ragged thread blocks,
     # whose borders cut the block path's blocks of ranks (each thread draws the border's pair);
-    # the block path and one Gumbel per edge alternate
+    # per key: the block path at every step, alternating with the per-edge path step by
+    # step, switched by the step's relaxations (summed over the threads: (0.05, 3) takes
+    # the per-edge path after many steps and back), the default switch, one Gumbel per edge
     env = {**os.environ, "NUMBA_NUM_THREADS": "4"}
     proc = subprocess.run([sys.executable, "-c", _THREADS_SCRIPT], env=env, text=True,
                           capture_output=True, timeout=600)
@@ -420,9 +441,11 @@ def test_one_tree_whatever_the_number_of_threads():
         W[:, 5] = W[5, :] = 0.25
         for _ in range(3):
             key = philox.draw_key(rng)
-            for block in (True, False):
+            for sw in (NEVER, ALTERNATE, (0.05, 3), None):
                 assert gumbel.gumbel_dense(W, 3, bool(n & 1), lam, key, threads=1,
-                                           block=block).tolist() == trees[0].pop(0)
+                                           switch=sw).tolist() == trees[0].pop(0)
+            assert gumbel.gumbel_dense(W, 3, bool(n & 1), lam, key, threads=1,
+                                       block=False).tolist() == trees[0].pop(0)
 
 
 def test_prefetch_intrinsic_name_follows_the_llvm_version():
@@ -503,8 +526,9 @@ def test_tiny_graphs(n):
 def _rational_prim(W, adjacency, start, maximum, b, key, block=False):
     """Prim over the exact rational keys c w - b G (G = philox.edge_gumbel, or with
     ``block`` the block path's ``gumbel.block_gumbel`` of the step's joining vertex and
-    the vertex's rank among those still outside), ties to the smallest vertex: the tree
-    the engine must return whatever the magnitudes."""
+    the vertex's rank among those still outside; with ``block="alternate"`` the block
+    path's at even steps and edge_gumbel's at odd ones: the ``ALTERNATE`` switch), ties to
+    the smallest vertex: the tree the engine must return whatever the magnitudes."""
     from fractions import Fraction
 
     ka, kb, _, c3 = philox.key_words(*key)
@@ -516,13 +540,14 @@ def _rational_prim(W, adjacency, start, maximum, b, key, block=False):
     seen[start] = True
     cur = start
     edges = []
-    for _ in range(n - 1):
+    for step in range(n - 1):
+        blk = block is True or (block == "alternate" and step % 2 == 0)
         rank = -1
         for v in range(n):
             rank += not seen[v]
             if seen[v] or (adjacency is not None and not adjacency[cur, v]):
                 continue
-            if block:
+            if blk:
                 g = gumbel.block_gumbel(ka, kb, c3, np.int64(cur), np.int64(rank))
             else:
                 g = philox.edge_gumbel(key[0], key[1], min(cur, v), max(cur, v))
@@ -672,9 +697,14 @@ def test_block_path_is_prim_over_its_gumbels():
             key = philox.draw_key(rng)
             maximum = bool((i + j) & 1)
             start = (7 * j) % n
-            got = gumbel.gumbel_dense(W, start, maximum, lam, key, threads=1)
+            got = gumbel.gumbel_dense(W, start, maximum, lam, key, threads=1, switch=NEVER)
             np.testing.assert_array_equal(got, _rational_prim(W, None, start, maximum, b, key,
                                                               block=True))
+            # the per-step switch forced to alternate: block steps and per-edge steps, each
+            # with its own Gumbels (the past decides the path, nothing else changes)
+            got = gumbel.gumbel_dense(W, start, maximum, lam, key, threads=1, switch=ALTERNATE)
+            np.testing.assert_array_equal(got, _rational_prim(W, None, start, maximum, b, key,
+                                                              block="alternate"))
 
 
 def test_listed_edges_are_counted():
