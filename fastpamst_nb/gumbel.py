@@ -736,6 +736,7 @@ def gd_steps_parallel(W, nz, s, edges, step0, n_steps, n_threads):
             rb = row[v0:v1]
             cb = cand[v0:v1]
             kk = rank[v0:v1]
+            gb = gs[v0:v1]
             th = np.inf
             tl = np.inf
             tk = -1
@@ -767,7 +768,6 @@ def gd_steps_parallel(W, nz, s, edges, step0, n_steps, n_threads):
                         kk[nc] = rk
                         nc += 1
                     rk += 1
-                gb = gs[v0:v1]
                 for i in range(nc):  # as gd_steps: thresholds, walks, the exact path
                     j = cb[i]
                     Ub[i] = ((c * np.float64(rb[j]) - hb[j]) - lb[j]) * inv_b
@@ -779,21 +779,6 @@ def gd_steps_parallel(W, nz, s, edges, step0, n_steps, n_threads):
                     if not _block_walk(ka, kb, c3, cur, kk, Ub, gb, i0, i1, plain):
                         bad[t] = True  # raised after the loop: a raise inside it serializes it
                     i0 = i1
-                for i in range(nc):
-                    if gb[i] == -np.inf:
-                        continue
-                    j = cb[i]
-                    h, l, better = _exact_g(c * np.float64(rb[j]), hb[j], lb[j], gb[i], b, b_hi,
-                                            b_lo)
-                    if better:
-                        ni += 1
-                        hb[j] = h
-                        lb[j] = l
-                        pb[j] = cur
-                        if _key_less(h, l, v0 + j, th, tl, tk):
-                            th = h
-                            tl = l
-                            tk = v0 + j
             else:
                 if plain:
                     Ub[:] = np.inf
@@ -811,19 +796,25 @@ def gd_steps_parallel(W, nz, s, edges, step0, n_steps, n_threads):
                     if ((c * np.float64(rb[j]) - h) - l) * inv_b < Ub[j]:
                         cb[nc] = j  # the exact path after the loop (as gd_steps)
                         nc += 1
-                for i in range(nc):
-                    j = cb[i]
+            for i in range(nc):  # the exact path: the block's Gumbel, or the edge's uniform
+                j = cb[i]
+                x = c * np.float64(rb[j])
+                if blk:
+                    if gb[i] == -np.inf:
+                        continue  # its walk stopped first: it cannot relax
+                    h, l, better = _exact_g(x, hb[j], lb[j], gb[i], b, b_hi, b_lo)
+                else:
                     u = unit_of_words(ka, kb, c2, c3, cur, v0 + j)
-                    h, l, better = _exact(c * np.float64(rb[j]), hb[j], lb[j], u, b, b_hi, b_lo)
-                    if better:
-                        ni += 1
-                        hb[j] = h
-                        lb[j] = l
-                        pb[j] = cur
-                        if _key_less(h, l, v0 + j, th, tl, tk):
-                            th = h
-                            tl = l
-                            tk = v0 + j
+                    h, l, better = _exact(x, hb[j], lb[j], u, b, b_hi, b_lo)
+                if better:
+                    ni += 1
+                    hb[j] = h
+                    lb[j] = l
+                    pb[j] = cur
+                    if _key_less(h, l, v0 + j, th, tl, tk):
+                        th = h
+                        tl = l
+                        tk = v0 + j
             top_hi[t] = th
             top_lo[t] = tl
             top_k[t] = tk

@@ -575,6 +575,9 @@ def test_releases_run_in_chunks(monkeypatch, algorithm):
 def test_ctrl_c_stops_a_long_release(monkeypatch):
     # SIGINT arrives while a jitted chunk runs (PAMST at n = 700 runs for seconds); it is
     # honoured when the chunk returns, so the release stops with steps left undone
+    # compiled first: a signal during compilation (a fresh cache, or one the import
+    # dropped because a module changed) would arrive before any chunk could finish
+    fp.pamst(np.ones((4, 4)) - np.eye(4), 1.0, 0.01, rng=0)
     done = _counting_chunks(monkeypatch)
     n = 700
     W = np.random.default_rng(1).random((n, n))
