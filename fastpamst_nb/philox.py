@@ -55,6 +55,8 @@ The largest is 1 - 2**-53, so no standard Gumbel drawn here exceeds
 The kernels are scalar-only (no arrays) so that a per-edge loop calls them at no cost.
 """
 
+import math
+
 import numpy as np
 from numba import njit
 
@@ -278,4 +280,6 @@ def edge_gumbel(k0, k1, i, j):
 
     Lies in [``GUMBEL_MIN``, ``GUMBEL_MAX``] = [-3.62, 36.74].
     """
-    return -np.log(-np.log(edge_uniform(k0, k1, i, j)))
+    # math.log, not np.log: compiled, both are LLVM's log; with the JIT off, np.log of a
+    # numpy scalar runs numpy's SIMD loop, which on AVX-512 differs from libm by an ulp
+    return -math.log(-math.log(edge_uniform(k0, k1, i, j)))
