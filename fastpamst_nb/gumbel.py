@@ -361,6 +361,23 @@ def _block_walk(ka, kb, c3, cur, ranks, ts, gs, i0, i1, plain):
 
 
 @njit(cache=CACHE, inline="always")
+def _walk_blocks(ka, kb, c3, cur, ranks, ts, gs, nc, plain):
+    """``_block_walk`` of every block among the listed ranks ``ranks[:nc]`` (increasing, so
+    a block's listed ranks are consecutive; thresholds ``ts``, Gumbels into ``gs``). False
+    on a bad count, which the callers raise outside any ``prange`` loop."""
+    ok = True
+    i0 = 0
+    while i0 < nc:
+        i1 = i0 + 1
+        while i1 < nc and ranks[i1] >> _BLOCK_SHIFT == ranks[i0] >> _BLOCK_SHIFT:
+            i1 += 1
+        if not _block_walk(ka, kb, c3, cur, ranks, ts, gs, i0, i1, plain):
+            ok = False
+        i0 = i1
+    return ok
+
+
+@njit(cache=CACHE, inline="always")
 def _block_upper(ka, kb, c3, cur, p):
     """The bounds of the largest Gumbels M of the pair p's two blocks (``block_gumbel``):
     ``_upper_from`` of each block's bits with ``_C_BLK``: at least M + EPS / 2 for M as the
@@ -623,14 +640,8 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
             for i in range(nc):
                 k = cand[i]
                 U[i] = ((c * np.float64(row[rest[k]]) - hi[k]) - lo[k]) * inv_b
-            i0 = 0
-            while i0 < nc:
-                i1 = i0 + 1
-                while i1 < nc and cand[i1] >> _BLOCK_SHIFT == cand[i0] >> _BLOCK_SHIFT:
-                    i1 += 1
-                if not _block_walk(ka, kb, c3, cur, cand, U, gs, i0, i1, plain):
-                    raise RuntimeError("block walk: no free position (a bad count)")
-                i0 = i1
+            if not _walk_blocks(ka, kb, c3, cur, cand, U, gs, nc, plain):
+                raise RuntimeError("block walk: no free position (a bad count)")
         ni = 0
         for i in range(nc):  # the exact path, at positions after the shift
             k = cand[i]
@@ -771,14 +782,8 @@ def gd_steps_parallel(W, nz, s, edges, step0, n_steps, n_threads):
                 for i in range(nc):  # as gd_steps: thresholds, walks, the exact path
                     j = cb[i]
                     Ub[i] = ((c * np.float64(rb[j]) - hb[j]) - lb[j]) * inv_b
-                i0 = 0
-                while i0 < nc:
-                    i1 = i0 + 1
-                    while i1 < nc and kk[i1] >> _BLOCK_SHIFT == kk[i0] >> _BLOCK_SHIFT:
-                        i1 += 1
-                    if not _block_walk(ka, kb, c3, cur, kk, Ub, gb, i0, i1, plain):
-                        bad[t] = True  # raised after the loop: a raise inside it serializes it
-                    i0 = i1
+                if not _walk_blocks(ka, kb, c3, cur, kk, Ub, gb, nc, plain):
+                    bad[t] = True  # raised after the loop: a raise inside it serializes it
             else:
                 if plain:
                     Ub[:] = np.inf
