@@ -196,6 +196,15 @@ def _pt_beats(s1, g1, s0, g0, b):
 
 
 @njit(cache=CACHE, inline="always")
+def _pt_views(st, lo, hi):
+    """A block's views of GUMBEL's per-slot state, slots lo..hi-1, indexed from 0 (a loop
+    index known to be >= 0 needs no negative-index fix-up per access, which kept the
+    hashing loops from vectorizing): (slot, sb, gb, parent, mth, qth, fth)."""
+    return (st.slot[lo:hi], st.sb[lo:hi], st.gb[lo:hi], st.parent[lo:hi], st.mth[lo:hi],
+            st.qth[lo:hi], st.fth[lo:hi])
+
+
+@njit(cache=CACHE, inline="always")
 def _pt_relax(k, s, m, v, sbl, gbl, pal, mthl, lam, b, b_hi, b_lo, ts, tg, tk, qthl, fthl, fc, c):
     """GUMBEL's relaxation of slot k by the edge from v (score s, its Gumbel's bits m),
     once the bound let the edge through: the Gumbel from its two logarithms, then
@@ -761,13 +770,7 @@ def _pt_gumbel_flagged(st, lo, hi, v, P, nz, ts, tg, tk, row, hit):
     block's top (ts, tg, tk) and the counts (c: t < T_SKIP, kept: what the noise-first
     pass would keep, nh: the flagged edges), which count dead slots too (speed choices only). A function of its
     own: the kernels' compile time."""
-    sl = st.slot[lo:hi]
-    sbl = st.sb[lo:hi]
-    gbl = st.gb[lo:hi]
-    pal = st.parent[lo:hi]
-    mthl = st.mth[lo:hi]
-    qthl = st.qth[lo:hi]
-    fthl = st.fth[lo:hi]
+    sl, sbl, gbl, pal, mthl, qthl, fthl = _pt_views(st, lo, hi)
     sgn = nz.sgn
     lam = nz.lam
     ka = nz.k0 & _MASK
@@ -820,14 +823,7 @@ def _pt_gumbel_cut(st, blk, lo, hi, v, P, nz, qs, hit, lamv):
     edge (``_pt_take``); a second point on an accepted slot draws nothing. When the first
     point lies beyond the total the block is decided "no exceedance" by one draw. ``qs``,
     ``hit``, ``lamv``: scratch of ``BLOCK`` entries."""
-    slot = st.slot
-    sl = slot[lo:hi]
-    sbl = st.sb[lo:hi]
-    gbl = st.gb[lo:hi]
-    pal = st.parent[lo:hi]
-    mthl = st.mth[lo:hi]
-    qthl = st.qth[lo:hi]
-    fthl = st.fth[lo:hi]
+    sl, sbl, gbl, pal, mthl, qthl, fthl = _pt_views(st, lo, hi)
     qth = st.qth
     fth = st.fth
     tops = st.tops
@@ -1099,15 +1095,7 @@ def _pt_block(st, blk, lo, hi, v, P, nz, rows, need, qsl, fsl, keep):
         kb = k0 >> _S32
         c2 = k1 & _MASK
         c3 = k1 >> _S32
-        # the block's views, indexed from 0: a loop index known to be >= 0 needs no
-        # negative-index fix-up per access, which kept the hashing loop from vectorizing
-        sl = slot[lo:hi]
-        sbl = sb[lo:hi]
-        gbl = gb[lo:hi]
-        pal = parent[lo:hi]
-        mthl = st.mth[lo:hi]
-        qthl = st.qth[lo:hi]
-        fthl = st.fth[lo:hi]
+        sl, sbl, gbl, pal, mthl, qthl, fthl = _pt_views(st, lo, hi)
         gu = rows[1]
         m_k = hi - lo
         hashed = tops[blk, 2] > HASH_ALL_SHARE
