@@ -89,3 +89,51 @@ def test_trailing_zeros():
     for j in range(64):
         assert _tz(np.uint64(1) << np.uint64(j)) == j
         assert _tz(np.uint64(0xFFFFFFFFFFFFFFFF) << np.uint64(j)) == j
+
+
+def _window_case(W, sensitivity, rho=0.1):
+    from fastpamst_nb import api, privacy
+    from fastpamst_nb import window as wm
+    from fastpamst_nb.cutqueue_build import gq_build
+    from fastpamst_nb.graph import as_graph
+
+    n = W.shape[0]
+    s = privacy.default_discretization(sensitivity)
+    r = privacy.fast_pamst_key_rate(rho, sensitivity, n, s, "exponential")
+    win = wm.top_window(-1.0, s, r, api.DEFAULT_BUCKET_WIDTH)
+    g = as_graph(W, window=win)
+    q = gq_build(g, -1.0, s, r, api.DEFAULT_BUCKET_WIDTH, win)
+    return win, q, s
+
+
+@pytest.mark.slow_python
+def test_window_sizes_the_top_buckets_that_fit():
+    """A crowded top (uniform weights over 12 noise-wide buckets, ~40,000 edges a bucket,
+    bins shared by neighbouring buckets far fuller than ``window_extra_max``): the window
+    sizes the top buckets whose excess fits, not none (it gave up before, and the loop's
+    first materialization then made a sizing pass over the upper triangle). Each
+    capacity bounds its bucket's edges (counted here from the keys, plainly), and the
+    capacities exceed the edges by at most the excess reported."""
+    from fastpamst_nb import window as wm
+
+    n = 1000
+    rng = np.random.default_rng(5)
+    A = 0.5 + 0.047 * rng.random((n, n))
+    W = np.triu(A, 1)
+    W = W + W.T
+    win, q, s = _window_case(W, 1e-5)
+    lay = q.layout
+    assert lay.direct
+    m = n * (n - 1) // 2
+    B, kmin, bshift = int(lay.n_buckets), int(lay.kmin), int(lay.bucket_shift)
+    got = wm.window_capacities(win, kmin, bshift, B, m)
+    assert got is not None
+    b_lo, caps, extra = got
+    assert 0 < b_lo < B - 1  # some top buckets, not all of the window's
+    assert int(q.store.sized[0]) == b_lo
+    assert 0 <= extra <= wm.window_extra_max(m)
+    iu = np.triu_indices(n, 1)
+    keys = np.floor(-W[iu] / s).astype(np.int64)  # s is a power of two: exact
+    edges = np.bincount((keys - kmin) >> bshift, minlength=B)[b_lo:]
+    assert np.all(caps >= edges + 1)
+    assert int((caps - 1 - edges).sum()) <= extra
