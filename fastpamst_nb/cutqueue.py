@@ -329,7 +329,12 @@ def _hash_group(table, slot_rank, bits, w, sgn, s, inv, kmin, bshift):
     """Group of an edge of weight ``w`` through the hash set of occupied buckets (no
     stored rank): its aligned bucket's slot gives the rank; per hit, not per edge."""
     k = discretize(w, sgn, s, inv) - kmin
-    a = k >> bshift
+    return (_hash_rank(table, slot_rank, bits, k >> bshift) << bshift) | (k & ((np.int64(1) << bshift) - 1))
+
+
+@jit_only(inline="always")
+def _hash_rank(table, slot_rank, bits, a):
+    """The rank of occupied aligned bucket a (its slot's ``slot_rank``) in the hash set."""
     mask = (np.int64(1) << bits) - 1
     h = _hset_home(a, bits)
     while table[h] != a:
@@ -339,7 +344,7 @@ def _hash_group(table, slot_rank, bits, w, sgn, s, inv, kmin, bshift):
             raise AssertionError("fast_pamst: an edge's bucket is not in the queue's set; "
                                  "was the weight matrix modified during the release?")
         h = (h + 1) & mask
-    return (slot_rank[h] << bshift) | (k & ((np.int64(1) << bshift) - 1))
+    return slot_rank[h]
 
 
 # gq_update's loops. Each is written flat on the arrays it touches, passed as
@@ -664,15 +669,25 @@ def _update_compressed(row, v, visited, slots, start, fill, bucket, block, table
     hit = np.empty(min(n, _CHUNK), dtype=np.int64)
     _prefetch_row(row, np.int64(0), np.int64(_PREFETCH_AHEAD))
     sparse = True
+    low = (np.int64(1) << bshift) - 1
+    last_a = np.int64(-1)  # none yet (a negative id, from a W changed mid-release, is probed)
+    last_rank = np.int64(0)
     for c0 in range(0, n, _CHUNK):
         c1 = min(c0 + _CHUNK, n)
-        k = _chunk_hits(row, c0, c1, sgn, ythr, hit, sparse)
-        sparse = k * _SPARSE_HITS < c1 - c0
-        for i in range(k):
+        nh = _chunk_hits(row, c0, c1, sgn, ythr, hit, sparse)
+        sparse = nh * _SPARSE_HITS < c1 - c0
+        for i in range(nh):
             u = hit[i]
             if u == v:
                 continue
-            g = _hash_group(table, slot_rank, bits, np.float64(row[u]), sgn, s, inv, kmin, bshift)
+            # _hash_group, the last aligned bucket's rank kept: a row's hits at narrow
+            # noise fall in the few top buckets, mostly the same one in a row
+            k = discretize(np.float64(row[u]), sgn, s, inv) - kmin
+            a = k >> bshift
+            if a != last_a or a < 0:
+                last_rank = _hash_rank(table, slot_rank, bits, a)
+                last_a = a
+            g = (last_rank << bshift) | (k & low)
             b = g >> bshift
             if b >= mat:
                 # branch-free on visited[u], as in _update_plain
