@@ -55,7 +55,6 @@ def _size_buckets(lay, keys, st, cut, W, lo):
     h = np.zeros(hi - lo, dtype=np.int64)
     ythr = _filter_floor(lay, keys, lo)
     hit = np.empty(min(n, _CHUNK), dtype=np.int64)
-    blk = np.empty(_CHUNK // 8, dtype=np.int64)
     by_rest = 2 * n_rest < n
     for i in range(n_rest if by_rest else n):
         a = rest[i] if by_rest else i
@@ -65,7 +64,7 @@ def _size_buckets(lay, keys, st, cut, W, lo):
         sparse = True  # the update loops' listing (cutqueue._update_plain): the same hits
         for c0 in range(u0, n, _CHUNK):
             c1 = min(c0 + _CHUNK, n)
-            nh = _chunk_hits(row, c0, c1, sgn, ythr, hit, blk, sparse)
+            nh = _chunk_hits(row, c0, c1, sgn, ythr, hit, sparse)
             sparse = nh * _SPARSE_HITS < c1 - c0
             for t in range(nh):
                 u = hit[t]
@@ -147,7 +146,6 @@ def _materialize_pass(lay, keys, counts, st, cut, W, new, mat):
     from_rest = filt and n_rest < n_in  # rows of the unvisited side
     ythr = _filter_floor(lay, keys, new) if filt else -np.inf
     hit = np.empty(min(n, _CHUNK) if filt else 0, dtype=np.int64)
-    blk = np.empty(_CHUNK // 8, dtype=np.int64)
     span = n if filt else n_rest  # entries of a row read: all of them, or the unvisited
     for i in range(n_rest if from_rest else n_in):
         x = rest[i] if from_rest else inside[i]
@@ -160,7 +158,7 @@ def _materialize_pass(lay, keys, counts, st, cut, W, new, mat):
             if filt:
                 _prefetch_row(row, c0 + _PREFETCH_AHEAD, c1 + _PREFETCH_AHEAD)
             if sparse:
-                nh = _row_hits_sparse(row, c0, c1, sgn, ythr, hit, blk)
+                nh = _row_hits_sparse(row, c0, c1, sgn, ythr, hit)
                 sparse = nh * _SPARSE_HITS < c1 - c0
             else:
                 nh = _row_hits(row, c0, c1, sgn, ythr, hit) if filt else c1 - c0

@@ -10,7 +10,9 @@ top window ``fast_pamst`` passes it; beside it, the same validation without a wi
 (``prim_dense_private``) and the loop's cut updates alone replayed on a fresh
 queue (nothing materialized; the counted range counted where the release kept one to
 its end), each as a multiple of the floor (``bench.floor_prim``)
-timed in the same process; then the layout and the sampler's counters per step.
+timed in the same process; then the layout (with how many top buckets the validation's
+window sized, and where the release's sizing ended: lower means a sizing pass over the
+upper triangle in the loop) and the sampler's counters per step.
 Times are process CPU time (the loop is single-threaded, the validation's threads
 add up), minimum of --repeat runs, so that other jobs on a shared machine distort
 them less.
@@ -61,6 +63,7 @@ def release(W, sensitivity):
     tv, g = cpu(lambda: as_graph(W, window=win))
     tv0, _ = cpu(lambda: as_graph(W))
     tb, q = cpu(lambda: gq_build(g, -1.0, s, r, width, win))
+    sized0 = int(q.store.sized[0])  # below n_buckets: the validation's window sized the top buckets
     stats = np.zeros(N_STATS, np.int64)
     edges = np.empty((n - 1, 2), np.int64)
     visited = np.zeros(n, np.bool_)
@@ -72,7 +75,7 @@ def release(W, sensitivity):
         fresh.store.top_range[0] = q.store.top_range[0]  # the counted range's count, as the release's updates
     order = np.concatenate([[0], edges[:, 1]])
     tu, _ = cpu(lambda: replay_updates(fresh, W, order))
-    return (tv, tb, tl, tu, tv0), q, stats
+    return (tv, tb, tl, tu, tv0), q, stats, sized0
 
 
 def main():
@@ -102,11 +105,12 @@ def levels(W, t0, a):
     for d in a.sensitivity:
         runs = [release(W, d) for _ in range(a.repeat)]
         times = [min(run[0][i] for run in runs) / t0 for i in range(5)]
-        _, q, stats = runs[0]
+        _, q, stats, _ = runs[0]
         lay, st = q.layout, q.store
         print(f"sensitivity {d:g}: validation {times[0]:.2f}x (without a window {times[4]:.2f}x), build {times[1]:.2f}x, loop {times[2]:.2f}x "
               f"(its updates alone {times[3]:.2f}x); {lay.n_buckets} buckets of 2**{lay.bucket_shift} keys"
-              f"{' (wide)' if lay.wide else ''}{'' if lay.direct else ' (compressed)'}, materialized from {st.materialized[0]}")
+              f"{' (wide)' if lay.wide else ''}{'' if lay.direct else ' (compressed)'}, materialized from {st.materialized[0]}; "
+              f"the window sized the top {lay.n_buckets - runs[0][3]}, the release from {st.sized[0]}")
         per_step = (f"{name} {v / (a.n - 1):.2f}" for name, v in zip(NAMES[1:], stats[1:]))
         print("    per step: " + ", ".join(per_step))
 
