@@ -51,7 +51,11 @@ thread split, so the tree is the same for any number of threads. Where most entr
 relax (the first steps, or the steps after Prim enters a far cluster) a walk costs more
 than one hash an edge: a step whose relaxations exceed ``SWITCH_AT`` of its entries
 sends the next ``SWITCH_HOLD`` steps to the per-edge path (docs/design.rst, "Dense gumbel,
-tenth pass"). The choice is a function of the past (the relaxations are those of the
+tenth pass"), and so does one whose *uncertain* relaxations (threshold above ``T_SURE``)
+exceed ``SWITCH_NEAR`` of them, which also extends a hold at its last step (eleventh
+pass: narrow noise relaxes surely and leaves the per-edge path after one hold; wide
+noise, where the block path lists several times what relaxes, stays while it relaxes
+much). The choice is a function of the past (the relaxations are those of the
 tree, the same on either path, with ``plain`` and for any thread split), and a step's
 Gumbels are fresh independent standard Gumbels either way, so the law is unchanged.
 
