@@ -51,7 +51,11 @@ thread split, so the tree is the same for any number of threads. Where most entr
 relax (the first steps, or the steps after Prim enters a far cluster) a walk costs more
 than one hash an edge: a step whose relaxations exceed ``SWITCH_AT`` of its entries
 sends the next ``SWITCH_HOLD`` steps to the per-edge path (docs/design.rst, "Dense gumbel,
-tenth pass"). The choice is a function of the past (the relaxations are those of the
+tenth pass"), and so does one whose *uncertain* relaxations (threshold above ``T_SURE``)
+exceed ``SWITCH_NEAR`` of them, which also extends a hold at its last step (eleventh
+pass: narrow noise relaxes surely and leaves the per-edge path after one hold; wide
+noise, where the block path lists several times what relaxes, stays while it relaxes
+much). The choice is a function of the past (the relaxations are those of the
 tree, the same on either path, with ``plain`` and for any thread split), and a step's
 Gumbels are fresh independent standard Gumbels either way, so the law is unchanged.
 
@@ -424,17 +428,31 @@ GumbelDense = namedtuple("GumbelDense", ["rest", "hi", "lo", "parent", "U", "th"
 # block: the dense kernels' block path (``block_gumbel``), else one Gumbel per edge
 #: The block path's switch (docs/design.rst, "Dense gumbel, tenth pass"): a block step
 #: whose relaxations exceed ``SWITCH_AT`` times its entries sends the next ``SWITCH_HOLD``
-#: steps to the per-edge path (``inf``: never). A function of the past only, the same
-#: for every thread count; each step's Gumbels are fresh iid either way (the law).
+#: steps to the per-edge path (``inf``: never; the hold was 128 until the eleventh pass).
+#: A function of the past only, the same for every thread count; each step's Gumbels are
+#: fresh iid either way (the law).
 SWITCH_AT = 0.05
-SWITCH_HOLD = 128
+SWITCH_HOLD = 32
+#: The eleventh pass (docs/design.rst, "Dense gumbel, eleventh pass"): a step whose
+#: *uncertain* relaxations (those whose threshold t was above ``T_SURE``: the Gumbel
+#: decided them) exceed ``SWITCH_NEAR`` times its entries sends the next ``SWITCH_HOLD``
+#: steps to the per-edge path too, and a per-edge step that ends a hold so extends it.
+#: Narrow noise relaxes surely (t far below 0), so only wide noise is held per edge
+#: while its relaxations stay many (the block path's listing is then several times the
+#: relaxations). A function of the past only; ``inf``: the tenth pass.
+SWITCH_NEAR = 0.01
+#: Below this threshold t a relaxation is sure: a Gumbel of a 53-bit uniform is at
+#: least -ln(-ln(2**-53)) = -3.61 (only a statistic of the switch; exactness never reads it)
+T_SURE = -4.0
 
 # sw_at, sw_hold: on the block path, a step whose relaxations exceed sw_at times its
 # entries sends the next sw_hold steps to the per-edge path (docs/design.rst, "Dense
-# gumbel, tenth pass"; default ``SWITCH_AT``, ``SWITCH_HOLD``)
+# gumbel, tenth pass"; default ``SWITCH_AT``, ``SWITCH_HOLD``); sw_near: so does a step
+# (block, or per edge ending a hold) whose uncertain relaxations (t > ``T_SURE``) exceed
+# sw_near times its entries (eleventh pass; default ``SWITCH_NEAR``)
 GumbelNoise = namedtuple("GumbelNoise", ["c", "kw", "b", "b_hi", "b_lo", "inv_b", "plain",
-                                         "block", "sw_at", "sw_hold"],
-                         defaults=(SWITCH_AT, SWITCH_HOLD))
+                                         "block", "sw_at", "sw_hold", "sw_near"],
+                         defaults=(SWITCH_AT, SWITCH_HOLD, SWITCH_NEAR))
 
 # The parallel dense kernel's state (positions are vertices): hi/lo: each vertex's best
 # key; parent: its tree end; U: one step's bounds; seen: the tree's vertices; cand: the
@@ -445,7 +463,8 @@ GumbelNoise = namedtuple("GumbelNoise", ["c", "kw", "b", "b_hi", "b_lo", "inv_b"
 # thread block's unvisited count (n_threads), then their prefix sums (n_threads); rank:
 # the listed vertices' ranks (as cand); UB: the blocks' bounds, thread t's at block + 2 t;
 # gs: the listed ranks' Gumbels (as cand; U holds their thresholds); nimp: each thread
-# block's relaxations in the step (n_threads); state[4]: the steps left on the per-edge path
+# block's relaxations in the step (n_threads), then its uncertain relaxations (t >
+# ``T_SURE``; n_threads); state[4]: the steps left on the per-edge path
 GumbelPar = namedtuple("GumbelPar", ["hi", "lo", "parent", "U", "seen", "cand", "state",
                                      "top_hi", "top_lo", "top_k", "live", "rank", "UB", "gs",
                                      "nimp"])
@@ -489,7 +508,7 @@ def gp_new(n, start, T):
                      np.empty(n), seen, np.empty(n, dtype=np.int64),
                      np.array([n - 1, -1, start, 0, 0], dtype=np.int64), np.empty(T), np.empty(T),
                      np.empty(T, dtype=np.int64), live, np.empty(n, dtype=np.int64),
-                     np.empty(_n_bounds(n) + 2 * T), np.empty(n), np.zeros(T, dtype=np.int64))
+                     np.empty(_n_bounds(n) + 2 * T), np.empty(n), np.zeros(2 * T, dtype=np.int64))
 
 
 @njit(cache=CACHE, inline="always")
@@ -530,10 +549,12 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
     its positions; the relaxation is the same compare, and the listed edges of a block
     walk its order statistics (``_block_walk``) until none left can relax; those it
     reaches take the exact comparison (docs/design.rst, "Dense gumbel, ninth pass").
-    A block step whose relaxations exceed ``nz.sw_at`` times its entries sends the next
-    ``nz.sw_hold`` steps to the per-edge path (``state[5]`` counts them down; tenth pass).
+    A block step whose relaxations exceed ``nz.sw_at`` times its entries, or whose
+    uncertain relaxations (t > ``T_SURE``) exceed ``nz.sw_near`` times them, sends the
+    next ``nz.sw_hold`` steps to the per-edge path (``state[5]`` counts them down; tenth
+    and eleventh passes); the last step of a hold extends it by the second test.
     """
-    c, kw, b, b_hi, b_lo, inv_b, plain, blk0, sw_at, sw_hold = nz  # scalars for the loops
+    c, kw, b, b_hi, b_lo, inv_b, plain, blk0, sw_at, sw_hold, sw_near = nz  # scalars
     rest, hi, lo, parent, U, th, tl, tv, cand, state, UB, gs = s  # GumbelDense's fields
     ka, kb, c2, c3 = kw[0], kw[1], kw[2], kw[3]
     r = state[0]
@@ -643,6 +664,7 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
             if not _walk_blocks(ka, kb, c3, cur, cand, U, gs, nc, plain):
                 raise RuntimeError("block walk: no free position (a bad count)")
         ni = 0
+        nn = 0  # the uncertain relaxations (t > T_SURE; the eleventh pass's statistic)
         for i in range(nc):  # the exact path, at positions after the shift
             k = cand[i]
             v = rest[k]
@@ -657,6 +679,9 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
                 u = unit_of_words(ka, kb, c2, c3, cur, v)
                 h, l, better = _exact(x, hi[k], lo[k], u, b, b_hi, b_lo)
             if better:
+                # t as the listing computed it (the same in plain: a function of the past)
+                if ((x - hi[k]) - lo[k]) * inv_b > T_SURE:
+                    nn += 1
                 hi[k] = h
                 lo[k] = l
                 parent[v] = cur
@@ -664,7 +689,10 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
                 ni += 1
         # the relaxations of a block step (the same on either path and with plain: a
         # function of the past) over its r entries decide the next steps' path
-        if blk and ni > sw_at * r:
+        if blk:
+            if ni > sw_at * r or nn > sw_near * r:
+                left = sw_hold
+        elif blk0 and left == 0 and nn > sw_near * r:  # a hold's last step: extend it
             left = sw_hold
         # the improved vertices' blocks (kept out of the loops above, which it slowed)
         for i in range(ni):
@@ -716,7 +744,7 @@ def gd_steps_parallel(W, nz, s, edges, step0, n_steps, n_threads):
     thread count. ``nz``: the noise (``GumbelNoise``); ``s``: the state (``GumbelPar``,
     its tops ``n_threads`` long), advanced in place.
     """
-    c, kw, b, b_hi, b_lo, inv_b, plain, blk0, sw_at, sw_hold = nz  # scalars for the loops
+    c, kw, b, b_hi, b_lo, inv_b, plain, blk0, sw_at, sw_hold, sw_near = nz  # scalars
     hi, lo, parent, U, seen, cand, state, top_hi, top_lo, top_k, live, rank, UB, gs, nimp = s
     n = W.shape[0]
     T = n_threads
@@ -753,6 +781,7 @@ def gd_steps_parallel(W, nz, s, edges, step0, n_steps, n_threads):
             tk = -1
             nc = 0
             ni = 0
+            nn = 0
             if blk:
                 # the pairs of blocks that this thread's ranks touch (a pair at the border
                 # is drawn by both threads, from the same counter: the same bounds), kept
@@ -813,6 +842,8 @@ def gd_steps_parallel(W, nz, s, edges, step0, n_steps, n_threads):
                     h, l, better = _exact(x, hb[j], lb[j], u, b, b_hi, b_lo)
                 if better:
                     ni += 1
+                    if ((x - hb[j]) - lb[j]) * inv_b > T_SURE:  # as gd_steps
+                        nn += 1
                     hb[j] = h
                     lb[j] = l
                     pb[j] = cur
@@ -824,11 +855,16 @@ def gd_steps_parallel(W, nz, s, edges, step0, n_steps, n_threads):
             top_lo[t] = tl
             top_k[t] = tk
             nimp[t] = ni
+            nimp[T + t] = nn
         if bad.any():
             raise RuntimeError("block walk: no free position (a bad count)")
         # the step's relaxations in all (the same for every split) decide the next
         # steps' path, as in gd_steps (r = n - 1 - step entries)
-        if blk and nimp.sum() > sw_at * (n - 1 - step):
+        r = n - 1 - step
+        if blk:
+            if nimp[:T].sum() > sw_at * r or nimp[T:].sum() > sw_near * r:
+                left = sw_hold
+        elif blk0 and left == 0 and nimp[T:].sum() > sw_near * r:
             left = sw_hold
         th = np.inf
         tl = np.inf
@@ -887,11 +923,15 @@ def gumbel_dense(W, start, maximum, lam, key, threads=None, plain=False, run=Non
         (``block_gumbel``). False: one Gumbel per edge (``philox.edge_gumbel``), the
         points engine's per-edge trees. The same law; other trees for a key. Default
         ``BLOCK_PATH`` (True).
-    switch : (float, int), optional
-        (at, hold): on the block path, a step whose relaxations exceed ``at`` times its
-        entries sends the next ``hold`` steps to the per-edge path (docs/design.rst,
-        "Dense gumbel, tenth pass"); (inf, 0): the block path at every step. Default
-        (``SWITCH_AT``, ``SWITCH_HOLD``). The same law; other trees for a key.
+    switch : (float, int) or (float, int, float), optional
+        (at, hold[, near]): on the block path, a step whose relaxations exceed ``at``
+        times its entries, or whose uncertain relaxations (threshold above ``T_SURE``)
+        exceed ``near`` times them, sends the next ``hold`` steps to the per-edge path,
+        and the last of those extends the hold if its uncertain relaxations exceed
+        ``near`` times its entries (docs/design.rst, "Dense gumbel, tenth pass" and
+        "eleventh pass"); near omitted: inf (the tenth pass); (inf, 0): the block path
+        at every step. Default (``SWITCH_AT``, ``SWITCH_HOLD``, ``SWITCH_NEAR``). The
+        same law; other trees for a key.
     stats : dict, optional
         Filled with ``"listed"``, the edges that passed the skip test, and ``"compared"``,
         those that took the exact comparison (all of them per edge; those the walks
@@ -920,9 +960,10 @@ def gumbel_dense(W, start, maximum, lam, key, threads=None, plain=False, run=Non
     c = -f if maximum else f  # the sign of the weights, times the keys' scale (_scale)
     kw = np.array(key_words(*key), dtype=np.uint64)
     block = BLOCK_PATH if block is None else block
-    sw_at, sw_hold = (SWITCH_AT, SWITCH_HOLD) if switch is None else switch
+    sw = (SWITCH_AT, SWITCH_HOLD, SWITCH_NEAR) if switch is None else tuple(switch)
+    sw_at, sw_hold, sw_near = sw if len(sw) == 3 else sw + (np.inf,)
     nz = GumbelNoise(float(c), kw, b, b_hi, b_lo, inv_b, bool(plain), bool(block),
-                     float(sw_at), int(sw_hold))
+                     float(sw_at), int(sw_hold), float(sw_near))
     T = 1
     # numba's thread count is read only when the prange kernel can run (a tiny release
     # spends microseconds on it; the law tests run 160,000 of them)
@@ -1025,7 +1066,7 @@ def gc_steps(g, nz, s, edges, step0, n_steps):
     state (``GumbelCsr``), advanced in place.
     """
     indptr, indices, data = g  # CsrArrays
-    c, kw, b, b_hi, b_lo, inv_b, plain, _, _, _ = nz  # scalars for the per-edge loops
+    c, kw, b, b_hi, b_lo, inv_b, plain, _, _, _, _ = nz  # scalars for the per-edge loops
     hi, lo, visited, H, state = s  # GumbelCsr's fields
     ka, kb, c2, c3 = kw[0], kw[1], kw[2], kw[3]
     size = state[0]

@@ -94,6 +94,10 @@ NEVER = (np.inf, 0)
 #: a test-only switch: every block step sends the next one to the per-edge path, so the
 #: dense steps alternate block, per edge, block, ... (docs/design.rst, tenth pass)
 ALTERNATE = (-1.0, 1)
+#: a test-only switch driven by the data (docs/design.rst, eleventh pass): a step with any
+#: uncertain relaxation (threshold above gumbel.T_SURE) sends the next step to the per-edge
+#: path, and a per-edge step with one keeps it there; a step without goes back to blocks
+NEAR = (np.inf, 1, 0.0)
 
 
 def _release(weights, lam, maximum, start, key, plain=False, threads=1, block=True,
@@ -103,6 +107,8 @@ def _release(weights, lam, maximum, start, key, plain=False, threads=1, block=Tr
                                  lam, key, plain=plain)
     if block == "alternate":
         block, switch = True, ALTERNATE
+    elif block == "near":
+        block, switch = True, NEAR
     return gumbel.gumbel_dense(weights, start, maximum, lam, key, threads=threads, plain=plain,
                                block=block, switch=switch)
 
@@ -119,11 +125,14 @@ def _reference(weights):
 
 @pytest.mark.parametrize("case, block", [(c, True) for c in CASES]
                          + [("dense5", False), ("ties", False), ("offset-1e12", False)]
-                         + [(c, "alternate") for c in ("dense5", "ties", "offset-1e12")])
+                         + [(c, "alternate") for c in ("dense5", "ties", "offset-1e12")]
+                         + [(c, "near") for c in ("dense5", "offset-1e12", "wide")])
 @pytest.mark.slow_python
 def test_release_follows_kruskal_exponential_mechanism_chi_square(case, block):
     # dense weights take the block path at every step (block=True), one Gumbel per edge
-    # (False), or the two alternately, step by step ("alternate": the per-step switch)
+    # (False), or the two alternately, step by step ("alternate": the per-step switch), or
+    # as the past's uncertain relaxations say ("near": the eleventh pass's statistic, on
+    # an easy case, a 1e12 offset and wide noise on a maximum tree)
     weights, lam, maximum, start = CASES[case]
     W, adjacency = _reference(weights)
     expected = naive.kruskal_em_tree_distribution(W, adjacency, lam, maximum)
@@ -221,7 +230,7 @@ def _random_weights(rng, n, kind):
 
 @pytest.mark.parametrize("kind, lam", [("uniform", 1e3), ("uniform", 10.0), ("uniform", 0.1),
                                        ("integers", 2.0), ("offset", 1.0 / _U), ("pareto", 1.0)])
-@pytest.mark.parametrize("block", [False, True, "alternate"])
+@pytest.mark.parametrize("block", [False, True, "alternate", "near"])
 @pytest.mark.slow_python
 def test_skip_path_equals_the_two_logarithm_path(kind, lam, block):
     # 1000 keys per kind (6000 in all): every tree of the skip path is the plain one's,
@@ -351,7 +360,8 @@ _THREADS_SCRIPT = textwrap.dedent("""
     import numpy as np
     from fastpamst_nb import gumbel, philox
     gumbel.PARALLEL_MIN_N = 0  # the prange kernel at any size
-    SWITCHES = ((float("inf"), 0), (-1.0, 1), (0.05, 3), None)
+    SWITCHES = ((float("inf"), 0), (-1.0, 1), (0.05, 3), None, (float("inf"), 1, 0.0),
+                (0.05, 3, 0.01))
     out = []
     for threads in range(1, numba.config.NUMBA_NUM_THREADS + 1):
         numba.set_num_threads(threads)  # gumbel_dense splits by numba.get_num_threads()
@@ -393,10 +403,14 @@ def test_chunked_steps_give_the_tree_of_one_call():
                                                               run=run), one)
             np.testing.assert_array_equal(gumbel.gumbel_dense(W, 1, False, lam, key, threads=1,
                                                               plain=True), one)
-            # the per-step switch's state (the steps left per edge) carries over too
-            sw = gumbel.gumbel_dense(W, 1, False, lam, key, threads=1, switch=(0.05, 3))
-            np.testing.assert_array_equal(gumbel.gumbel_dense(W, 1, False, lam, key, threads=1,
-                                                              run=run, switch=(0.05, 3)), sw)
+            # the per-step switch's state (the steps left per edge) carries over too, with
+            # the eleventh pass's extension of a hold
+            for switch in ((0.05, 3), (0.05, 3, 0.01), NEAR):
+                sw = gumbel.gumbel_dense(W, 1, False, lam, key, threads=1, switch=switch)
+                np.testing.assert_array_equal(
+                    gumbel.gumbel_dense(W, 1, False, lam, key, threads=1, run=run, switch=switch), sw)
+                np.testing.assert_array_equal(
+                    gumbel.gumbel_dense(W, 1, False, lam, key, threads=1, plain=True, switch=switch), sw)
 
 
 @pytest.mark.slow_python
@@ -441,7 +455,7 @@ def test_one_tree_whatever_the_number_of_threads():
         W[:, 5] = W[5, :] = 0.25
         for _ in range(3):
             key = philox.draw_key(rng)
-            for sw in (NEVER, ALTERNATE, (0.05, 3), None):
+            for sw in (NEVER, ALTERNATE, (0.05, 3), None, NEAR, (0.05, 3, 0.01)):
                 assert gumbel.gumbel_dense(W, 3, bool(n & 1), lam, key, threads=1,
                                            switch=sw).tolist() == trees[0].pop(0)
             assert gumbel.gumbel_dense(W, 3, bool(n & 1), lam, key, threads=1,
@@ -717,3 +731,31 @@ def test_listed_edges_are_counted():
         gumbel.gumbel_dense(W, 0, False, 10.0, key, threads=1, block=block, stats=st)
         gumbel.gumbel_dense(W, 0, False, 10.0, key, threads=1, block=block, stats=pl, plain=True)
         assert 29 <= st["listed"] < pl["listed"] == 29 * 30 // 2
+
+
+def test_sure_relaxations_are_below_every_gumbel():
+    # the switch's statistic counts a relaxation as uncertain when its threshold t was
+    # above T_SURE: below it every Gumbel the kernels can draw relaxes (the smallest is
+    # that of the smallest uniform, unit_of_bits(0) = 2**-54), so the count says how many
+    # relaxations the noise decided; it is never read by the exact comparison
+    assert -np.log(-np.log(philox.unit_of_bits(np.uint64(0)))) > gumbel.T_SURE
+    assert -np.log(-np.log(2.0 ** -54)) > gumbel.T_SURE + 0.3
+
+
+def test_the_switch_statistic_tells_narrow_noise_from_wide():
+    # n = 400 Uniform(0, 1) weights: at narrow noise the first steps relax surely (their
+    # thresholds far below 0), so the default switch is the hold alone (about the edges the
+    # block path lists without the extension); at wide noise the uncertain relaxations
+    # extend the per-edge run over the first steps, where the block path lists several
+    # times what relaxes (stats: measurements only, never published)
+    W = _sym(np.random.default_rng(5).random((400, 400)))
+    key = philox.draw_key(np.random.default_rng(6))
+    for lam, extended in ((1e4, False), (1.0, True)):
+        base, new = {}, {}
+        gumbel.gumbel_dense(W, 0, False, lam, key, threads=1, stats=base,
+                            switch=(gumbel.SWITCH_AT, gumbel.SWITCH_HOLD))
+        gumbel.gumbel_dense(W, 0, False, lam, key, threads=1, stats=new)
+        if extended:
+            assert new["listed"] < 0.8 * base["listed"]
+        else:
+            assert abs(new["listed"] - base["listed"]) <= 0.05 * base["listed"]
