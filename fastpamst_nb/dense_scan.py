@@ -75,8 +75,83 @@ def _relist(W, i0, j0, hitw, sgn, mode, thr, b0, b1, b2, b3, b4, b5, b6, b7):
     return k
 
 
+@jit_only(inline="always")
+def _block_listed(lo, hi, differ, sgn, mode, thr, b0, b1, b2, b3, b4, b5, b6, b7):
+    """1 if a block of 8 entries whose weights lie in [lo, hi] (their min and max) may hold
+    an entry that ``_listed`` lists under ``mode``, else 0 (then it holds none). Exact for
+    ``_PLAIN`` and ``_ONE`` (a test on the block's highest and lowest scores); for
+    ``_MANY`` and ``_SKEWED``, 0 only when every score lies in one island below thr (a
+    block across two islands is listed entry by entry). ``differ``: the block held a NaN
+    (it fails its own comparison: min and max skip it) or an asymmetric pair; then 1."""
+    ylo = min(sgn * lo, sgn * hi)
+    yhi = max(sgn * lo, sgn * hi)
+    if mode == _PLAIN:
+        return np.int64(differ | (yhi >= thr))
+    if mode == _ONE:
+        return np.int64(differ | (yhi >= thr) | (ylo < b0))
+    return np.int64(differ | (yhi >= thr) | (1 - (((ylo >= b0) & (yhi < b1)) | ((ylo >= b2) & (yhi < b3))
+                                                   | ((ylo >= b4) & (yhi < b5)) | ((ylo >= b6) & (yhi < b7)))))
+
+
+# a full-height tile is listed by blocks (``_sparse_tile``) after a tile of the scan part
+# that listed fewer than 1 / SPARSE_HITS of its entries (read by _scan_dense at each call:
+# tests set 0, never, or -1, always)
+SPARSE_HITS = 8
+# after a tile listed by blocks that read over half its blocks again (entries across two
+# islands: three clusters' tiles), this many full-height tiles are listed entry by entry
+_SPARSE_RETRY = 64
+
+
+@jit_only(inline="always")
+def _sparse_tile(W, i0, j0, j1, hitw, blk, sgn, mode, thr, b0, b1, b2, b3, b4, b5, b6, b7):
+    """The scan of one full-height tile (rows i0 .. i0 + 63, columns j0 .. j1 - 1, off the
+    diagonal) for the tiles where few entries are listed (low noise): returns (k, blocks,
+    bad, lo, hi): the list in hitw[:k] that the scan's listing loop of ``mode`` makes (the
+    same entries in the same order), how many blocks were read again, whether a pair
+    differed or a NaN was read, and the tile's lowest and highest weights.
+
+    A block is the 8 entries of a strip's column (W[i .. i + 7, j]), consecutive in the
+    list's order. Each strip is read as by the loop without a list (the check and the
+    range, no store and no test per entry); a block's min and max then tell whether it
+    may hold a listed entry (``_block_listed``: above the threshold, outside the islands:
+    a few compares a block, not up to eight an entry), and its column is appended to
+    ``blk`` without a branch; the blocks that may are read again (from L1) and listed
+    entry by entry by ``_listed``, as the listing loop does (the selection's
+    ``cutqueue._row_hits_sparse``, by columns of 8 rows here)."""
+    tbad = False
+    tlo = np.inf
+    thi = -np.inf
+    k = 0
+    blocks = 0
+    for i in range(i0, i0 + _TILE, _SCAN_ROWS):
+        nb = 0
+        for j in range(j0, j1):
+            col = W[j]
+            lo = np.inf
+            hi = -np.inf
+            differ = False
+            for d in range(_SCAN_ROWS):
+                w = np.float64(W[i + d, j])
+                differ |= w != np.float64(col[i + d])
+                lo = min(lo, w)
+                hi = max(hi, w)
+            tbad |= differ
+            tlo = min(tlo, lo)
+            thi = max(thi, hi)
+            blk[nb] = j
+            nb += _block_listed(lo, hi, differ, sgn, mode, thr, b0, b1, b2, b3, b4, b5, b6, b7)
+        for x in range(nb):
+            j = blk[x]
+            for d in range(_SCAN_ROWS):
+                w = np.float64(W[i + d, j])
+                hitw[k] = w
+                k += _listed(sgn * w, mode, thr, b0, b1, b2, b3, b4, b5, b6, b7)
+        blocks += nb
+    return k, blocks, tbad, tlo, thi
+
+
 @njit(cache=CACHE, nogil=True)
-def _dense_scan(W, t0, t1, ring, state, scale, islands, listed, bulk_min):
+def _dense_scan(W, t0, t1, ring, state, scale, islands, listed, bulk_min, sparse_hits):
     """One tiled pass over the strict upper triangle of tile rows t0 .. t1 - 1 (rows
     64 t0 .. 64 t1 - 1): finiteness, symmetry, range, and the top window.
 
@@ -107,6 +182,11 @@ def _dense_scan(W, t0, t1, ring, state, scale, islands, listed, bulk_min):
     counts and lists from W what the list would have held (the same window and list;
     docs/design.rst, The validation's window at honest noise); 0: every full tile,
     above 4,096: none.
+
+    ``sparse_hits``: a full-height tile after one that listed fewer than 1 / sparse_hits
+    of its entries (low noise) is listed by blocks of 8 entries (:func:`_sparse_tile`:
+    the same list; docs/design.rst, The validation's window at narrow noise); 0: none,
+    -1: every one.
     """
     n = W.shape[0]
     tile = _TILE
@@ -129,6 +209,11 @@ def _dense_scan(W, t0, t1, ring, state, scale, islands, listed, bulk_min):
     # power-of-two step; a tile it does not take is listed again and ends bulk for this call
     bulk_ok = not nowin and scale[2] != 0.0
     bulk = bulk_ok and bulk_min <= 0
+    # sparse: the last listed full-height tile listed few of its entries (low noise), so
+    # this one is listed by blocks; the first tiles (the threshold still low) list densely
+    sparse = sparse_hits < 0
+    blk = np.empty(tile, dtype=np.int64)
+    cool = 0  # tiles left before the blocks are tried again
     idx, hist, rowout, spots = tile_scratch()
     for i0 in range(t0 * tile, min(t1 * tile, n), tile):
         i1 = min(i0 + tile, n)
@@ -195,6 +280,25 @@ def _dense_scan(W, t0, t1, ring, state, scale, islands, listed, bulk_min):
                 bulk_ok = False
                 bulk = False
                 k = _relist(W, i0, j0, hitw, sgn, mode, cut, b0, b1, b2, b3, b4, b5, b6, b7)
+            elif sparse and not nowin:
+                # few entries listed: by blocks of 8, under each mode's rule as below
+                if fused and state[WIN_ISLANDS] == 1:
+                    k, blocks, tbad, tlo, thi = _sparse_tile(W, i0, j0, j1, hitw, blk, sgn, _ONE, min(thr, b1),
+                                                                 b0, b1, b2, b3, b4, b5, b6, b7)
+                elif fused and state[WIN_SKEWED] == 0:
+                    k, blocks, tbad, tlo, thi = _sparse_tile(W, i0, j0, j1, hitw, blk, sgn, _MANY, thr,
+                                                                 b0, b1, b2, b3, b4, b5, b6, b7)
+                elif fused:
+                    k, blocks, tbad, tlo, thi = _sparse_tile(W, i0, j0, j1, hitw, blk, sgn, _SKEWED, thr,
+                                                                 b0, b1, b2, b3, b4, b5, b6, b7)
+                else:
+                    k, blocks, tbad, tlo, thi = _sparse_tile(W, i0, j0, j1, hitw, blk, sgn, _PLAIN, thr,
+                                                                 b0, b1, b2, b3, b4, b5, b6, b7)
+                bad |= tbad
+                wmin = min(wmin, tlo)
+                wmax = max(wmax, thi)
+                if 2 * blocks > _TILE * (j1 - j0) // _SCAN_ROWS:
+                    cool = _SPARSE_RETRY + 1  # the blocks did not pay
             elif fused and state[WIN_ISLANDS] == 1:
                 # one island [b0, b1): an entry is listed when it scores below b0 or at
                 # least min(thr, b1) (window_list sorts them out): one compare more than
@@ -271,6 +375,9 @@ def _dense_scan(W, t0, t1, ring, state, scale, islands, listed, bulk_min):
                         wmax = max(wmax, hi)
             if bulk_ok and j1 - j0 == tile and i1 - i0 == tile and j0 != i0:
                 bulk = k >= bulk_min  # a full tile's list: the next one's loop
+            if sparse_hits > 0 and j0 != i0 and i1 - i0 == tile:
+                cool = max(cool - 1, 0)
+                sparse = cool == 0 and k * sparse_hits < tile * (j1 - j0)  # a full-height tile's list
             if k > 0:
                 if fused:
                     window_list(ring, state, scale, b, listed, hitw, k)
@@ -357,7 +464,7 @@ def _scan_dense(W, window=NO_WINDOW, workers=None, alongside=None, freed=None):
 
     def part(t0, t1, w):
         return lambda: _dense_scan(W, t0, t1, w.ring, w.state, w.scale, w.islands,
-                                   w.listed[0] if w.listed else NO_LISTED, BULK_MIN)
+                                   w.listed[0] if w.listed else NO_LISTED, BULK_MIN, SPARSE_HITS)
 
     if window.state[WIN_ISLANDS] == -1 and n * n >= window_mod.ISLANDS_MIN_ENTRIES:
         sample_islands(W, window)

@@ -1,0 +1,133 @@
+"""The validation's window at narrow noise (docs/design.rst, The validation's window at
+narrow noise): a full-height tile after one that listed few of its entries is listed by
+blocks of 8 (``dense_scan._sparse_tile``): each block's min and max tell whether it may
+hold a listed entry, and only those blocks are listed entry by entry. What the scan
+computes must not change: its result (the first defect, the range), the window (its state
+and the counts of its bins) and the keys listed outside the islands, in the same order.
+
+References: the scan listing entry by entry only (``dense_scan.SPARSE_HITS`` 0, main's
+path), and, tile by tile, the kernel on hard tiles (scores on the islands' and the
+threshold's bounds, signed zeros, infinities, a NaN, an asymmetric pair, blocks across
+two islands) with every tile listed by blocks against none.
+"""
+
+import numpy as np
+import pytest
+
+from fastpamst_nb import bench, dense_scan, privacy
+from fastpamst_nb import window as topwin
+from fastpamst_nb.api import DEFAULT_BUCKET_WIDTH
+
+from test_window_tile import _copy, _same, _tile_window, _view
+
+pytestmark = pytest.mark.nojit_lane  # the NUMBA_DISABLE_JIT=1 lane runs this file but its slow_python tests
+
+NEVER = 0  # SPARSE_HITS: every tile listed entry by entry
+ALWAYS = -1  # SPARSE_HITS: every full-height tile off the diagonal listed by blocks
+
+
+def _scan(W, sgn, s, r, workers, sparse_hits, monkeypatch, bulk_min=None):
+    monkeypatch.setattr(dense_scan, "SPARSE_HITS", sparse_hits)
+    if bulk_min is not None:
+        monkeypatch.setattr(dense_scan, "BULK_MIN", bulk_min)
+    win = topwin.top_window(sgn, s, r, DEFAULT_BUCKET_WIDTH)
+    got = dense_scan._scan_dense(W, win, workers=workers)
+    return got, win
+
+
+@pytest.mark.parametrize("shape", ["pareto", "integers", "outlier", "uniform", "clusters", "lognormal"])
+@pytest.mark.slow_python
+def test_scan_by_blocks_is_the_scan_by_entries(shape, monkeypatch):
+    # every shape at four noise levels, minimum and maximum, float64 and float32, 1 to 3
+    # threads: the tiles listed by blocks give the scan's result, window and list exactly
+    # (with and without the tiles read without a list at high noise)
+    monkeypatch.setattr(topwin, "ISLANDS_MIN_ENTRIES", 0)
+    n = 520  # 28 full tiles off the diagonal, a ragged tile row and column
+    W = bench.shape_weights(shape, n, seed=5)
+    for level in (1e-5, 1e-3, 0.1, 1.0):
+        s = privacy.default_discretization(level)
+        r = privacy.fast_pamst_key_rate(0.1, level, n, s, "exponential")
+        for sgn in (-1.0, 1.0):
+            for dtype, workers in ((np.float64, 1), (np.float64, 3), (np.float32, 2)):
+                Wd = W.astype(dtype)
+                why = (shape, level, sgn, dtype.__name__, workers)
+                ref = _scan(Wd, sgn, s, r, workers, NEVER, monkeypatch, bulk_min=topwin.TILE ** 2 + 1)
+                _same(ref, _scan(Wd, sgn, s, r, workers, ALWAYS, monkeypatch), why)
+                _same(ref, _scan(Wd, sgn, s, r, workers, dense_scan.SPARSE_HITS, monkeypatch), why)
+                _same(ref, _scan(Wd, sgn, s, r, workers, ALWAYS, monkeypatch, bulk_min=topwin.TILE ** 2 + 1), why)
+
+
+@pytest.mark.slow_python
+def test_scan_by_blocks_names_the_same_defect(monkeypatch):
+    # a NaN, infinities, an asymmetry in a tile listed by blocks: the same first defect,
+    # the same window and list
+    monkeypatch.setattr(topwin, "ISLANDS_MIN_ENTRIES", 0)
+    n = 330
+    s = privacy.default_discretization(1e-5)
+    r = privacy.fast_pamst_key_rate(0.1, 1e-5, n, s, "exponential")
+    for shape in ("uniform", "pareto", "clusters"):
+        for value, (i, j) in [(np.nan, (70, 200)), (np.inf, (130, 260)), (-np.inf, (5, 300)), (2.5, (66, 140))]:
+            W = bench.shape_weights(shape, n, seed=1)
+            W[i, j] = value
+            if value != 2.5:
+                W[j, i] = value
+            for sgn in (-1.0, 1.0):
+                for workers in (1, 2):
+                    ref = _scan(W, sgn, s, r, workers, NEVER, monkeypatch)
+                    assert ref[0][0] != 0
+                    _same(ref, _scan(W, sgn, s, r, workers, ALWAYS, monkeypatch), (shape, value, sgn, workers))
+
+
+def _kernel(win, W, sparse_hits):
+    """The scan of tile row 0 of W (its tile (0, 64) full-height, off the diagonal) into
+    ``win``: (status, i, j, wmin, wmax)."""
+    listed = win.listed[0] if win.listed else topwin.NO_LISTED
+    return dense_scan._dense_scan(W, 0, 1, win.ring, win.state, win.scale, win.islands, listed,
+                                  topwin.TILE ** 2 + 1, sparse_hits)
+
+
+def test_blocks_list_hard_tiles_as_entries():
+    # hard tiles: scores on the islands' bounds and on the threshold, signed zeros,
+    # infinities, a NaN, an asymmetric pair, blocks across two islands, one island and
+    # up to four (skewed or not), minimum and maximum: the same result, window and list
+    rng = np.random.default_rng(11)
+    N = topwin.TILE * topwin.TILE
+    s = 2.0 ** -10
+    runs = 0
+    for sgn in (-1.0, 1.0):
+        bounds = [sgn * s * 100, sgn * s * 300, sgn * s * 400, sgn * s * 600, sgn * s * 700, sgn * s * 900]
+        isl3 = list(np.sort(bounds))
+        isl1 = sorted(bounds[:2])
+        grid = np.array(bounds + [sgn * s * 500, 0.0, -0.0, sgn * s * 1000])
+        for case in range(6):
+            if case == 0:  # weights on the bounds themselves, and one ulp either side
+                v = rng.choice(np.concatenate([grid, np.nextafter(grid, np.inf), np.nextafter(grid, -np.inf)]), N)
+            elif case == 1:  # mostly inside one island, a few outside
+                v = sgn * s * (rng.random(N) * 150 + 120)
+                v[rng.random(N) < 0.02] = sgn * s * 50
+            elif case == 2:  # across islands (the clusters' blocks)
+                v = sgn * s * rng.choice([150.0, 450.0, 800.0], N)
+            elif case == 3:  # infinities
+                v = sgn * s * (rng.random(N) * 150 + 120)
+                v[rng.integers(0, N, 5)] = np.inf
+                v[rng.integers(0, N, 5)] = -np.inf
+            else:  # a NaN, an asymmetric pair (defects: the same defect and window)
+                v = sgn * s * (rng.random(N) * 1000)
+            W = np.zeros((128, 128))
+            W[0:64, 64:128] = v.reshape(64, 64)
+            W[64:128, 0:64] = W[0:64, 64:128].T
+            if case == 4:
+                W[10, 77] = W[77, 10] = np.nan
+            if case == 5:
+                W[12, 90] += s
+            for isl, skewed in ((None, 0), (isl1, 0), (isl3, 0), (isl3, 1)):
+                for seed_w in (sgn * s * 500, sgn * s * 50, sgn * s * 2000):
+                    win = _tile_window(sgn, s, seed_w, isl, skewed=skewed)
+                    ref = _copy(win)
+                    got = _kernel(win, W, ALWAYS)
+                    want = _kernel(ref, W, NEVER)
+                    assert got == want or (np.isnan(got[3]) and np.isnan(want[3]))
+                    for x, y in zip(_view(win), _view(ref)):
+                        assert (x is None and y is None) or np.array_equal(x, y), (sgn, case, isl, skewed, seed_w)
+                    runs += 1
+    assert runs == 2 * 6 * 4 * 3
