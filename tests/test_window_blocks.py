@@ -18,7 +18,7 @@ from fastpamst_nb import bench, dense_scan, privacy
 from fastpamst_nb import window as topwin
 from fastpamst_nb.api import DEFAULT_BUCKET_WIDTH
 
-from test_window_tile import _copy, _same, _tile_window, _view
+from test_window_tile import _copy, _same, _tile_window, _view, scan_cases
 
 pytestmark = pytest.mark.nojit_lane  # the NUMBA_DISABLE_JIT=1 lane runs this file but its slow_python tests
 
@@ -42,19 +42,11 @@ def test_scan_by_blocks_is_the_scan_by_entries(shape, monkeypatch):
     # threads: the tiles listed by blocks give the scan's result, window and list exactly
     # (with and without the tiles read without a list at high noise)
     monkeypatch.setattr(topwin, "ISLANDS_MIN_ENTRIES", 0)
-    n = 520  # 28 full tiles off the diagonal, a ragged tile row and column
-    W = bench.shape_weights(shape, n, seed=5)
-    for level in (1e-5, 1e-3, 0.1, 1.0):
-        s = privacy.default_discretization(level)
-        r = privacy.fast_pamst_key_rate(0.1, level, n, s, "exponential")
-        for sgn in (-1.0, 1.0):
-            for dtype, workers in ((np.float64, 1), (np.float64, 3), (np.float32, 2)):
-                Wd = W.astype(dtype)
-                why = (shape, level, sgn, dtype.__name__, workers)
-                ref = _scan(Wd, sgn, s, r, workers, NEVER, monkeypatch, bulk_min=topwin.TILE ** 2 + 1)
-                _same(ref, _scan(Wd, sgn, s, r, workers, ALWAYS, monkeypatch), why)
-                _same(ref, _scan(Wd, sgn, s, r, workers, dense_scan.SPARSE_HITS, monkeypatch), why)
-                _same(ref, _scan(Wd, sgn, s, r, workers, ALWAYS, monkeypatch, bulk_min=topwin.TILE ** 2 + 1), why)
+    for Wd, sgn, s, r, workers, why in scan_cases(shape, 5, ((np.float64, 1), (np.float64, 3), (np.float32, 2))):
+        ref = _scan(Wd, sgn, s, r, workers, NEVER, monkeypatch, bulk_min=topwin.TILE ** 2 + 1)
+        _same(ref, _scan(Wd, sgn, s, r, workers, ALWAYS, monkeypatch), why)
+        _same(ref, _scan(Wd, sgn, s, r, workers, dense_scan.SPARSE_HITS, monkeypatch), why)
+        _same(ref, _scan(Wd, sgn, s, r, workers, ALWAYS, monkeypatch, bulk_min=topwin.TILE ** 2 + 1), why)
 
 
 @pytest.mark.slow_python

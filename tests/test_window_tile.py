@@ -51,6 +51,20 @@ def _same(a, b, why):
         assert (x is None and y is None) or np.array_equal(x, y), why
 
 
+def scan_cases(shape, seed, runs):
+    """The scans the window's tests compare: ``shape``'s weights (n = 520: 28 full tiles
+    off the diagonal, a ragged tile row and column) at four noise levels, minimum and
+    maximum, for each (dtype, workers) of ``runs``: (W, sgn, s, r, workers, why)."""
+    n = 520
+    W = bench.shape_weights(shape, n, seed=seed)
+    for level in (1e-5, 1e-3, 0.1, 1.0):
+        s = privacy.default_discretization(level)
+        r = privacy.fast_pamst_key_rate(0.1, level, n, s, "exponential")
+        for sgn in (-1.0, 1.0):
+            for dtype, workers in runs:
+                yield W.astype(dtype), sgn, s, r, workers, (shape, level, sgn, dtype.__name__, workers)
+
+
 def _naive_window(W, sgn, s, fsh, bins):
     """The complete window from every key of the strict upper triangle: (top bin, the
     counts of bins top - bins + 1 .. top); s a power of two (keys exact)."""
@@ -69,34 +83,26 @@ def test_scan_without_a_list_is_the_scan_with_one(shape, monkeypatch):
     # threads: the tiles read without a list give the scan's result, window and list
     # exactly; and the window and the list are the naive ones
     monkeypatch.setattr(topwin, "ISLANDS_MIN_ENTRIES", 0)
-    n = 520  # 28 full tiles off the diagonal, a ragged tile row and column
-    W = bench.shape_weights(shape, n, seed=3)
-    for level in (1e-5, 1e-3, 0.1, 1.0):
-        s = privacy.default_discretization(level)
-        r = privacy.fast_pamst_key_rate(0.1, level, n, s, "exponential")
-        for sgn in (-1.0, 1.0):
-            for dtype, workers in ((np.float64, 1), (np.float64, 2), (np.float32, 1)):
-                Wd = W.astype(dtype)
-                why = (shape, level, sgn, dtype.__name__, workers)
-                ref = _scan(Wd, sgn, s, r, workers, NEVER, monkeypatch)
-                bulk = _scan(Wd, sgn, s, r, workers, ALWAYS, monkeypatch)
-                _same(ref, bulk, why)
-                _same(ref, _scan(Wd, sgn, s, r, workers, dense_scan.BULK_MIN, monkeypatch), why)
-                win = bulk[1]
-                state = win.state
-                fsh, bins = int(state[topwin.WIN_FINE_SHIFT]), int(state[topwin.WIN_BINS])
-                top, counts = _naive_window(Wd, sgn, s, fsh, bins)
-                assert int(state[topwin.WIN_TOP]) == top, why
-                assert np.array_equal(_view(win)[1], counts), why
-                if state[topwin.WIN_ISLANDS] > 0 and not state[topwin.WIN_LISTED_FULL]:
-                    y = sgn * Wd[np.triu_indices(n, 1)].astype(np.float64)
-                    b = win.islands
-                    inside = np.zeros(y.shape[0], dtype=bool)
-                    for t in range(topwin.ISLANDS_MAX):
-                        inside |= (y >= b[2 * t]) & (y < b[2 * t + 1])
-                    x = y[~inside] / s
-                    keys = (np.floor(x) - ((x == 0.0) & (y[~inside] < 0.0))).astype(np.int64)
-                    assert np.array_equal(_view(win)[2], np.unique(keys)), why
+    for Wd, sgn, s, r, workers, why in scan_cases(shape, 3, ((np.float64, 1), (np.float64, 2), (np.float32, 1))):
+        ref = _scan(Wd, sgn, s, r, workers, NEVER, monkeypatch)
+        bulk = _scan(Wd, sgn, s, r, workers, ALWAYS, monkeypatch)
+        _same(ref, bulk, why)
+        _same(ref, _scan(Wd, sgn, s, r, workers, dense_scan.BULK_MIN, monkeypatch), why)
+        win = bulk[1]
+        state = win.state
+        fsh, bins = int(state[topwin.WIN_FINE_SHIFT]), int(state[topwin.WIN_BINS])
+        top, counts = _naive_window(Wd, sgn, s, fsh, bins)
+        assert int(state[topwin.WIN_TOP]) == top, why
+        assert np.array_equal(_view(win)[1], counts), why
+        if state[topwin.WIN_ISLANDS] > 0 and not state[topwin.WIN_LISTED_FULL]:
+            y = sgn * Wd[np.triu_indices(Wd.shape[0], 1)].astype(np.float64)
+            b = win.islands
+            inside = np.zeros(y.shape[0], dtype=bool)
+            for t in range(topwin.ISLANDS_MAX):
+                inside |= (y >= b[2 * t]) & (y < b[2 * t + 1])
+            x = y[~inside] / s
+            keys = (np.floor(x) - ((x == 0.0) & (y[~inside] < 0.0))).astype(np.int64)
+            assert np.array_equal(_view(win)[2], np.unique(keys)), why
 
 
 @pytest.mark.slow_python

@@ -109,14 +109,19 @@ def beside(W, d, mode):
     return found[0]
 
 
+def best(f, repeat, clock):
+    """Minimum seconds of ``f()`` over ``repeat`` runs, read on ``clock``."""
+    least = np.inf
+    for _ in range(repeat):
+        t = clock()
+        f()
+        least = min(least, clock() - t)
+    return least
+
+
 def cpu(f, repeat):
     """Minimum process CPU seconds of ``f()`` over ``repeat`` runs."""
-    best = np.inf
-    for _ in range(repeat):
-        t = time.process_time()
-        f()
-        best = min(best, time.process_time() - t)
-    return best
+    return best(f, repeat, time.process_time)
 
 
 def phases(W, g, d, repeat):
@@ -141,12 +146,8 @@ def phases(W, g, d, repeat):
 
 
 def wall(f, repeat):
-    best = np.inf
-    for _ in range(repeat):
-        t = time.perf_counter()
-        f()
-        best = min(best, time.perf_counter() - t)
-    return best
+    """Minimum wall-clock seconds of ``f()`` over ``repeat`` runs."""
+    return best(f, repeat, time.perf_counter)
 
 
 def main():
