@@ -441,8 +441,11 @@ SWITCH_HOLD = 32
 #: while its relaxations stay many (the block path's listing is then several times the
 #: relaxations). A function of the past only; ``inf``: the tenth pass.
 SWITCH_NEAR = 0.01
-#: Below this threshold t a relaxation is sure: a Gumbel of a 53-bit uniform is at
-#: least -ln(-ln(2**-53)) = -3.61 (only a statistic of the switch; exactness never reads it)
+#: Below this threshold t a per-edge relaxation is sure: a per-edge Gumbel is at least
+#: -ln(-ln(2**-54)) = -3.62 (the smallest uniform, ``philox.unit_of_bits(0)``). A block's
+#: order statistics reach lower (about -4.4), so on the block path the count of
+#: "uncertain" relaxations may miss a few: it is only a statistic of the switch, a
+#: function of the past that the exact comparison never reads.
 T_SURE = -4.0
 
 # sw_at, sw_hold: on the block path, a step whose relaxations exceed sw_at times its
@@ -950,7 +953,8 @@ def gumbel_dense(W, start, maximum, lam, key, threads=None, plain=False, run=Non
     the time only through how many edges pass the skip test and take the logarithms
     (about n ln n in all per edge: a vertex's best key improves about ln n times; on the
     block path 1.4-3.7 n ln n listed, of which 1.2-2 n ln n are drawn and compared; the
-    steps after one that relaxed over ``SWITCH_AT`` of its entries take the per-edge path).
+    steps after one that relaxed over ``SWITCH_AT`` of its entries, or whose relaxations
+    the noise decided for over ``SWITCH_NEAR`` of them, take the per-edge path).
     """
     n = W.shape[0]
     edges = np.empty((max(n - 1, 0), 2), dtype=np.int64)

@@ -716,10 +716,11 @@ def window_join(window, forks):
 def window_capacities(window, kmin, bshift, B, m, base=None):
     """Capacities (spare slot included) of the top buckets b_lo .. B - 1 from a complete
     ``window`` (``base``: the buckets' lowest keys, increasing, for compressed
-    buckets; None: bucket b's is kmin + b 2**bshift): returns (b_lo, caps, extra),
-    or None when the window covers none or
-    its bounds would not fit a pool of m + B slots (bins much wider than the buckets,
-    each of which gets whole bins: a crowded range after a wide-looking first tile).
+    buckets; None: bucket b's is kmin + b 2**bshift): returns (b_lo, caps, extra) for
+    the most top buckets whose bounds fit a pool of m + B slots (bins much wider than
+    the buckets, each of which gets whole bins, overcount: a crowded range after a
+    wide-looking first tile; the lower buckets are then sized later, exactly), or None
+    when the window covers none or not even the top bucket fits.
     ``extra``: by how many slots the capacities may exceed the edges they hold (the
     counts of bins they share), which the pool needs on top of m + B for the buckets
     sized exactly later. Keys are below 2**62, so int64 holds every bound."""

@@ -735,9 +735,10 @@ def test_listed_edges_are_counted():
 
 def test_sure_relaxations_are_below_every_gumbel():
     # the switch's statistic counts a relaxation as uncertain when its threshold t was
-    # above T_SURE: below it every Gumbel the kernels can draw relaxes (the smallest is
-    # that of the smallest uniform, unit_of_bits(0) = 2**-54), so the count says how many
-    # relaxations the noise decided; it is never read by the exact comparison
+    # above T_SURE: below it every per-edge Gumbel relaxes (the smallest is that of the
+    # smallest uniform, unit_of_bits(0) = 2**-54), so the count says how many relaxations
+    # the noise decided (a block's order statistics reach lower: a statistic, never read
+    # by the exact comparison)
     assert -np.log(-np.log(philox.unit_of_bits(np.uint64(0)))) > gumbel.T_SURE
     assert -np.log(-np.log(2.0 ** -54)) > gumbel.T_SURE + 0.3
 

@@ -137,3 +137,23 @@ def test_window_sizes_the_top_buckets_that_fit():
     edges = np.bincount((keys - kmin) >> bshift, minlength=B)[b_lo:]
     assert np.all(caps >= edges + 1)
     assert int((caps - 1 - edges).sum()) <= extra
+
+
+@pytest.mark.slow_python
+def test_the_window_sizing_changes_no_tree(monkeypatch):
+    """Speed only: the crowded top above, released with the window's partial sizing and
+    with none (``window_capacities`` answering None: every bucket sized later, exactly,
+    by the materialization's own pass), gives the same trees, minimum and maximum."""
+    import fastpamst_nb as fp
+    from fastpamst_nb import cutqueue_build
+
+    n = 1000
+    rng = np.random.default_rng(5)
+    A = 0.5 + 0.047 * rng.random((n, n))
+    W = np.triu(A, 1)
+    W = W + W.T
+    kw = {"rho": 0.1, "sensitivity": 1e-5, "noise": "exponential"}
+    sized = [fp.fast_pamst(W, rng=seed, maximum=mx, **kw).edges for seed in (3, 4) for mx in (False, True)]
+    monkeypatch.setattr(cutqueue_build, "_window_capacities", lambda *args, **kwargs: None)
+    for k, (seed, mx) in enumerate((s, m) for s in (3, 4) for m in (False, True)):
+        assert np.array_equal(fp.fast_pamst(W, rng=seed, maximum=mx, **kw).edges, sized[k]), (seed, mx)
