@@ -965,17 +965,7 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                         lo_s = start[bb]
                         if fill[bb] > 2 * active:
                             # compact: more than half of its slots are dead
-                            kk = lo_s
-                            hi = np.int64(-1)
-                            for x in range(lo_s, lo_s + fill[bb]):
-                                sx = slots[x]
-                                cx = slot_code(sx)
-                                if not visited[code_ends(cx)[1] if dense else ends[cx]]:
-                                    slots[kk] = sx
-                                    kk += 1
-                                    hi = max(hi, slot_offset(sx))
-                            fill[bb] = kk - lo_s
-                            top[bb] = hi
+                            gq_compact(lay, st, bb, visited)
                         f = fill[bb]
                         base = bb << bshift
                         whole_b = lo_off == 0 and hi_off >= low
