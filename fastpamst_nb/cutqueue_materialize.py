@@ -14,8 +14,8 @@ import numpy as np
 
 from .core import jit_only
 from .cutqueue import (
-    _CHUNK, _PREFETCH_AHEAD, _SPARSE_HITS, _chunk_hits, _filter_floor, _hash_group, _hset_home, _prefetch_row, _rank_group, _row_hits,
-    _row_hits_sparse, _score_floor, _sub_index, _unvisited,
+    _CHUNK, _PREFETCH_AHEAD, _SPARSE_HITS, _chunk_hits, _filter_floor, _hash_group, _hset_home, _prefetch_row,
+    _rank_group, _row_hits, _score_floor, _sub_index, _unvisited,
     code_pack, range_threshold, slot_offset, slot_pack,
 )
 # (the moved rule keeps its old name here, so the code below reads as before)
@@ -150,19 +150,15 @@ def _materialize_pass(lay, keys, counts, st, cut, W, new, mat):
     for i in range(n_rest if from_rest else n_in):
         x = rest[i] if from_rest else inside[i]
         row = W[x]
-        sparse = filt  # the update loops' listing (cutqueue._update_plain): the same hits
+        sparse = True  # the update loops' listing (cutqueue._update_plain): the same hits
         if filt:
             _prefetch_row(row, np.int64(0), np.int64(_PREFETCH_AHEAD))
         for c0 in range(0, span, _CHUNK):
             c1 = min(c0 + _CHUNK, span)
+            nh = c1 - c0
             if filt:
-                _prefetch_row(row, c0 + _PREFETCH_AHEAD, c1 + _PREFETCH_AHEAD)
-            if sparse:
-                nh = _row_hits_sparse(row, c0, c1, sgn, ythr, hit)
+                nh = _chunk_hits(row, c0, c1, sgn, ythr, hit, sparse)
                 sparse = nh * _SPARSE_HITS < c1 - c0
-            else:
-                nh = _row_hits(row, c0, c1, sgn, ythr, hit) if filt else c1 - c0
-                sparse = filt and nh * _SPARSE_HITS < c1 - c0
             for h in range(nh):  # written flat: per cut entry (see gq_update)
                 if filt:
                     y = hit[h]
