@@ -365,6 +365,30 @@ def _block_walk(ka, kb, c3, cur, ranks, ts, gs, i0, i1, plain):
 
 
 @njit(cache=CACHE, inline="always")
+def _step_path(blk0, left):
+    """This step's path and the per-edge steps left after it (tenth pass): the block path
+    (with ``blk0``) unless a recent step started a hold (``left`` > 0), which counts down.
+    Scalars only, so that both dense kernels decide alike."""
+    return blk0 and left == 0, left - (left > 0)
+
+
+@njit(cache=CACHE, inline="always")
+def _hold_after(blk, blk0, left, ni, nn, r, sw_at, sw_hold, sw_near):
+    """The per-edge steps left after a step of r entries with ni relaxations, nn of them
+    uncertain (t > ``T_SURE``): a block step over ``sw_at`` r relaxations or ``sw_near`` r
+    uncertain ones starts a hold of ``sw_hold`` steps, and the last step of a hold extends
+    it by the second test (tenth and eleventh passes). A function of the past only (the
+    relaxations are those of the tree, the same on either path, with ``plain`` and for any
+    thread split); scalars only, shared by both dense kernels."""
+    if blk:
+        if ni > sw_at * r or nn > sw_near * r:
+            return sw_hold
+    elif blk0 and left == 0 and nn > sw_near * r:
+        return sw_hold
+    return left
+
+
+@njit(cache=CACHE, inline="always")
 def _walk_blocks(ka, kb, c3, cur, ranks, ts, gs, nc, plain):
     """``_block_walk`` of every block among the listed ranks ``ranks[:nc]`` (increasing, so
     a block's listed ranks are consecutive; thresholds ``ts``, Gumbels into ``gs``). False
@@ -570,9 +594,7 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
         row = W[cur]
         # this step's path, from the past only (the tenth pass): the block path unless
         # a recent step relaxed too many entries (then per edge for sw_hold steps)
-        blk = blk0 and left == 0
-        if left > 0:
-            left -= 1
+        blk, left = _step_path(blk0, left)
         if plain:  # no skip: every edge takes the exact path
             U[:r] = np.inf
         elif blk:
@@ -692,11 +714,7 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
                 ni += 1
         # the relaxations of a block step (the same on either path and with plain: a
         # function of the past) over its r entries decide the next steps' path
-        if blk:
-            if ni > sw_at * r or nn > sw_near * r:
-                left = sw_hold
-        elif blk0 and left == 0 and nn > sw_near * r:  # a hold's last step: extend it
-            left = sw_hold
+        left = _hold_after(blk, blk0, left, ni, nn, r, sw_at, sw_hold, sw_near)
         # the improved vertices' blocks (kept out of the loops above, which it slowed)
         for i in range(ni):
             k = cand[i]
@@ -758,9 +776,7 @@ def gd_steps_parallel(W, nz, s, edges, step0, n_steps, n_threads):
     left = state[4]
     for step in range(step0, step0 + n_steps):
         row = W[cur]
-        blk = blk0 and left == 0  # this step's path (as gd_steps)
-        if left > 0:
-            left -= 1
+        blk, left = _step_path(blk0, left)  # this step's path (as gd_steps)
         if blk:  # each thread block's first rank: the unvisited vertices before it
             acc = 0
             for t in range(T):
@@ -863,12 +879,8 @@ def gd_steps_parallel(W, nz, s, edges, step0, n_steps, n_threads):
             raise RuntimeError("block walk: no free position (a bad count)")
         # the step's relaxations in all (the same for every split) decide the next
         # steps' path, as in gd_steps (r = n - 1 - step entries)
-        r = n - 1 - step
-        if blk:
-            if nimp[:T].sum() > sw_at * r or nimp[T:].sum() > sw_near * r:
-                left = sw_hold
-        elif blk0 and left == 0 and nimp[T:].sum() > sw_near * r:
-            left = sw_hold
+        left = _hold_after(blk, blk0, left, nimp[:T].sum(), nimp[T:].sum(), n - 1 - step,
+                           sw_at, sw_hold, sw_near)
         th = np.inf
         tl = np.inf
         arg = -1
