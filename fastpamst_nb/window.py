@@ -415,11 +415,20 @@ def outside_island(x, b0, b1):
 
 
 @jit_only(inline="always")
+def outside_islands(x, b0, b1, b2, b3, b4, b5, b6, b7):
+    """1 if the score x lies outside every island [b0, b1), ..., [b6, b7)
+    (``TopWindow.islands``' ISLANDS_MAX pairs, an unused one (inf, -inf)), else 0. Scalars,
+    so that a loop over a tile keeps them in registers (read from the array, they were
+    reloaded at every entry: the list may alias it); written out, so that it vectorizes."""
+    return 1 - np.int64(((x >= b0) & (x < b1)) | ((x >= b2) & (x < b3))
+                        | ((x >= b4) & (x < b5)) | ((x >= b6) & (x < b7)))
+
+
+@jit_only(inline="always")
 def in_islands(x, b):
     """1 if the score x lies surely inside an island (``TopWindow.islands``' ISLANDS_MAX
-    pairs), else 0: written out, so that a loop summing it vectorizes."""
-    return np.int64(((x >= b[0]) & (x < b[1])) | ((x >= b[2]) & (x < b[3]))
-                    | ((x >= b[4]) & (x < b[5])) | ((x >= b[6]) & (x < b[7])))
+    pairs), else 0: :func:`outside_islands` of the array's bounds."""
+    return 1 - outside_islands(x, b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7])
 
 
 @jit_only(inline="always")
@@ -599,9 +608,7 @@ def window_add_tile(ring, state, scale, islands, listed, W, i0, j0, wtop, wbot, 
                 o += outside_island(sgn * np.float64(row[c]), b0, b1)
         elif isl == 3:
             for c in range(TILE):
-                y = sgn * np.float64(row[c])
-                o += 1 - np.int64(((y >= b0) & (y < b1)) | ((y >= b2) & (y < b3))
-                                  | ((y >= b4) & (y < b5)) | ((y >= b6) & (y < b7)))
+                o += outside_islands(sgn * np.float64(row[c]), b0, b1, b2, b3, b4, b5, b6, b7)
         out += o
         rowout[r] = o
     if one:
@@ -624,11 +631,8 @@ def window_add_tile(ring, state, scale, islands, listed, W, i0, j0, wtop, wbot, 
                 continue
             row = W[i0 + r, j0:j0 + TILE]
             for c in range(TILE):
-                y = sgn * np.float64(row[c])
-                outside = 1 - np.int64(((y >= b0) & (y < b1)) | ((y >= b2) & (y < b3))
-                                       | ((y >= b4) & (y < b5)) | ((y >= b6) & (y < b7)))
                 spots[cnt] = ((r >> 3) * TILE + c) * 8 + (r & 7)
-                cnt += outside
+                cnt += outside_islands(sgn * np.float64(row[c]), b0, b1, b2, b3, b4, b5, b6, b7)
         spots[:cnt].sort()
         used = state[WIN_LISTED]
         full = 0
