@@ -24,7 +24,7 @@ from . import window as window_mod
 from .window import (
     ISLANDS_MAX, NO_LISTED, NO_WINDOW, WIN_BSHIFT, WIN_COMPLETE, WIN_FINE_SHIFT, WIN_ISLAND_KEYS, WIN_ISLANDS, WIN_LISTED_FULL,
     WIN_SEEN, WIN_SKEWED, WIN_WIDE_MIN,
-    in_islands, tile_scratch, window_add, window_add_tile, window_fork, window_join, window_list,
+    in_islands, outside_islands, tile_scratch, window_add, window_add_tile, window_fork, window_join, window_list,
     window_threshold,
 )
 
@@ -53,8 +53,7 @@ def _listed(x, mode, thr, b0, b1, b2, b3, b4, b5, b6, b7):
     if mode == _ONE:  # thr is min(thr, b1) here: outside [b0, b1) or reaching thr, 2 compares
         return np.int64((x >= thr) | (x < b0))
     if mode == _MANY:
-        return np.int64((x >= thr) | (1 - (((x >= b0) & (x < b1)) | ((x >= b2) & (x < b3))
-                                           | ((x >= b4) & (x < b5)) | ((x >= b6) & (x < b7)))))
+        return np.int64(x >= thr) | outside_islands(x, b0, b1, b2, b3, b4, b5, b6, b7)
     return np.int64((x >= thr) | (1 - (((x >= b0) & (x < b1))
                                        or (((x >= b2) & (x < b3)) | ((x >= b4) & (x < b5))
                                            | ((x >= b6) & (x < b7))))))
@@ -73,6 +72,24 @@ def _relist(W, i0, j0, hitw, sgn, mode, thr, b0, b1, b2, b3, b4, b5, b6, b7):
                 hitw[k] = w
                 k += _listed(sgn * w, mode, thr, b0, b1, b2, b3, b4, b5, b6, b7)
     return k
+
+
+@jit_only(inline="always")
+def _strip(W, i, j):
+    """The check and the range of the block W[i .. i + 7, j] against its mirror
+    W[j, i .. i + 7]: (lo, hi, differ), differ when a pair differs or a NaN was read (it
+    fails its own comparison; min and max skip it). How the loop without a list and
+    :func:`_sparse_tile` read a block (the listing loops store each entry too)."""
+    col = W[j]
+    lo = np.inf
+    hi = -np.inf
+    differ = False
+    for d in range(_SCAN_ROWS):
+        w = np.float64(W[i + d, j])
+        differ |= w != np.float64(col[i + d])
+        lo = min(lo, w)
+        hi = max(hi, w)
+    return lo, hi, differ
 
 
 @jit_only(inline="always")
@@ -126,15 +143,7 @@ def _sparse_tile(W, i0, j0, j1, hitw, blk, sgn, mode, thr, b0, b1, b2, b3, b4, b
     for i in range(i0, i0 + _TILE, _SCAN_ROWS):
         nb = 0
         for j in range(j0, j1):
-            col = W[j]
-            lo = np.inf
-            hi = -np.inf
-            differ = False
-            for d in range(_SCAN_ROWS):
-                w = np.float64(W[i + d, j])
-                differ |= w != np.float64(col[i + d])
-                lo = min(lo, w)
-                hi = max(hi, w)
+            lo, hi, differ = _strip(W, i, j)
             tbad |= differ
             tlo = min(tlo, lo)
             thi = max(thi, hi)
@@ -240,15 +249,7 @@ def _dense_scan(W, t0, t1, ring, state, scale, islands, listed, bulk_min, sparse
                 tbad = False
                 for i in range(i0, i1, _SCAN_ROWS):
                     for j in range(j0, j1):
-                        col = W[j]
-                        lo = np.inf
-                        hi = -np.inf
-                        differ = False
-                        for d in range(_SCAN_ROWS):
-                            w = np.float64(W[i + d, j])
-                            differ |= w != np.float64(col[i + d])
-                            lo = min(lo, w)
-                            hi = max(hi, w)
+                        lo, hi, differ = _strip(W, i, j)
                         tbad |= differ
                         tlo = min(tlo, lo)
                         thi = max(thi, hi)
