@@ -20,6 +20,7 @@ from numba import njit
 from . import threads
 from .chunks import run_in_chunks
 from .core import CACHE, jit_only
+from .cutqueue import _trailing_zeros
 from . import window as window_mod
 from .window import (
     ISLANDS_MAX, NO_LISTED, NO_WINDOW, WIN_BSHIFT, WIN_COMPLETE, WIN_FINE_SHIFT, WIN_ISLAND_KEYS, WIN_ISLANDS, WIN_LISTED_FULL,
@@ -159,8 +160,61 @@ def _sparse_tile(W, i0, j0, j1, hitw, blk, sgn, mode, thr, b0, b1, b2, b3, b4, b
     return k, blocks, tbad, tlo, thi
 
 
+# a full-height tile off the diagonal that neither the loop without a list nor the blocks
+# take is listed by bitmasks (``_mask_tile``; read by _scan_dense at each call: tests set
+# 0, never: the listing loops, or -1, every such tile, the blocks' included)
+MASK_TILES = 1
+
+
+@jit_only(inline="always")
+def _mask_tile(W, i0, j0, j1, hitw, msk, sgn, mode, thr, b0, b1, b2, b3, b4, b5, b6, b7):
+    """The scan of one full-height tile (rows i0 .. i0 + 63, columns j0 .. j1 - 1, off the
+    diagonal), its list made by bitmasks: returns (k, bad, lo, hi): the list in hitw[:k]
+    that the scan's listing loop of ``mode`` makes (the same entries in the same order),
+    whether a pair differed or a NaN was read, and the tile's lowest and highest weights.
+
+    Each strip of 8 rows is read as by the loop without a list (the check and the range,
+    ``_strip``); then each of its rows, from L1, is tested by ``_listed`` into a 64-bit
+    mask (bit c: entry W[i + d, j0 + c] is listed), a loop without a branch or a store
+    that vectorizes (a vector compare an entry: the islands' eight compares cost no chain
+    of the count); the columns holding a listed entry are the set bits of the masks' OR,
+    visited lowest first by trailing zeros (``cutqueue._row_hits_sparse``), and each such
+    column's 8 entries are stored, the count advanced by its bits: the listing loop's
+    order (strip, column, row) and its entries. ``mode``: ``_PLAIN``, ``_ONE`` or
+    ``_MANY`` (a literal), never ``_SKEWED``: the caller passes ``_MANY`` for it, the same
+    value (its fullest island first only short-cuts the test, which here is branch-free
+    anyway). O(64 (j1 - j0)) time."""
+    tbad = False
+    tlo = np.inf
+    thi = -np.inf
+    k = 0
+    wid = j1 - j0
+    for i in range(i0, i0 + _TILE, _SCAN_ROWS):
+        for j in range(j0, j1):
+            lo, hi, differ = _strip(W, i, j)
+            tbad |= differ
+            tlo = min(tlo, lo)
+            thi = max(thi, hi)
+        cols = np.uint64(0)
+        for d in range(_SCAN_ROWS):
+            row = W[i + d, j0:j1]
+            m = np.uint64(0)
+            for c in range(wid):
+                m |= np.uint64(_listed(sgn * np.float64(row[c]), mode, thr, b0, b1, b2, b3, b4, b5, b6, b7)) \
+                    << np.uint64(c)
+            msk[d] = m
+            cols |= m
+        while cols != np.uint64(0):
+            c = np.int64(_trailing_zeros(cols))
+            cols &= cols - np.uint64(1)
+            for d in range(_SCAN_ROWS):
+                hitw[k] = np.float64(W[i + d, j0 + c])
+                k += np.int64((msk[d] >> np.uint64(c)) & np.uint64(1))
+    return k, tbad, tlo, thi
+
+
 @njit(cache=CACHE, nogil=True)
-def _dense_scan(W, t0, t1, ring, state, scale, islands, listed, bulk_min, sparse_hits):
+def _dense_scan(W, t0, t1, ring, state, scale, islands, listed, bulk_min, sparse_hits, masks):
     """One tiled pass over the strict upper triangle of tile rows t0 .. t1 - 1 (rows
     64 t0 .. 64 t1 - 1): finiteness, symmetry, range, and the top window.
 
@@ -196,6 +250,11 @@ def _dense_scan(W, t0, t1, ring, state, scale, islands, listed, bulk_min, sparse
     of its entries (low noise) is listed by blocks of 8 entries (:func:`_sparse_tile`:
     the same list; docs/design.rst, The validation's window at narrow noise); 0: none,
     -1: every one.
+
+    ``masks``: a full-height tile off the diagonal that neither of the above takes is
+    listed by bitmasks (:func:`_mask_tile`: the same list; docs/design.rst, The
+    validation's window by bitmasks); 0: none (the listing loops), -1: every such tile,
+    those the blocks would take included.
     """
     n = W.shape[0]
     tile = _TILE
@@ -222,6 +281,7 @@ def _dense_scan(W, t0, t1, ring, state, scale, islands, listed, bulk_min, sparse
     # this one is listed by blocks; the first tiles (the threshold still low) list densely
     sparse = sparse_hits < 0
     blk = np.empty(tile, dtype=np.int64)
+    msk = np.empty(_SCAN_ROWS, dtype=np.uint64)  # a strip's row masks (_mask_tile)
     cool = 0  # tiles left before the blocks are tried again
     idx, hist, rowout, spots = tile_scratch()
     for i0 in range(t0 * tile, min(t1 * tile, n), tile):
@@ -281,7 +341,7 @@ def _dense_scan(W, t0, t1, ring, state, scale, islands, listed, bulk_min, sparse
                 bulk_ok = False
                 bulk = False
                 k = _relist(W, i0, j0, hitw, sgn, mode, cut, b0, b1, b2, b3, b4, b5, b6, b7)
-            elif sparse and not nowin:
+            elif sparse and masks >= 0 and not nowin:
                 # few entries listed: by blocks of 8, under each mode's rule as below
                 if fused and state[WIN_ISLANDS] == 1:
                     k, blocks, tbad, tlo, thi = _sparse_tile(W, i0, j0, j1, hitw, blk, sgn, _ONE, min(thr, b1),
@@ -300,6 +360,24 @@ def _dense_scan(W, t0, t1, ring, state, scale, islands, listed, bulk_min, sparse
                 wmax = max(wmax, thi)
                 if 2 * blocks > _TILE * (j1 - j0) // _SCAN_ROWS:
                     cool = _SPARSE_RETRY + 1  # the blocks did not pay
+            elif masks != 0 and j0 != i0 and i1 - i0 == tile:
+                # by bitmasks, under each mode's rule as below (_SKEWED's test is _MANY's
+                # without its short cut: the same value, vectorized): the tiles that the
+                # blocks do not take, where the listing loops paid a store, up to nine
+                # compares and the count's chain an entry (docs/design.rst, The
+                # validation's window by bitmasks)
+                if fused and state[WIN_ISLANDS] == 1:
+                    k, tbad, tlo, thi = _mask_tile(W, i0, j0, j1, hitw, msk, sgn, _ONE, min(thr, b1),
+                                                   b0, b1, b2, b3, b4, b5, b6, b7)
+                elif fused:
+                    k, tbad, tlo, thi = _mask_tile(W, i0, j0, j1, hitw, msk, sgn, _MANY, thr,
+                                                   b0, b1, b2, b3, b4, b5, b6, b7)
+                else:
+                    k, tbad, tlo, thi = _mask_tile(W, i0, j0, j1, hitw, msk, sgn, _PLAIN, thr,
+                                                   b0, b1, b2, b3, b4, b5, b6, b7)
+                bad |= tbad
+                wmin = min(wmin, tlo)
+                wmax = max(wmax, thi)
             elif fused and state[WIN_ISLANDS] == 1:
                 # one island [b0, b1): an entry is listed when it scores below b0 or at
                 # least min(thr, b1) (window_list sorts them out): one compare more than
@@ -465,7 +543,8 @@ def _scan_dense(W, window=NO_WINDOW, workers=None, alongside=None, freed=None):
 
     def part(t0, t1, w):
         return lambda: _dense_scan(W, t0, t1, w.ring, w.state, w.scale, w.islands,
-                                   w.listed[0] if w.listed else NO_LISTED, BULK_MIN, SPARSE_HITS)
+                                   w.listed[0] if w.listed else NO_LISTED, BULK_MIN, SPARSE_HITS,
+                                   MASK_TILES)
 
     if window.state[WIN_ISLANDS] == -1 and n * n >= window_mod.ISLANDS_MIN_ENTRIES:
         sample_islands(W, window)

@@ -1,14 +1,19 @@
-"""The validation's window at narrow noise (docs/design.rst, The validation's window at
-narrow noise): a full-height tile after one that listed few of its entries is listed by
-blocks of 8 (``dense_scan._sparse_tile``): each block's min and max tell whether it may
-hold a listed entry, and only those blocks are listed entry by entry. What the scan
-computes must not change: its result (the first defect, the range), the window (its state
-and the counts of its bins) and the keys listed outside the islands, in the same order.
+"""The validation's window at narrow noise and by bitmasks (docs/design.rst, The
+validation's window at narrow noise, ... by bitmasks): a full-height tile after one that
+listed few of its entries is listed by blocks of 8 (``dense_scan._sparse_tile``): each
+block's min and max tell whether it may hold a listed entry, and only those blocks are
+listed entry by entry; the other full-height tiles off the diagonal (below the tiles read
+without a list) are listed by bitmasks (``dense_scan._mask_tile``): each row of a strip
+tested into a 64-bit mask by vector compares, the set bits visited in order. What the
+scan computes must not change: its result (the first defect, the range), the window (its
+state and the counts of its bins) and the keys listed outside the islands, in the same
+order.
 
-References: the scan listing entry by entry only (``dense_scan.SPARSE_HITS`` 0, main's
-path), and, tile by tile, the kernel on hard tiles (scores on the islands' and the
-threshold's bounds, signed zeros, infinities, a NaN, an asymmetric pair, blocks across
-two islands) with every tile listed by blocks against none.
+References: the scan listing entry by entry only (``dense_scan.SPARSE_HITS`` and
+``MASK_TILES`` 0: the listing loops), and, tile by tile, the kernel on hard tiles (scores
+on the islands' and the threshold's bounds and one ulp either side, signed zeros,
+infinities, a NaN, an asymmetric pair, blocks across two islands, a tile narrower than
+64 columns) with every tile listed by blocks, or by bitmasks, against neither.
 """
 
 import numpy as np
@@ -20,14 +25,19 @@ from fastpamst_nb.api import DEFAULT_BUCKET_WIDTH
 
 from test_window_tile import _copy, _same, _tile_window, _view, scan_cases
 
+MASK_DEFAULT = dense_scan.MASK_TILES
+
 pytestmark = pytest.mark.nojit_lane  # the NUMBA_DISABLE_JIT=1 lane runs this file but its slow_python tests
 
-NEVER = 0  # SPARSE_HITS: every tile listed entry by entry
+NEVER = 0  # SPARSE_HITS (and MASK_TILES): every tile listed entry by entry
 ALWAYS = -1  # SPARSE_HITS: every full-height tile off the diagonal listed by blocks
+MASKS = -1  # MASK_TILES: every full-height tile off the diagonal listed by bitmasks
+NO_MASKS = 0  # MASK_TILES: the tiles the blocks do not take listed by the listing loops
 
 
-def _scan(W, sgn, s, r, workers, sparse_hits, monkeypatch, bulk_min=None):
+def _scan(W, sgn, s, r, workers, sparse_hits, monkeypatch, bulk_min=None, masks=NO_MASKS):
     monkeypatch.setattr(dense_scan, "SPARSE_HITS", sparse_hits)
+    monkeypatch.setattr(dense_scan, "MASK_TILES", masks)
     if bulk_min is not None:
         monkeypatch.setattr(dense_scan, "BULK_MIN", bulk_min)
     win = topwin.top_window(sgn, s, r, DEFAULT_BUCKET_WIDTH)
@@ -49,6 +59,23 @@ def test_scan_by_blocks_is_the_scan_by_entries(shape, monkeypatch):
         _same(ref, _scan(Wd, sgn, s, r, workers, ALWAYS, monkeypatch, bulk_min=topwin.TILE ** 2 + 1), why)
 
 
+@pytest.mark.parametrize("shape", ["pareto", "integers", "outlier", "uniform", "clusters", "lognormal"])
+@pytest.mark.slow_python
+def test_scan_by_masks_is_the_scan_by_entries(shape, monkeypatch):
+    # every shape at four noise levels, minimum and maximum, float64 and float32 on 1, 2
+    # and 3 threads: the tiles listed by bitmasks (everywhere, and by the default: where
+    # the blocks do not take them) give the scan's result, window and list exactly, with
+    # and without the tiles read without a list at high noise
+    monkeypatch.setattr(topwin, "ISLANDS_MIN_ENTRIES", 0)
+    never = topwin.TILE ** 2 + 1
+    runs = tuple((dt, w) for dt in (np.float64, np.float32) for w in (1, 2, 3))
+    for Wd, sgn, s, r, workers, why in scan_cases(shape, 6, runs):
+        ref = _scan(Wd, sgn, s, r, workers, NEVER, monkeypatch, bulk_min=never)
+        _same(ref, _scan(Wd, sgn, s, r, workers, NEVER, monkeypatch, bulk_min=never, masks=MASKS), why)
+        _same(ref, _scan(Wd, sgn, s, r, workers, dense_scan.SPARSE_HITS, monkeypatch, masks=MASK_DEFAULT), why)
+        _same(ref, _scan(Wd, sgn, s, r, workers, dense_scan.SPARSE_HITS, monkeypatch, masks=MASKS), why)
+
+
 @pytest.mark.slow_python
 def test_scan_by_blocks_names_the_same_defect(monkeypatch):
     # a NaN, infinities, an asymmetry in a tile listed by blocks: the same first defect,
@@ -68,20 +95,26 @@ def test_scan_by_blocks_names_the_same_defect(monkeypatch):
                     ref = _scan(W, sgn, s, r, workers, NEVER, monkeypatch)
                     assert ref[0][0] != 0
                     _same(ref, _scan(W, sgn, s, r, workers, ALWAYS, monkeypatch), (shape, value, sgn, workers))
+                    for masks in (MASKS, MASK_DEFAULT):
+                        _same(ref, _scan(W, sgn, s, r, workers, NEVER, monkeypatch, masks=masks),
+                              (shape, value, sgn, workers, masks))
 
 
-def _kernel(win, W, sparse_hits):
+def _kernel(win, W, sparse_hits, masks=NO_MASKS):
     """The scan of tile row 0 of W (its tile (0, 64) full-height, off the diagonal) into
     ``win``: (status, i, j, wmin, wmax)."""
     listed = win.listed[0] if win.listed else topwin.NO_LISTED
     return dense_scan._dense_scan(W, 0, 1, win.ring, win.state, win.scale, win.islands, listed,
-                                  topwin.TILE ** 2 + 1, sparse_hits)
+                                  topwin.TILE ** 2 + 1, sparse_hits, masks)
 
 
-def test_blocks_list_hard_tiles_as_entries():
+@pytest.mark.parametrize("by", ["blocks", "masks"])
+def test_blocks_list_hard_tiles_as_entries(by):
     # hard tiles: scores on the islands' bounds and on the threshold, signed zeros,
     # infinities, a NaN, an asymmetric pair, blocks across two islands, one island and
-    # up to four (skewed or not), minimum and maximum: the same result, window and list
+    # up to four (skewed or not), minimum and maximum: the same result, window and list,
+    # the tile listed by blocks or by bitmasks against the listing loop
+    sparse_hits, masks = (ALWAYS, NO_MASKS) if by == "blocks" else (NEVER, MASKS)
     rng = np.random.default_rng(11)
     N = topwin.TILE * topwin.TILE
     s = 2.0 ** -10
@@ -90,10 +123,16 @@ def test_blocks_list_hard_tiles_as_entries():
         bounds = [sgn * s * 100, sgn * s * 300, sgn * s * 400, sgn * s * 600, sgn * s * 700, sgn * s * 900]
         isl3 = list(np.sort(bounds))
         isl1 = sorted(bounds[:2])
-        grid = np.array(bounds + [sgn * s * 500, 0.0, -0.0, sgn * s * 1000])
-        for case in range(6):
-            if case == 0:  # weights on the bounds themselves, and one ulp either side
-                v = rng.choice(np.concatenate([grid, np.nextafter(grid, np.inf), np.nextafter(grid, -np.inf)]), N)
+        # the thresholds of the three seeds below (the window's bottom score, as the scan
+        # reads it) on the grid too
+        thrs = [sgn * topwin.window_threshold(_tile_window(sgn, s, sgn * s * m).state,
+                                              _tile_window(sgn, s, sgn * s * m).scale) for m in (500, 50, 2000)]
+        grid = np.array(bounds + [sgn * s * 500, 0.0, -0.0, sgn * s * 1000]
+                        + [t for t in thrs if np.isfinite(t)])
+        hard = np.concatenate([grid, np.nextafter(grid, np.inf), np.nextafter(grid, -np.inf)])
+        for case in range(7):
+            if case in (0, 6):  # weights on the bounds themselves, and one ulp either side
+                v = rng.choice(hard, N)
             elif case == 1:  # mostly inside one island, a few outside
                 v = sgn * s * (rng.random(N) * 150 + 120)
                 v[rng.random(N) < 0.02] = sgn * s * 50
@@ -105,9 +144,10 @@ def test_blocks_list_hard_tiles_as_entries():
                 v[rng.integers(0, N, 5)] = -np.inf
             else:  # a NaN, an asymmetric pair (defects: the same defect and window)
                 v = sgn * s * (rng.random(N) * 1000)
-            W = np.zeros((128, 128))
-            W[0:64, 64:128] = v.reshape(64, 64)
-            W[64:128, 0:64] = W[0:64, 64:128].T
+            n = 100 if case == 6 else 128  # 6: a tile (0, 64) of 36 columns, a partial mask
+            W = np.zeros((n, n))
+            W[0:64, 64:n] = v[:64 * (n - 64)].reshape(64, n - 64)
+            W[64:n, 0:64] = W[0:64, 64:n].T
             if case == 4:
                 W[10, 77] = W[77, 10] = np.nan
             if case == 5:
@@ -116,10 +156,10 @@ def test_blocks_list_hard_tiles_as_entries():
                 for seed_w in (sgn * s * 500, sgn * s * 50, sgn * s * 2000):
                     win = _tile_window(sgn, s, seed_w, isl, skewed=skewed)
                     ref = _copy(win)
-                    got = _kernel(win, W, ALWAYS)
+                    got = _kernel(win, W, sparse_hits, masks)
                     want = _kernel(ref, W, NEVER)
                     assert got == want or (np.isnan(got[3]) and np.isnan(want[3]))
                     for x, y in zip(_view(win), _view(ref)):
                         assert (x is None and y is None) or np.array_equal(x, y), (sgn, case, isl, skewed, seed_w)
                     runs += 1
-    assert runs == 2 * 6 * 4 * 3
+    assert runs == 2 * 7 * 4 * 3

@@ -5,7 +5,7 @@ must not change: its result (the first defect, the range), the window (its state
 the counts of its bins) and the keys listed outside the islands, in the same order.
 
 Three references: the scan with the listing loops only (``dense_scan.BULK_MIN`` above a
-tile's entries, main's path), a naive count of every key (the complete window holds
+tile's entries, ``SPARSE_HITS`` and ``MASK_TILES`` 0: no blocks, no bitmasks), a naive count of every key (the complete window holds
 the top bins of all keys; the list, the keys outside the islands), and, tile by tile,
 ``window.window_list`` / ``window.window_add`` on the list the scan's loop would make,
 on hard tiles (signed zeros, underflowing quotients, 1e12 offsets, keys near 2**50,
@@ -22,6 +22,7 @@ from fastpamst_nb.api import DEFAULT_BUCKET_WIDTH
 pytestmark = pytest.mark.nojit_lane  # the NUMBA_DISABLE_JIT=1 lane runs this file but its slow_python tests
 
 NEVER = topwin.TILE * topwin.TILE + 1  # BULK_MIN: no tile read without a list
+SPARSE_DEFAULT, MASK_DEFAULT = dense_scan.SPARSE_HITS, dense_scan.MASK_TILES
 ALWAYS = 0  # BULK_MIN: every full tile read without a list
 
 
@@ -37,8 +38,13 @@ def _view(win):
     return state, ring, listed
 
 
-def _scan(W, sgn, s, r, workers, bulk_min, monkeypatch):
+def _scan(W, sgn, s, r, workers, bulk_min, monkeypatch, masks=None):
     monkeypatch.setattr(dense_scan, "BULK_MIN", bulk_min)
+    # the reference (no tile without a list) lists by the listing loops only: no blocks,
+    # no bitmasks (dense_scan.SPARSE_HITS and MASK_TILES 0); the others by the defaults
+    ref = bulk_min == NEVER if masks is None else False
+    monkeypatch.setattr(dense_scan, "SPARSE_HITS", 0 if ref else SPARSE_DEFAULT)
+    monkeypatch.setattr(dense_scan, "MASK_TILES", 0 if ref else (MASK_DEFAULT if masks is None else masks))
     win = topwin.top_window(sgn, s, r, DEFAULT_BUCKET_WIDTH)
     got = dense_scan._scan_dense(W, win, workers=workers)
     return got, win
@@ -88,6 +94,8 @@ def test_scan_without_a_list_is_the_scan_with_one(shape, monkeypatch):
         bulk = _scan(Wd, sgn, s, r, workers, ALWAYS, monkeypatch)
         _same(ref, bulk, why)
         _same(ref, _scan(Wd, sgn, s, r, workers, dense_scan.BULK_MIN, monkeypatch), why)
+        # the tiles below BULK_MIN by bitmasks everywhere (dense_scan.MASK_TILES -1)
+        _same(ref, _scan(Wd, sgn, s, r, workers, dense_scan.BULK_MIN, monkeypatch, masks=-1), why)
         win = bulk[1]
         state = win.state
         fsh, bins = int(state[topwin.WIN_FINE_SHIFT]), int(state[topwin.WIN_BINS])

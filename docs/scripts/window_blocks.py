@@ -1,9 +1,11 @@
-"""The validation's window at narrow noise (docs/design.rst, The validation's window at
-narrow noise): ``dense_scan._scan_dense`` with the tiles listed entry by entry
-(``dense_scan.SPARSE_HITS`` 0), by blocks where the previous tile listed few entries (the
-default) and by blocks everywhere (-1), alternated in one process; CPU time over the
-floor's (``bench.floor_prim``) timed in the same process, best of --repeat rounds, with
-the scan without a window beside them.
+"""The validation's window at narrow noise and by bitmasks (docs/design.rst, The
+validation's window at narrow noise, ... by bitmasks): ``dense_scan._scan_dense`` with
+the tiles listed entry by entry (``dense_scan.SPARSE_HITS`` 0, ``MASK_TILES`` 0), by
+blocks where the previous tile listed few entries and entry by entry elsewhere (8, 0: the
+blocks' code before the masks), the default (blocks there, bitmasks elsewhere), by blocks
+everywhere (-1, 0) and by bitmasks everywhere (``MASK_TILES`` -1), alternated in one
+process; CPU time over the floor's (``bench.floor_prim``) timed in the same process, best
+of --repeat rounds, with the scan without a window beside them.
 
     python docs/scripts/window_blocks.py --n 4000 --sensitivity 1e-5 1e-3 --threads 1
     python docs/scripts/window_blocks.py --shape pareto clusters --threads 2
@@ -15,7 +17,10 @@ from fastpamst_nb import api, bench, dense_scan, privacy
 from fastpamst_nb import window as topwin
 
 RHO = 0.1
-VARIANTS = {"by entries": 0, "default": dense_scan.SPARSE_HITS, "by blocks": -1}
+# (SPARSE_HITS, MASK_TILES) of each variant
+VARIANTS = {"by entries": (0, 0), "blocks+entries": (dense_scan.SPARSE_HITS, 0),
+            "default": (dense_scan.SPARSE_HITS, dense_scan.MASK_TILES), "by blocks": (-1, 0),
+            "by masks": (dense_scan.SPARSE_HITS, -1)}
 
 
 def cpu(f):
@@ -50,11 +55,11 @@ def main():
             best = dict.fromkeys(VARIANTS, float("inf"))
             try:
                 for _ in range(a.repeat):
-                    for name, v in VARIANTS.items():
-                        dense_scan.SPARSE_HITS = v
+                    for name, (v, m) in VARIANTS.items():
+                        dense_scan.SPARSE_HITS, dense_scan.MASK_TILES = v, m
                         best[name] = min(best[name], cpu(scan))
             finally:
-                dense_scan.SPARSE_HITS = VARIANTS["default"]
+                dense_scan.SPARSE_HITS, dense_scan.MASK_TILES = VARIANTS["default"]
             cells.append(f"{d:g}: " + " / ".join(f"{best[k] / t0:.2f}" for k in VARIANTS))
         print(f"{shape:10s} floor {t0 * 1e3:.1f} ms, {bare / t0:.2f} | " + " | ".join(cells), flush=True)
 
