@@ -160,10 +160,12 @@ def _sparse_tile(W, i0, j0, j1, hitw, blk, sgn, mode, thr, b0, b1, b2, b3, b4, b
     return k, blocks, tbad, tlo, thi
 
 
-# a full-height tile off the diagonal that neither the loop without a list nor the blocks
-# take is listed by bitmasks (``_mask_tile``; read by _scan_dense at each call: tests set
-# 0, never: the listing loops, or -1, every such tile, the blocks' included)
-MASK_TILES = 1
+# a full-height tile off the diagonal that the loop without a list does not take is
+# listed by bitmasks (``_mask_tile``): -1, every such tile (the default: at 1e-5 the masks
+# beat the blocks too, by 0.05-0.17 floors, docs/design.rst, The validation's window by
+# bitmasks); 1, only those the blocks (``SPARSE_HITS``) do not take; 0, none: the blocks
+# and the listing loops (read by _scan_dense at each call)
+MASK_TILES = -1
 
 
 @jit_only(inline="always")
@@ -211,6 +213,24 @@ def _mask_tile(W, i0, j0, j1, hitw, msk, sgn, mode, thr, b0, b1, b2, b3, b4, b5,
                 hitw[k] = np.float64(W[i + d, j0 + c])
                 k += np.int64((msk[d] >> np.uint64(c)) & np.uint64(1))
     return k, tbad, tlo, thi
+
+
+# _mask_tile under each mode, each a kernel of its own (a call per tile): inlined into
+# _dense_scan, its loops slowed the scan without a window (gumbel's and exact_mst's) by
+# 3-8% (docs/design.rst, The validation's window by bitmasks)
+@jit_only
+def _mask_tile_plain(W, i0, j0, j1, hitw, msk, sgn, thr, b0, b1, b2, b3, b4, b5, b6, b7):
+    return _mask_tile(W, i0, j0, j1, hitw, msk, sgn, _PLAIN, thr, b0, b1, b2, b3, b4, b5, b6, b7)
+
+
+@jit_only
+def _mask_tile_one(W, i0, j0, j1, hitw, msk, sgn, thr, b0, b1, b2, b3, b4, b5, b6, b7):
+    return _mask_tile(W, i0, j0, j1, hitw, msk, sgn, _ONE, thr, b0, b1, b2, b3, b4, b5, b6, b7)
+
+
+@jit_only
+def _mask_tile_many(W, i0, j0, j1, hitw, msk, sgn, thr, b0, b1, b2, b3, b4, b5, b6, b7):
+    return _mask_tile(W, i0, j0, j1, hitw, msk, sgn, _MANY, thr, b0, b1, b2, b3, b4, b5, b6, b7)
 
 
 @njit(cache=CACHE, nogil=True)
@@ -367,13 +387,13 @@ def _dense_scan(W, t0, t1, ring, state, scale, islands, listed, bulk_min, sparse
                 # compares and the count's chain an entry (docs/design.rst, The
                 # validation's window by bitmasks)
                 if fused and state[WIN_ISLANDS] == 1:
-                    k, tbad, tlo, thi = _mask_tile(W, i0, j0, j1, hitw, msk, sgn, _ONE, min(thr, b1),
+                    k, tbad, tlo, thi = _mask_tile_one(W, i0, j0, j1, hitw, msk, sgn, min(thr, b1),
                                                    b0, b1, b2, b3, b4, b5, b6, b7)
                 elif fused:
-                    k, tbad, tlo, thi = _mask_tile(W, i0, j0, j1, hitw, msk, sgn, _MANY, thr,
+                    k, tbad, tlo, thi = _mask_tile_many(W, i0, j0, j1, hitw, msk, sgn, thr,
                                                    b0, b1, b2, b3, b4, b5, b6, b7)
                 else:
-                    k, tbad, tlo, thi = _mask_tile(W, i0, j0, j1, hitw, msk, sgn, _PLAIN, thr,
+                    k, tbad, tlo, thi = _mask_tile_plain(W, i0, j0, j1, hitw, msk, sgn, thr,
                                                    b0, b1, b2, b3, b4, b5, b6, b7)
                 bad |= tbad
                 wmin = min(wmin, tlo)

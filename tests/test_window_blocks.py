@@ -33,6 +33,7 @@ NEVER = 0  # SPARSE_HITS (and MASK_TILES): every tile listed entry by entry
 ALWAYS = -1  # SPARSE_HITS: every full-height tile off the diagonal listed by blocks
 MASKS = -1  # MASK_TILES: every full-height tile off the diagonal listed by bitmasks
 NO_MASKS = 0  # MASK_TILES: the tiles the blocks do not take listed by the listing loops
+AFTER_BLOCKS = 1  # MASK_TILES: the tiles the blocks do not take listed by bitmasks
 
 
 def _scan(W, sgn, s, r, workers, sparse_hits, monkeypatch, bulk_min=None, masks=NO_MASKS):
@@ -63,8 +64,8 @@ def test_scan_by_blocks_is_the_scan_by_entries(shape, monkeypatch):
 @pytest.mark.slow_python
 def test_scan_by_masks_is_the_scan_by_entries(shape, monkeypatch):
     # every shape at four noise levels, minimum and maximum, float64 and float32 on 1, 2
-    # and 3 threads: the tiles listed by bitmasks (everywhere, and by the default: where
-    # the blocks do not take them) give the scan's result, window and list exactly, with
+    # and 3 threads: the tiles listed by bitmasks (everywhere, the default, and where the
+    # blocks do not take them) give the scan's result, window and list exactly, with
     # and without the tiles read without a list at high noise
     monkeypatch.setattr(topwin, "ISLANDS_MIN_ENTRIES", 0)
     never = topwin.TILE ** 2 + 1
@@ -73,7 +74,7 @@ def test_scan_by_masks_is_the_scan_by_entries(shape, monkeypatch):
         ref = _scan(Wd, sgn, s, r, workers, NEVER, monkeypatch, bulk_min=never)
         _same(ref, _scan(Wd, sgn, s, r, workers, NEVER, monkeypatch, bulk_min=never, masks=MASKS), why)
         _same(ref, _scan(Wd, sgn, s, r, workers, dense_scan.SPARSE_HITS, monkeypatch, masks=MASK_DEFAULT), why)
-        _same(ref, _scan(Wd, sgn, s, r, workers, dense_scan.SPARSE_HITS, monkeypatch, masks=MASKS), why)
+        _same(ref, _scan(Wd, sgn, s, r, workers, dense_scan.SPARSE_HITS, monkeypatch, masks=AFTER_BLOCKS), why)
 
 
 @pytest.mark.slow_python
@@ -95,7 +96,7 @@ def test_scan_by_blocks_names_the_same_defect(monkeypatch):
                     ref = _scan(W, sgn, s, r, workers, NEVER, monkeypatch)
                     assert ref[0][0] != 0
                     _same(ref, _scan(W, sgn, s, r, workers, ALWAYS, monkeypatch), (shape, value, sgn, workers))
-                    for masks in (MASKS, MASK_DEFAULT):
+                    for masks in (MASKS, AFTER_BLOCKS):
                         _same(ref, _scan(W, sgn, s, r, workers, NEVER, monkeypatch, masks=masks),
                               (shape, value, sgn, workers, masks))
 

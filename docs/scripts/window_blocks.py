@@ -1,11 +1,12 @@
 """The validation's window at narrow noise and by bitmasks (docs/design.rst, The
 validation's window at narrow noise, ... by bitmasks): ``dense_scan._scan_dense`` with
-the tiles listed entry by entry (``dense_scan.SPARSE_HITS`` 0, ``MASK_TILES`` 0), by
-blocks where the previous tile listed few entries and entry by entry elsewhere (8, 0: the
-blocks' code before the masks), the default (blocks there, bitmasks elsewhere), by blocks
-everywhere (-1, 0) and by bitmasks everywhere (``MASK_TILES`` -1), alternated in one
-process; CPU time over the floor's (``bench.floor_prim``) timed in the same process, best
-of --repeat rounds, with the scan without a window beside them.
+the tiles listed entry by entry (``dense_scan.SPARSE_HITS`` 0, ``MASK_TILES`` 0: the
+listing loops), by blocks where the previous tile listed few entries and entry by entry
+elsewhere (8, 0: the code before the bitmasks), by blocks everywhere (-1, 0), by blocks
+where the previous tile listed few entries and bitmasks elsewhere (8, 1), and the default
+(``MASK_TILES`` -1: bitmasks everywhere below the tiles read without a list), alternated
+in one process; CPU time over the floor's (``bench.floor_prim``) timed in the same
+process, best of --repeat rounds, with the scan without a window beside them.
 
     python docs/scripts/window_blocks.py --n 4000 --sensitivity 1e-5 1e-3 --threads 1
     python docs/scripts/window_blocks.py --shape pareto clusters --threads 2
@@ -18,9 +19,9 @@ from fastpamst_nb import window as topwin
 
 RHO = 0.1
 # (SPARSE_HITS, MASK_TILES) of each variant
-VARIANTS = {"by entries": (0, 0), "blocks+entries": (dense_scan.SPARSE_HITS, 0),
-            "default": (dense_scan.SPARSE_HITS, dense_scan.MASK_TILES), "by blocks": (-1, 0),
-            "by masks": (dense_scan.SPARSE_HITS, -1)}
+VARIANTS = {"by entries": (0, 0), "blocks+entries": (dense_scan.SPARSE_HITS, 0), "by blocks": (-1, 0),
+            "blocks+masks": (dense_scan.SPARSE_HITS, 1),
+            "default": (dense_scan.SPARSE_HITS, dense_scan.MASK_TILES)}
 
 
 def cpu(f):
