@@ -382,8 +382,8 @@ def _dense_scan(W, t0, t1, ring, state, scale, islands, listed, bulk_min, sparse
                     cool = _SPARSE_RETRY + 1  # the blocks did not pay
             elif masks != 0 and j0 != i0 and i1 - i0 == tile:
                 # by bitmasks, under each mode's rule as below (_SKEWED's test is _MANY's
-                # without its short cut: the same value, vectorized): the tiles that the
-                # blocks do not take, where the listing loops paid a store, up to nine
+                # without its short cut: the same value, vectorized): every such tile by
+                # default (MASK_TILES -1), where the listing loops paid a store, up to nine
                 # compares and the count's chain an entry (docs/design.rst, The
                 # validation's window by bitmasks)
                 if fused and state[WIN_ISLANDS] == 1:
