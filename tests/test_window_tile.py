@@ -5,8 +5,9 @@ must not change: its result (the first defect, the range), the window (its state
 the counts of its bins) and the keys listed outside the islands, in the same order.
 
 Three references: the scan with the listing loops only (``dense_scan.BULK_MIN`` above a
-tile's entries, ``SPARSE_HITS`` and ``MASK_TILES`` 0: no blocks, no bitmasks), a naive count of every key (the complete window holds
-the top bins of all keys; the list, the keys outside the islands), and, tile by tile,
+tile's entries, ``SPARSE_HITS`` and ``MASK_TILES`` 0: no blocks, no bitmasks), a naive
+count of every key (the complete window holds the top bins of all keys; the list, the
+keys outside the islands), and, tile by tile,
 ``window.window_list`` / ``window.window_add`` on the list the scan's loop would make,
 on hard tiles (signed zeros, underflowing quotients, 1e12 offsets, keys near 2**50,
 infinities, a list that fills mid-tile, wide bins, a step that is not a power of two).
