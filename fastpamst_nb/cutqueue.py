@@ -394,6 +394,9 @@ else:
 # the second pass) came in before the first compare and the listing's work added to
 # the row's memory time (docs/design.rst, The selection loop at narrow noise, second pass)
 _PREFETCH_AHEAD = 512
+# ... and by the vectorized count of a row (_range_count), which takes no chunks: the
+# first this many entries at once (64 KiB; a whole row of the shapes measured)
+_PREFETCH_ROW = 8192
 
 
 @jit_only(inline="always")
@@ -765,8 +768,8 @@ def _range_count(row, v, visited, sgn, mul, s, by_div, thr):
     pass: nothing is written, no bucket is computed."""
     n = row.shape[0]
     d = np.int64(0)
-    # requested whole up to _PREFETCH_AHEAD entries (the vectorized loops take no chunks)
-    _prefetch_row(row, np.int64(0), np.int64(_PREFETCH_AHEAD))
+    # requested whole up to _PREFETCH_ROW entries (the vectorized loops take no chunks)
+    _prefetch_row(row, np.int64(0), np.int64(_PREFETCH_ROW))
     if by_div:
         for u in range(n):
             hit = np.int64((sgn * np.float64(row[u])) / s >= thr)
