@@ -44,7 +44,8 @@ from numba import njit
 
 from .core import CACHE, jit_only
 from .cutqueue import (
-    BLOCK, BUCKET, GROUP, ROOT, UpdateScalars, _update_compressed, _update_plain, code_ends, code_pack,
+    BLOCK, BUCKET, GROUP, ROOT, UpdateScalars, _key_test, _range_count, _update_compressed, _update_plain,
+    code_ends, code_pack,
     gq_compact, gq_group, gq_take_cut, gq_update_roles, slot_code, slot_offset,
 )
 from .cutqueue_materialize import gq_count_range, gq_materialize, gq_split_fill, gq_split_wide
@@ -508,11 +509,11 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                 # twin of this walk, measured faster there: docs/design.rst, One
                 # selection path); here a sparse queue only selects (rnm_select)
                 raise AssertionError("rnm_steps: the steps of a sparse queue run in prim_csr_private")
-            # gq_join and, with lazy counts, no wide bucket and a bucket materialized (the
-            # narrow noise levels' steps), gq_update_roles, written out on the arrays read
-            # off above: a call taking the role tuples counted a reference to each of
-            # their ~30 arrays, a few tenths of a microsecond a step (docs/design.rst,
-            # The selection loop at narrow noise, second pass)
+            # gq_join and, with lazy counts and no wide bucket (the narrow noise levels'
+            # steps; nothing materialized: the counted range's), gq_update_roles, written
+            # out on the arrays read off above: a call taking the role tuples counted a
+            # reference to each of their ~30 arrays, a few tenths of a microsecond a step
+            # (docs/design.rst, The selection loop at narrow noise, second pass)
             visited[v] = True
             n_in, n_rest = sizes[0], sizes[1]
             inside[n_in] = v
@@ -523,7 +524,14 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
             sizes[0] = n_in + 1
             sizes[1] = n_rest - 1
             mat = materialized[0]
-            if lazy and not wide and mat < n_buckets:
+            if lazy and mat >= n_buckets:
+                # nothing materialized: the row is read for the counted range's count only
+                ra = top_range[0]
+                if 0 <= ra < n_buckets:
+                    mul, by_div, thr = _key_test(kmin + (ra << bshift) if direct else key_base[ra], inv)
+                    top_range[1] += _range_count(W[v], v, visited, sgn, mul, s, by_div, thr)
+                total[0] += sizes[1] - (sizes[0] - 1)
+            elif lazy and not wide:
                 # _filter_floor of bucket mat
                 ythr = score_floor(kmin, mat, bshift, s) if direct else score_floor(
                     key_base[mat], np.int64(0), bshift, s)
