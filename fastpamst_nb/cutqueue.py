@@ -670,10 +670,6 @@ def _key_test(k, inv):
     return inv, inv == 0.0, np.float64(k)
 
 
-# aligned buckets whose ranks _update_compressed keeps (a power of 2), by id mod it
-_RANK_CACHE = 16
-
-
 @jit_only
 def _update_compressed(row, v, visited, slots, start, fill, bucket, block, table, slot_rank, top, sc):
     """``_update_plain`` for compressed buckets (no per-group counts; the block layer or not):
@@ -689,9 +685,8 @@ def _update_compressed(row, v, visited, slots, start, fill, bucket, block, table
     _prefetch_row(row, np.int64(0), np.int64(_PREFETCH_AHEAD))
     sparse = True
     low = (np.int64(1) << bshift) - 1
-    # the ranks of the last aligned buckets met, by id mod _RANK_CACHE: [0, R) the ids (-1:
-    # none; a negative id, from a W changed mid-release, is always probed), [R, 2R) ranks
-    cache = np.full(2 * _RANK_CACHE, -1, dtype=np.int64)
+    last_a = np.int64(-1)  # none yet (a negative id, from a W changed mid-release, is probed)
+    last_rank = np.int64(0)
     for c0 in range(0, n, _CHUNK):
         c1 = min(c0 + _CHUNK, n)
         nh = _chunk_hits(row, c0, c1, sgn, ythr, hit, sparse)
@@ -700,17 +695,14 @@ def _update_compressed(row, v, visited, slots, start, fill, bucket, block, table
             u = hit[i]
             if u == v:
                 continue
-            # _hash_group, the ranks of the last buckets met kept: a row's hits at narrow
-            # noise fall in the few top buckets (on the integers' rows 4 of them, one
-            # after another in random order), while the hash set is a random read of
-            # a table larger than the core's caches
+            # _hash_group, the last aligned bucket's rank kept: a row's hits at narrow
+            # noise fall in the few top buckets, mostly the same one in a row
             k = discretize(np.float64(row[u]), sgn, s, inv) - kmin
             a = k >> bshift
-            j = a & (_RANK_CACHE - 1)
-            if cache[j] != a or a < 0:
-                cache[j] = a
-                cache[_RANK_CACHE + j] = _hash_rank(table, slot_rank, bits, a)
-            g = (cache[_RANK_CACHE + j] << bshift) | (k & low)
+            if a != last_a or a < 0:
+                last_rank = _hash_rank(table, slot_rank, bits, a)
+                last_a = a
+            g = (last_rank << bshift) | (k & low)
             b = g >> bshift
             if b >= mat:
                 # branch-free on visited[u], as in _update_plain
