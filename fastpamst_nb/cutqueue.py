@@ -386,9 +386,17 @@ else:
         return types.void(row, types.int64), codegen
 
 
-# entries of a row requested ahead of its reads (64 KiB of float64): a row up to this
-# long is requested whole before its first chunk, a longer one this far ahead of each
-_PREFETCH_AHEAD = 8192
+# entries of a row requested ahead of its reads (4 KiB of float64): the first ones before
+# the row's first chunk, then, as the masks' listing reads each block of 64 entries, the
+# block this far ahead (the dense listing: each chunk's entries this far ahead, at once).
+# Requested a few KiB ahead of the reads, the row's lines arrive while the listing works
+# on the ones before them; the whole row requested at once (64 KiB ahead: 8192, before
+# the second pass) came in before the first compare and the listing's work added to
+# the row's memory time (docs/design.rst, The selection loop at narrow noise, second pass)
+_PREFETCH_AHEAD = 512
+# ... and by the vectorized count of a row (_range_count), which takes no chunks: the
+# first this many entries at once (64 KiB; a whole row of the shapes measured)
+_PREFETCH_ROW = 8192
 
 
 @jit_only(inline="always")
@@ -398,8 +406,8 @@ def _prefetch_row(row, lo, hi):
     in parallel instead of one hardware-prefetch ramp per 4 KiB page (a counting pass
     over rows in random order measured 0.70 against 0.89 floors at n = 4000;
     docs/design.rst, The selection loop on the shapes). Callers request the first
-    ``_PREFETCH_AHEAD`` entries, then each chunk that far ahead, so that a long row is
-    not requested whole into a cache it does not fit."""
+    ``_PREFETCH_AHEAD`` entries; the listing (``_chunk_hits``) then keeps requesting
+    that far ahead of its reads."""
     for u in range(lo, min(hi, row.shape[0]), 8):
         _prefetch(row, np.int64(u))
 
@@ -412,10 +420,16 @@ def _row_hits_sparse(row, c0, c1, sgn, ythr, hit):
     (a pass over rows in random order, prefetched, CPU in floors; docs/design.rst, The
     selection loop at narrow noise): on the integers' rows 1.06 / 1.12 / 1.21 / 1.18 at
     1% / 2% / 4% / 7% of hits, against 1.11 / 1.15 / 1.29 / 1.32 for the earlier list of
-    the blocks of 8 holding a hit, and about 2 for ``_row_hits`` before the prefetch."""
+    the blocks of 8 holding a hit, and about 2 for ``_row_hits`` before the prefetch.
+    Each block requests the block ``_PREFETCH_AHEAD`` entries ahead (within the row), so
+    that the row's lines arrive while the blocks before them are listed."""
     k = 0
     b0 = c0
+    n = row.shape[0]
     while b0 + 64 <= c1:
+        for j in range(0, 64, 8):
+            if b0 + _PREFETCH_AHEAD + j < n:
+                _prefetch(row, np.int64(b0 + _PREFETCH_AHEAD + j))
         m = np.uint64(0)
         for j in range(64):
             m |= np.uint64(sgn * np.float64(row[b0 + j]) >= ythr) << np.uint64(j)
@@ -452,11 +466,12 @@ def _row_hits(row, c0, c1, sgn, ythr, hit):
 def _chunk_hits(row, c0, c1, sgn, ythr, hit, sparse):
     """``_row_hits`` of row[c0:c1], by 64-bit masks (``_row_hits_sparse``) when ``sparse``
     (the row's previous chunk listed few entries), the row prefetched ``_PREFETCH_AHEAD``
-    entries ahead. The caller sets the next chunk's ``sparse`` from the count:
+    entries ahead (by the masks' blocks, or the chunk's at once before the branch-free
+    listing). The caller sets the next chunk's ``sparse`` from the count:
     ``k * _SPARSE_HITS < c1 - c0``."""
-    _prefetch_row(row, c0 + _PREFETCH_AHEAD, c1 + _PREFETCH_AHEAD)
     if sparse:
         return _row_hits_sparse(row, c0, c1, sgn, ythr, hit)
+    _prefetch_row(row, c0 + _PREFETCH_AHEAD, c1 + _PREFETCH_AHEAD)
     return _row_hits(row, c0, c1, sgn, ythr, hit)
 
 
@@ -745,8 +760,8 @@ def _range_count(row, v, visited, sgn, mul, s, by_div, thr):
     pass: nothing is written, no bucket is computed."""
     n = row.shape[0]
     d = np.int64(0)
-    # requested whole up to _PREFETCH_AHEAD entries (the vectorized loops take no chunks)
-    _prefetch_row(row, np.int64(0), np.int64(_PREFETCH_AHEAD))
+    # requested whole up to _PREFETCH_ROW entries (the vectorized loops take no chunks)
+    _prefetch_row(row, np.int64(0), np.int64(_PREFETCH_ROW))
     if by_div:
         for u in range(n):
             hit = np.int64((sgn * np.float64(row[u])) / s >= thr)

@@ -44,11 +44,12 @@ from numba import njit
 
 from .core import CACHE, jit_only
 from .cutqueue import (
-    BLOCK, BUCKET, GROUP, ROOT, code_ends, code_pack, gq_compact, gq_group, gq_join,
-    gq_take_cut, gq_update_roles, slot_code, slot_offset,
+    BLOCK, BUCKET, GROUP, ROOT, UpdateScalars, _key_test, _range_count, _update_compressed, _update_plain,
+    code_ends, code_pack,
+    gq_compact, gq_group, gq_take_cut, gq_update_roles, slot_code, slot_offset,
 )
 from .cutqueue_materialize import gq_count_range, gq_materialize, gq_split_fill, gq_split_wide
-from .keys import discretize
+from .keys import discretize, score_floor
 
 
 # stats counters (an int64 array the caller may pass; tests read them)
@@ -488,6 +489,8 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
     split, subs, top = st.split, st.subs, st.top
     bucket, block, group, total = counts.bucket, counts.block, counts.group, counts.total
     key_base = keys.key
+    table, slot_rank = keys.table, keys.slot_rank
+    inside, rest, where, sizes = cut.inside, cut.rest, cut.where, cut.sizes
     low = (np.int64(1) << bshift) - 1  # a group's offset in its bucket; the top offset
     blk_w = bshift + block_shift  # log2 of the groups a block spans
     width = _CUT_NODE_WIDTH * bucket_width
@@ -506,8 +509,42 @@ def rnm_steps(lay, keys, counts, st, cut, W, visited, edges, step0, n_steps, v, 
                 # twin of this walk, measured faster there: docs/design.rst, One
                 # selection path); here a sparse queue only selects (rnm_select)
                 raise AssertionError("rnm_steps: the steps of a sparse queue run in prim_csr_private")
-            gq_join(lay, cut, v, visited)
-            gq_update_roles(lay, keys, counts, st, cut, W[v], v, visited, v * n)
+            # gq_join and, with lazy counts and no wide bucket (the narrow noise levels'
+            # steps; nothing materialized: the counted range's), gq_update_roles, written
+            # out on the arrays read off above: a call taking the role tuples counted a
+            # reference to each of their ~30 arrays, a few tenths of a microsecond a step
+            # (docs/design.rst, The selection loop at narrow noise, second pass)
+            visited[v] = True
+            n_in, n_rest = sizes[0], sizes[1]
+            inside[n_in] = v
+            i_v = where[v]
+            last_v = rest[n_rest - 1]
+            rest[i_v] = last_v
+            where[last_v] = i_v
+            sizes[0] = n_in + 1
+            sizes[1] = n_rest - 1
+            mat = materialized[0]
+            if lazy and mat >= n_buckets:
+                # nothing materialized: the row is read for the counted range's count only
+                ra = top_range[0]
+                if 0 <= ra < n_buckets:
+                    mul, by_div, thr = _key_test(kmin + (ra << bshift) if direct else key_base[ra], inv)
+                    top_range[1] += _range_count(W[v], v, visited, sgn, mul, s, by_div, thr)
+                total[0] += sizes[1] - (sizes[0] - 1)
+            elif lazy and not wide:
+                # _filter_floor of bucket mat
+                ythr = score_floor(kmin, mat, bshift, s) if direct else score_floor(
+                    key_base[mat], np.int64(0), bshift, s)
+                sc = UpdateScalars(sgn, s, inv, kmin, bshift, mat, block_shift, np.int64(0), lay.hash_bits,
+                                   ythr, direct, group_counts, layered, v * n, np.int64(-1), split[1])
+                if direct:
+                    _update_plain(W[v], v, visited, slots, start, fill, bucket, subs, top, sc)
+                else:
+                    _update_compressed(W[v], v, visited, slots, start, fill, bucket, block, table, slot_rank,
+                                       top, sc)
+                total[0] += sizes[1] - (sizes[0] - 1)
+            else:
+                gq_update_roles(lay, keys, counts, st, cut, W[v], v, visited, v * n)
             if wide:
                 stats[ST_SPLIT_KEYS] += split[3]
                 split[3] = 0

@@ -3,7 +3,9 @@ narrow noise): ``cutqueue._row_hits_sparse`` (64-entry bitmasks, set bits by
 trailing-zero counts) and ``_chunk_hits`` list exactly the entries a plain filter passes,
 in order, against ``np.flatnonzero`` (the slow reference), on hit shares from none to
 all, unaligned chunk bounds, ties at the threshold, signed zeros, infinities, keys near
-2**53 and float32 rows. A speed change only: the releases' trees are main's (checked by
+2**53 and float32 rows; the step's update as ``sampler.rnm_steps`` writes it out keeps
+the cut's sides and counts those counted plainly from W (design.rst, The selection loop
+at narrow noise, second pass). A speed change only: the releases' trees are main's (checked by
 hashes, see design.rst); the loop's law tests are those of test_shapes.py and
 test_fast_pamst.py."""
 
@@ -157,3 +159,63 @@ def test_the_window_sizing_changes_no_tree(monkeypatch):
     monkeypatch.setattr(cutqueue_build, "_window_capacities", lambda *args, **kwargs: None)
     for k, (seed, mx) in enumerate((s, m) for s in (3, 4) for m in (False, True)):
         assert np.array_equal(fp.fast_pamst(W, rng=seed, maximum=mx, **kw).edges, sized[k]), (seed, mx)
+
+
+def _cut_counts(W, visited, q, s):
+    """Per bucket, the cut's edges (a visited end, an unvisited one), counted plainly from
+    the keys (s a power of two, minimum: key = floor(-w / s) exactly) and the queue's
+    bucket of each key (direct: its offset from kmin; compressed: the sorted base keys)."""
+    lay, keys = q.layout, q.keys
+    a = np.flatnonzero(visited)
+    u = np.flatnonzero(~visited)
+    k = np.floor(-W[np.ix_(a, u)] / s).astype(np.int64).ravel()
+    if lay.direct:
+        b = (k - int(lay.kmin)) >> int(lay.bucket_shift)
+    else:
+        b = np.searchsorted(keys.key, k, side="right") - 1
+    return np.bincount(b, minlength=int(lay.n_buckets))
+
+
+@pytest.mark.slow_python
+@pytest.mark.parametrize("shape, sensitivity", [("uniform", 1e-5), ("integers", 1e-5), ("integers", 1e-3),
+                                                ("clusters", 1e-3), ("pareto", 1e-3), ("outlier", 1e-3),
+                                                ("pareto", 0.1)])
+def test_the_written_out_update_keeps_the_counts(shape, sensitivity):
+    """``sampler.rnm_steps`` writes out a dense step's join and lazy update (the filtered
+    loops on the arrays it read off, or the counted range's count): after every chunk of
+    a release the cut's sides, its size, each materialized bucket's count and the counted
+    range's count equal those counted plainly from W and the visited set."""
+    from fastpamst_nb import api, bench, privacy
+    from fastpamst_nb.core import as_generator
+    from fastpamst_nb.prim import prim_dense_private
+    from fastpamst_nb.sampler import N_STATS
+
+    n = 240
+    W = bench.shape_weights(shape, n)
+    _, q, s = _window_case(W, sensitivity)
+    r = privacy.fast_pamst_key_rate(0.1, sensitivity, n, s, "exponential")
+    assert q.layout.lazy_counts and not q.layout.wide
+    visited = np.zeros(n, np.bool_)
+    edges = np.empty((n - 1, 2), np.int64)
+    stats = np.zeros(N_STATS, np.int64)
+    gen = as_generator(11)
+    v, step, checked = 0, 0, 0
+    chunks = (1, 1, 2, 5, 20, 60, 150)
+    for chunk in chunks:
+        v = prim_dense_private(q, W, visited, edges, step, chunk, v, r, api.DEFAULT_THETA,
+                               api.DEFAULT_BUCKET_WIDTH, gen, stats)
+        step += chunk
+        t = int(visited.sum())
+        assert t == step and int(q.cut.sizes[0]) == t and int(q.cut.sizes[1]) == n - t
+        assert set(q.cut.inside[:t].tolist()) == set(np.flatnonzero(visited).tolist())
+        assert set(q.cut.rest[:n - t].tolist()) == set(np.flatnonzero(~visited).tolist())
+        assert int(q.counts.total[0]) == t * (n - t)
+        want = _cut_counts(W, visited, q, s)
+        mat = int(q.store.materialized[0])
+        assert np.array_equal(q.counts.bucket[mat:], want[mat:]), (step, mat)
+        ra = int(q.store.top_range[0])
+        if 0 <= ra < q.layout.n_buckets:
+            assert int(q.store.top_range[1]) == int(want[ra:].sum()), step
+        checked += mat < q.layout.n_buckets or 0 <= ra < q.layout.n_buckets
+    # every chunk ran one of the two written-out paths (buckets counted, or the range)
+    assert checked == len(chunks)

@@ -8,8 +8,10 @@ Uniform(0, 1) weights (or the shapes of ``fastpamst bench --shapes``), rho = 0.1
 top window ``fast_pamst`` passes it; beside it, the same validation without a window, as
 ``exact_mst`` and gumbel's release run it), ``gq_build``, the selection loop
 (``prim_dense_private``) and the loop's cut updates alone replayed on a fresh
-queue (nothing materialized; the counted range counted where the release kept one to
-its end), each as a multiple of the floor (``bench.floor_prim``)
+queue (nothing materialized, so an update reads no row but for the counted range's
+count, where the release kept one to its end: a lower bound; ``loop_updates.py``
+replays them at the release's final materialization), each as a multiple of the floor
+(``bench.floor_prim``)
 timed in the same process; then the layout (with how many top buckets the validation's
 window sized, and where the release's sizing ended: lower means a sizing pass over the
 upper triangle in the loop) and the sampler's counters per step.
