@@ -442,8 +442,11 @@ assert TOP_BLOCK == 1 << _TOP_SHIFT
 # state[4] those of them that took the exact comparison (those the block path's walks
 # reached; every one on the per-edge path) (never published: functions of the weights);
 # state[5] the steps left on the per-edge path (the tenth pass)
+# MB: the per-edge path's uniforms' bits by position (as U before the shift), kept by the
+# hashing loop for the exact path (a second scalar Philox per listed edge cost ~25% of
+# a relaxation: docs/design.rst, twelfth pass)
 GumbelDense = namedtuple("GumbelDense", ["rest", "hi", "lo", "parent", "U", "th", "tl", "tv",
-                                         "cand", "state", "UB", "gs"])
+                                         "cand", "state", "UB", "gs", "MB"])
 
 # The noise's scalars, as the kernels take them (one argument, not seven): c: the sign of
 # the weights times the keys' scale (``_scale``); kw: the key's four words
@@ -515,7 +518,7 @@ def gd_new(n, start):
     return GumbelDense(rest, hi, lo, parent, np.empty(n - 1), np.full(nb, np.inf),
                        np.full(nb, np.inf), np.full(nb, -1, dtype=np.int64),
                        np.empty(n - 1, dtype=np.int64), state, np.empty(_n_bounds(n)),
-                       np.empty(n - 1))
+                       np.empty(n - 1), np.empty(n - 1, dtype=np.uint64))
 
 
 def _n_bounds(n):
@@ -582,7 +585,7 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
     and eleventh passes); the last step of a hold extends it by the second test.
     """
     c, kw, b, b_hi, b_lo, inv_b, plain, blk0, sw_at, sw_hold, sw_near = nz  # scalars
-    rest, hi, lo, parent, U, th, tl, tv, cand, state, UB, gs = s  # GumbelDense's fields
+    rest, hi, lo, parent, U, th, tl, tv, cand, state, UB, gs, MB = s  # GumbelDense's fields
     ka, kb, c2, c3 = kw[0], kw[1], kw[2], kw[3]
     r = state[0]
     gone = state[1]
@@ -645,8 +648,15 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
                 else:  # sparse (late steps): the line of each position
                     for k in range(k0, k1):
                         _prefetch(row, rest[k])
-                for k in range(k0, k1):
-                    U[k] = gumbel_upper_eps(bits_of_words(ka, kb, c2, c3, cur, rest[k]))
+                # through views from 0: an index from k0 gets numba's negative-index
+                # fix-up, which turned the loads and stores into gathers and scatters
+                rk = rest[k0:k1]
+                Uk = U[k0:k1]
+                Mk = MB[k0:k1]
+                for i in range(k1 - k0):
+                    m = bits_of_words(ka, kb, c2, c3, cur, rk[i])
+                    Mk[i] = m  # for the exact path: the listed edges do not hash again
+                    Uk[i] = gumbel_upper_eps(m)
         # t below the bound: the edge may relax. The loops only list such positions
         # and the list takes the exact path after them: taken inside the loops (about
         # n ln n times in all), each cost a misprediction and the row loads in flight
@@ -701,8 +711,11 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
                 h, l, better = _exact_g(x, hi[k], lo[k], gs[i], b, b_hi, b_lo)
             else:
                 compared += 1
-                u = unit_of_words(ka, kb, c2, c3, cur, v)
-                h, l, better = _exact(x, hi[k], lo[k], u, b, b_hi, b_lo)
+                if plain:  # no hashing loop
+                    m = bits_of_words(ka, kb, c2, c3, cur, v)
+                else:  # the hashing loop's bits, by position before the shift
+                    m = MB[k + (k >= gone)]
+                h, l, better = _exact(x, hi[k], lo[k], unit_of_bits(m), b, b_hi, b_lo)
             if better:
                 # t as the listing computed it (the same in plain: a function of the past)
                 if ((x - hi[k]) - lo[k]) * inv_b > T_SURE:
