@@ -207,6 +207,7 @@ _PREFETCH_NAME = _prefetch_name(llvm_version_info[0],
 #: block's positions are prefetched before it is hashed, so that the relaxation, which
 #: gathers them, finds them in L2 (the hashing is arithmetic; the memory is idle during it)
 _HASH_BLOCK = 64
+_HASH_HALF = _HASH_BLOCK // 2
 
 if numba.config.DISABLE_JIT:  # an intrinsic cannot run as Python: the hint is a no-op there
     def _prefetch(a, i):
@@ -650,20 +651,39 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
                         _prefetch(row, rest[k])
                 # through views from 0: an index from k0 gets numba's negative-index
                 # fix-up, which turned the loads and stores into gathers and scatters
-                rk = rest[k0:k1]
-                Uk = U[k0:k1]
-                Mk = MB[k0:k1]
-                for i in range(k1 - k0):
-                    m = bits_of_words(ka, kb, c2, c3, cur, rk[i])
-                    Mk[i] = m  # for the exact path: the listed edges do not hash again
-                    Uk[i] = gumbel_upper_eps(m)
+                if k1 - k0 == _HASH_BLOCK:
+                    # a whole block as two halves hashed side by side: each hash is a
+                    # chain of 10 dependent rounds, and one vector of them per iteration
+                    # left the core waiting on the chain (two independent chains an
+                    # iteration fill it)
+                    ra = rest[k0:k0 + _HASH_HALF]
+                    rb = rest[k0 + _HASH_HALF:k1]
+                    Ua = U[k0:k0 + _HASH_HALF]
+                    Ub = U[k0 + _HASH_HALF:k1]
+                    Ma = MB[k0:k0 + _HASH_HALF]
+                    Mb = MB[k0 + _HASH_HALF:k1]
+                    for i in range(_HASH_HALF):
+                        m = bits_of_words(ka, kb, c2, c3, cur, ra[i])
+                        m2 = bits_of_words(ka, kb, c2, c3, cur, rb[i])
+                        Ma[i] = m  # for the exact path: listed edges do not hash again
+                        Mb[i] = m2
+                        Ua[i] = gumbel_upper_eps(m)
+                        Ub[i] = gumbel_upper_eps(m2)
+                else:
+                    rk = rest[k0:k1]
+                    Uk = U[k0:k1]
+                    Mk = MB[k0:k1]
+                    for i in range(k1 - k0):
+                        m = bits_of_words(ka, kb, c2, c3, cur, rk[i])
+                        Mk[i] = m
+                        Uk[i] = gumbel_upper_eps(m)
         # t below the bound: the edge may relax. The loops only list such positions
         # and the list takes the exact path after them: taken inside the loops (about
         # n ln n times in all), each cost a misprediction and the row loads in flight
         # (a branch-free append measured slower: docs/design.rst, fourth pass)
         nc = 0
         for k in range(gone):  # before the removed position: in place
-            if ((c * np.float64(row[rest[k]]) - hi[k]) - lo[k]) * inv_b < U[k]:
+            if ((c * np.float64(row[np.uint64(rest[k])]) - hi[k]) - lo[k]) * inv_b < U[k]:
                 cand[nc] = k
                 nc += 1
         # after it: shifted down by one, through views that start at the position
@@ -681,7 +701,7 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
             v = rs[q]
             h = hs[q]
             l = ls[q]
-            if ((c * np.float64(row[v]) - h) - l) * inv_b < Us[q]:
+            if ((c * np.float64(row[np.uint64(v)]) - h) - l) * inv_b < Us[q]:
                 cand[nc] = gone + q  # its position once shifted
                 nc += 1
             rd[q] = v
