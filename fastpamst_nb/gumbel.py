@@ -79,7 +79,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from .core import CACHE
-from .philox import GUMBEL_MAX, bits_of_words, block_bits, key_words, unit_of_bits, unit_of_words
+from .philox import GUMBEL_MAX, bits_of_words, block_bits, key_words, unit_of_bits
 from .threads import prange_threads
 
 #: t at or above this: no Gumbel of a 53-bit uniform reaches it, the edge cannot relax.
@@ -495,10 +495,11 @@ GumbelNoise = namedtuple("GumbelNoise", ["c", "kw", "b", "b_hi", "b_lo", "inv_b"
 # the listed vertices' ranks (as cand); UB: the blocks' bounds, thread t's at block + 2 t;
 # gs: the listed ranks' Gumbels (as cand; U holds their thresholds); nimp: each thread
 # block's relaxations in the step (n_threads), then its uncertain relaxations (t >
-# ``T_SURE``; n_threads); state[4]: the steps left on the per-edge path
+# ``T_SURE``; n_threads); state[4]: the steps left on the per-edge path; MB: the
+# per-edge path's uniforms' bits by vertex, kept for the exact path (as gd_steps)
 GumbelPar = namedtuple("GumbelPar", ["hi", "lo", "parent", "U", "seen", "cand", "state",
                                      "top_hi", "top_lo", "top_k", "live", "rank", "UB", "gs",
-                                     "nimp"])
+                                     "nimp", "MB"])
 
 # The sparse kernel's graph (a validated symmetric CSR topology, float64 data) and
 # state: hi/lo: each vertex's best key; visited: the tree's vertices; H: the heap's flat
@@ -539,7 +540,8 @@ def gp_new(n, start, T):
                      np.empty(n), seen, np.empty(n, dtype=np.int64),
                      np.array([n - 1, -1, start, 0, 0], dtype=np.int64), np.empty(T), np.empty(T),
                      np.empty(T, dtype=np.int64), live, np.empty(n, dtype=np.int64),
-                     np.empty(_n_bounds(n) + 2 * T), np.empty(n), np.zeros(2 * T, dtype=np.int64))
+                     np.empty(_n_bounds(n) + 2 * T), np.empty(n), np.zeros(2 * T, dtype=np.int64),
+                     np.empty(n, dtype=np.uint64))
 
 
 @njit(cache=CACHE, inline="always")
@@ -736,15 +738,16 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
                 else:  # the hashing loop's bits, by position before the shift
                     m = MB[k + (k >= gone)]
                 h, l, better = _exact(x, hi[k], lo[k], unit_of_bits(m), b, b_hi, b_lo)
-            if better:
-                # t as the listing computed it (the same in plain: a function of the past)
-                if ((x - hi[k]) - lo[k]) * inv_b > T_SURE:
-                    nn += 1
-                hi[k] = h
-                lo[k] = l
-                parent[v] = cur
-                cand[ni] = k  # its block's top after the loops: compacted in place (ni <= i)
-                ni += 1
+            # without a branch on better (about even in a start's uncertain steps, a
+            # misprediction each): the stores select, the counts add the flag
+            # (h, l) is the smaller key, the old one unless better)
+            # t as the listing computed it (the same in plain: a function of the past)
+            nn += better & (((x - hi[k]) - lo[k]) * inv_b > T_SURE)
+            hi[k] = h
+            lo[k] = l
+            parent[v] = cur if better else parent[v]
+            cand[ni] = k  # its block's top after the loops: compacted in place (ni <= i)
+            ni += better
         # the relaxations of a block step (the same on either path and with plain: a
         # function of the past) over its r entries decide the next steps' path
         left = _hold_after(blk, blk0, left, ni, nn, r, sw_at, sw_hold, sw_near)
@@ -799,7 +802,7 @@ def gd_steps_parallel(W, nz, s, edges, step0, n_steps, n_threads):
     its tops ``n_threads`` long), advanced in place.
     """
     c, kw, b, b_hi, b_lo, inv_b, plain, blk0, sw_at, sw_hold, sw_near = nz  # scalars
-    hi, lo, parent, U, seen, cand, state, top_hi, top_lo, top_k, live, rank, UB, gs, nimp = s
+    hi, lo, parent, U, seen, cand, state, top_hi, top_lo, top_k, live, rank, UB, gs, nimp, MB = s
     n = W.shape[0]
     T = n_threads
     chunk = (n + T - 1) // T
@@ -869,8 +872,11 @@ def gd_steps_parallel(W, nz, s, edges, step0, n_steps, n_threads):
                 if plain:
                     Ub[:] = np.inf
                 else:
+                    Mb = MB[v0:v1]
                     for j in range(v1 - v0):
-                        Ub[j] = gumbel_upper_eps(bits_of_words(ka, kb, c2, c3, cur, v0 + j))
+                        m = bits_of_words(ka, kb, c2, c3, cur, v0 + j)
+                        Mb[j] = m  # for the exact path (as gd_steps)
+                        Ub[j] = gumbel_upper_eps(m)
                 for j in range(v1 - v0):
                     if sb[j]:
                         continue
@@ -890,8 +896,11 @@ def gd_steps_parallel(W, nz, s, edges, step0, n_steps, n_threads):
                         continue  # its walk stopped first: it cannot relax
                     h, l, better = _exact_g(x, hb[j], lb[j], gb[i], b, b_hi, b_lo)
                 else:
-                    u = unit_of_words(ka, kb, c2, c3, cur, v0 + j)
-                    h, l, better = _exact(x, hb[j], lb[j], u, b, b_hi, b_lo)
+                    if plain:
+                        m = bits_of_words(ka, kb, c2, c3, cur, v0 + j)
+                    else:
+                        m = MB[v0 + j]
+                    h, l, better = _exact(x, hb[j], lb[j], unit_of_bits(m), b, b_hi, b_lo)
                 if better:
                     ni += 1
                     if ((x - hb[j]) - lb[j]) * inv_b > T_SURE:  # as gd_steps
