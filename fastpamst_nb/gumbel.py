@@ -567,8 +567,8 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
     vertex that joined, shifted down by one after it (so the order costs no extra
     pass): an edge whose threshold t = (c w - K) / b is at least ``U[k]`` cannot relax
     (one compare); the others (about n ln n in all) are listed in ``cand`` and, after
-    the loops, hash again for the uniform and take the exact path (inside the loops,
-    each cost a branch misprediction and the row loads in flight); the improved ones
+    the loops, take the exact path with the bits the hashing loop kept (``MB``; inside
+    the loops, each cost a branch misprediction and the row loads in flight); the improved ones
     are compacted in place at the head of ``cand``. The argmin (ties: the smallest
     vertex) reads the blocks' smallest keys (``th, tl, tv``), which the
     relaxations update after the loops and of which only the joined vertex's block is
