@@ -343,17 +343,21 @@ def _block_walk(ka, kb, c3, cur, ranks, ts, gs, i0, i1, plain):
     j = ranks[i0] >> _BLOCK_SHIFT
     y, q = _walk_first(ka, kb, c3, cur, j)
     mask = np.int64(1) << q
-    for i in range(i0, i1):
-        gs[i] = -np.inf
+    # the block's views, from 0: a loop from i0 had a negative-index fix-up per access
+    # (the fill below was a scatter)
+    rv = ranks[i0:i1]
+    tv = ts[i0:i1]
+    gv = gs[i0:i1]
+    gv[:] = -np.inf
     d = 1
     while True:
         g = -math.log(y)
         stop = not plain
-        for i in range(i0, i1):
-            r = ranks[i] & _BMASK
+        for i in range(i1 - i0):
+            r = rv[i] & _BMASK
             if r == q:
-                gs[i] = g
-            elif (mask >> r) & 1 == 0 and ts[i] < g + EPS:
+                gv[i] = g
+            elif (mask >> r) & 1 == 0 and tv[i] < g + EPS:
                 stop = False
         if stop or d == BLOCK:
             break
@@ -716,36 +720,40 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
             # the block path: the listed ranks' thresholds (into U, free now), then one
             # walk per block that has some: their Gumbels, -inf where none can relax
             for i in range(nc):
-                k = cand[i]
-                U[i] = ((c * np.float64(row[rest[k]]) - hi[k]) - lo[k]) * inv_b
+                k = np.uint64(cand[i])  # uint64: no negative-index fix-up (as below)
+                U[i] = ((c * np.float64(row[np.uint64(rest[k])]) - hi[k]) - lo[k]) * inv_b
             if not _walk_blocks(ka, kb, c3, cur, cand, U, gs, nc, plain):
                 raise RuntimeError("block walk: no free position (a bad count)")
         ni = 0
         nn = 0  # the uncertain relaxations (t > T_SURE; the eleventh pass's statistic)
         for i in range(nc):  # the exact path, at positions after the shift
             k = cand[i]
-            v = rest[k]
-            x = c * np.float64(row[v])
+            ku = np.uint64(k)  # the indices as uint64: no negative-index fix-up
+            v = rest[ku]
+            vu = np.uint64(v)
+            x = c * np.float64(row[vu])
+            hk = hi[ku]
+            lk = lo[ku]
             if blk:  # k is the rank
                 if gs[i] == -np.inf:
                     continue
                 compared += 1
-                h, l, better = _exact_g(x, hi[k], lo[k], gs[i], b, b_hi, b_lo)
+                h, l, better = _exact_g(x, hk, lk, gs[i], b, b_hi, b_lo)
             else:
                 compared += 1
                 if plain:  # no hashing loop
                     m = bits_of_words(ka, kb, c2, c3, cur, v)
                 else:  # the hashing loop's bits, by position before the shift
-                    m = MB[k + (k >= gone)]
-                h, l, better = _exact(x, hi[k], lo[k], unit_of_bits(m), b, b_hi, b_lo)
+                    m = MB[np.uint64(k + (k >= gone))]
+                h, l, better = _exact(x, hk, lk, unit_of_bits(m), b, b_hi, b_lo)
             # without a branch on better (about even in a start's uncertain steps, a
             # misprediction each): the stores select, the counts add the flag
             # (h, l) is the smaller key, the old one unless better)
             # t as the listing computed it (the same in plain: a function of the past)
-            nn += better & (((x - hi[k]) - lo[k]) * inv_b > T_SURE)
-            hi[k] = h
-            lo[k] = l
-            parent[v] = cur if better else parent[v]
+            nn += better & (((x - hk) - lk) * inv_b > T_SURE)
+            hi[ku] = h
+            lo[ku] = l
+            parent[vu] = cur if better else parent[vu]
             cand[ni] = k  # its block's top after the loops: compacted in place (ni <= i)
             ni += better
         # the relaxations of a block step (the same on either path and with plain: a
