@@ -79,7 +79,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from .core import CACHE
-from .philox import GUMBEL_MAX, bits_of_words, block_bits, key_words, unit_of_bits, unit_of_words
+from .philox import GUMBEL_MAX, bits_of_words, block_bits, key_words, unit_of_bits
 from .threads import prange_threads
 
 #: t at or above this: no Gumbel of a 53-bit uniform reaches it, the edge cannot relax.
@@ -207,6 +207,7 @@ _PREFETCH_NAME = _prefetch_name(llvm_version_info[0],
 #: block's positions are prefetched before it is hashed, so that the relaxation, which
 #: gathers them, finds them in L2 (the hashing is arithmetic; the memory is idle during it)
 _HASH_BLOCK = 64
+_HASH_HALF = _HASH_BLOCK // 2
 
 if numba.config.DISABLE_JIT:  # an intrinsic cannot run as Python: the hint is a no-op there
     def _prefetch(a, i):
@@ -342,17 +343,21 @@ def _block_walk(ka, kb, c3, cur, ranks, ts, gs, i0, i1, plain):
     j = ranks[i0] >> _BLOCK_SHIFT
     y, q = _walk_first(ka, kb, c3, cur, j)
     mask = np.int64(1) << q
-    for i in range(i0, i1):
-        gs[i] = -np.inf
+    # the block's views, from 0: a loop from i0 had a negative-index fix-up per access
+    # (the fill below was a scatter)
+    rv = ranks[i0:i1]
+    tv = ts[i0:i1]
+    gv = gs[i0:i1]
+    gv[:] = -np.inf
     d = 1
     while True:
         g = -math.log(y)
         stop = not plain
-        for i in range(i0, i1):
-            r = ranks[i] & _BMASK
+        for i in range(i1 - i0):
+            r = rv[i] & _BMASK
             if r == q:
-                gs[i] = g
-            elif (mask >> r) & 1 == 0 and ts[i] < g + EPS:
+                gv[i] = g
+            elif (mask >> r) & 1 == 0 and tv[i] < g + EPS:
                 stop = False
         if stop or d == BLOCK:
             break
@@ -442,8 +447,11 @@ assert TOP_BLOCK == 1 << _TOP_SHIFT
 # state[4] those of them that took the exact comparison (those the block path's walks
 # reached; every one on the per-edge path) (never published: functions of the weights);
 # state[5] the steps left on the per-edge path (the tenth pass)
+# MB: the per-edge path's uniforms' bits by position (as U before the shift), kept by the
+# hashing loop for the exact path (a second scalar Philox per listed edge cost ~25% of
+# a relaxation: docs/design.rst, twelfth pass)
 GumbelDense = namedtuple("GumbelDense", ["rest", "hi", "lo", "parent", "U", "th", "tl", "tv",
-                                         "cand", "state", "UB", "gs"])
+                                         "cand", "state", "UB", "gs", "MB"])
 
 # The noise's scalars, as the kernels take them (one argument, not seven): c: the sign of
 # the weights times the keys' scale (``_scale``); kw: the key's four words
@@ -491,10 +499,11 @@ GumbelNoise = namedtuple("GumbelNoise", ["c", "kw", "b", "b_hi", "b_lo", "inv_b"
 # the listed vertices' ranks (as cand); UB: the blocks' bounds, thread t's at block + 2 t;
 # gs: the listed ranks' Gumbels (as cand; U holds their thresholds); nimp: each thread
 # block's relaxations in the step (n_threads), then its uncertain relaxations (t >
-# ``T_SURE``; n_threads); state[4]: the steps left on the per-edge path
+# ``T_SURE``; n_threads); state[4]: the steps left on the per-edge path; MB: the
+# per-edge path's uniforms' bits by vertex, kept for the exact path (as gd_steps)
 GumbelPar = namedtuple("GumbelPar", ["hi", "lo", "parent", "U", "seen", "cand", "state",
                                      "top_hi", "top_lo", "top_k", "live", "rank", "UB", "gs",
-                                     "nimp"])
+                                     "nimp", "MB"])
 
 # The sparse kernel's graph (a validated symmetric CSR topology, float64 data) and
 # state: hi/lo: each vertex's best key; visited: the tree's vertices; H: the heap's flat
@@ -515,7 +524,7 @@ def gd_new(n, start):
     return GumbelDense(rest, hi, lo, parent, np.empty(n - 1), np.full(nb, np.inf),
                        np.full(nb, np.inf), np.full(nb, -1, dtype=np.int64),
                        np.empty(n - 1, dtype=np.int64), state, np.empty(_n_bounds(n)),
-                       np.empty(n - 1))
+                       np.empty(n - 1), np.empty(n - 1, dtype=np.uint64))
 
 
 def _n_bounds(n):
@@ -535,7 +544,8 @@ def gp_new(n, start, T):
                      np.empty(n), seen, np.empty(n, dtype=np.int64),
                      np.array([n - 1, -1, start, 0, 0], dtype=np.int64), np.empty(T), np.empty(T),
                      np.empty(T, dtype=np.int64), live, np.empty(n, dtype=np.int64),
-                     np.empty(_n_bounds(n) + 2 * T), np.empty(n), np.zeros(2 * T, dtype=np.int64))
+                     np.empty(_n_bounds(n) + 2 * T), np.empty(n), np.zeros(2 * T, dtype=np.int64),
+                     np.empty(n, dtype=np.uint64))
 
 
 @njit(cache=CACHE, inline="always")
@@ -561,8 +571,8 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
     vertex that joined, shifted down by one after it (so the order costs no extra
     pass): an edge whose threshold t = (c w - K) / b is at least ``U[k]`` cannot relax
     (one compare); the others (about n ln n in all) are listed in ``cand`` and, after
-    the loops, hash again for the uniform and take the exact path (inside the loops,
-    each cost a branch misprediction and the row loads in flight); the improved ones
+    the loops, take the exact path with the bits the hashing loop kept (``MB``; inside
+    the loops, each cost a branch misprediction and the row loads in flight); the improved ones
     are compacted in place at the head of ``cand``. The argmin (ties: the smallest
     vertex) reads the blocks' smallest keys (``th, tl, tv``), which the
     relaxations update after the loops and of which only the joined vertex's block is
@@ -582,7 +592,7 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
     and eleventh passes); the last step of a hold extends it by the second test.
     """
     c, kw, b, b_hi, b_lo, inv_b, plain, blk0, sw_at, sw_hold, sw_near = nz  # scalars
-    rest, hi, lo, parent, U, th, tl, tv, cand, state, UB, gs = s  # GumbelDense's fields
+    rest, hi, lo, parent, U, th, tl, tv, cand, state, UB, gs, MB = s  # GumbelDense's fields
     ka, kb, c2, c3 = kw[0], kw[1], kw[2], kw[3]
     r = state[0]
     gone = state[1]
@@ -645,15 +655,41 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
                 else:  # sparse (late steps): the line of each position
                     for k in range(k0, k1):
                         _prefetch(row, rest[k])
-                for k in range(k0, k1):
-                    U[k] = gumbel_upper_eps(bits_of_words(ka, kb, c2, c3, cur, rest[k]))
+                # through views from 0: an index from k0 gets numba's negative-index
+                # fix-up, which turned the loads and stores into gathers and scatters
+                if k1 - k0 == _HASH_BLOCK:
+                    # a whole block as two halves hashed side by side: each hash is a
+                    # chain of 10 dependent rounds, and one vector of them per iteration
+                    # left the core waiting on the chain (two independent chains an
+                    # iteration fill it)
+                    ra = rest[k0:k0 + _HASH_HALF]
+                    rb = rest[k0 + _HASH_HALF:k1]
+                    Ua = U[k0:k0 + _HASH_HALF]
+                    Ub = U[k0 + _HASH_HALF:k1]
+                    Ma = MB[k0:k0 + _HASH_HALF]
+                    Mb = MB[k0 + _HASH_HALF:k1]
+                    for i in range(_HASH_HALF):
+                        m = bits_of_words(ka, kb, c2, c3, cur, ra[i])
+                        m2 = bits_of_words(ka, kb, c2, c3, cur, rb[i])
+                        Ma[i] = m  # for the exact path: listed edges do not hash again
+                        Mb[i] = m2
+                        Ua[i] = gumbel_upper_eps(m)
+                        Ub[i] = gumbel_upper_eps(m2)
+                else:
+                    rk = rest[k0:k1]
+                    Uk = U[k0:k1]
+                    Mk = MB[k0:k1]
+                    for i in range(k1 - k0):
+                        m = bits_of_words(ka, kb, c2, c3, cur, rk[i])
+                        Mk[i] = m
+                        Uk[i] = gumbel_upper_eps(m)
         # t below the bound: the edge may relax. The loops only list such positions
         # and the list takes the exact path after them: taken inside the loops (about
         # n ln n times in all), each cost a misprediction and the row loads in flight
         # (a branch-free append measured slower: docs/design.rst, fourth pass)
         nc = 0
         for k in range(gone):  # before the removed position: in place
-            if ((c * np.float64(row[rest[k]]) - hi[k]) - lo[k]) * inv_b < U[k]:
+            if ((c * np.float64(row[np.uint64(rest[k])]) - hi[k]) - lo[k]) * inv_b < U[k]:
                 cand[nc] = k
                 nc += 1
         # after it: shifted down by one, through views that start at the position
@@ -671,7 +707,7 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
             v = rs[q]
             h = hs[q]
             l = ls[q]
-            if ((c * np.float64(row[v]) - h) - l) * inv_b < Us[q]:
+            if ((c * np.float64(row[np.uint64(v)]) - h) - l) * inv_b < Us[q]:
                 cand[nc] = gone + q  # its position once shifted
                 nc += 1
             rd[q] = v
@@ -684,34 +720,42 @@ def gd_steps(W, nz, s, edges, step0, n_steps):
             # the block path: the listed ranks' thresholds (into U, free now), then one
             # walk per block that has some: their Gumbels, -inf where none can relax
             for i in range(nc):
-                k = cand[i]
-                U[i] = ((c * np.float64(row[rest[k]]) - hi[k]) - lo[k]) * inv_b
+                k = np.uint64(cand[i])  # uint64: no negative-index fix-up (as below)
+                U[i] = ((c * np.float64(row[np.uint64(rest[k])]) - hi[k]) - lo[k]) * inv_b
             if not _walk_blocks(ka, kb, c3, cur, cand, U, gs, nc, plain):
                 raise RuntimeError("block walk: no free position (a bad count)")
         ni = 0
         nn = 0  # the uncertain relaxations (t > T_SURE; the eleventh pass's statistic)
         for i in range(nc):  # the exact path, at positions after the shift
             k = cand[i]
-            v = rest[k]
-            x = c * np.float64(row[v])
+            ku = np.uint64(k)  # the indices as uint64: no negative-index fix-up
+            v = rest[ku]
+            vu = np.uint64(v)
+            x = c * np.float64(row[vu])
+            hk = hi[ku]
+            lk = lo[ku]
             if blk:  # k is the rank
                 if gs[i] == -np.inf:
                     continue
                 compared += 1
-                h, l, better = _exact_g(x, hi[k], lo[k], gs[i], b, b_hi, b_lo)
+                h, l, better = _exact_g(x, hk, lk, gs[i], b, b_hi, b_lo)
             else:
                 compared += 1
-                u = unit_of_words(ka, kb, c2, c3, cur, v)
-                h, l, better = _exact(x, hi[k], lo[k], u, b, b_hi, b_lo)
-            if better:
-                # t as the listing computed it (the same in plain: a function of the past)
-                if ((x - hi[k]) - lo[k]) * inv_b > T_SURE:
-                    nn += 1
-                hi[k] = h
-                lo[k] = l
-                parent[v] = cur
-                cand[ni] = k  # its block's top after the loops: compacted in place (ni <= i)
-                ni += 1
+                if plain:  # no hashing loop
+                    m = bits_of_words(ka, kb, c2, c3, cur, v)
+                else:  # the hashing loop's bits, by position before the shift
+                    m = MB[np.uint64(k + (k >= gone))]
+                h, l, better = _exact(x, hk, lk, unit_of_bits(m), b, b_hi, b_lo)
+            # without a branch on better (about even in a start's uncertain steps, a
+            # misprediction each): the stores select, the counts add the flag
+            # (h, l) is the smaller key, the old one unless better)
+            # t as the listing computed it (the same in plain: a function of the past)
+            nn += better & (((x - hk) - lk) * inv_b > T_SURE)
+            hi[ku] = h
+            lo[ku] = l
+            parent[vu] = cur if better else parent[vu]
+            cand[ni] = k  # its block's top after the loops: compacted in place (ni <= i)
+            ni += better
         # the relaxations of a block step (the same on either path and with plain: a
         # function of the past) over its r entries decide the next steps' path
         left = _hold_after(blk, blk0, left, ni, nn, r, sw_at, sw_hold, sw_near)
@@ -766,7 +810,7 @@ def gd_steps_parallel(W, nz, s, edges, step0, n_steps, n_threads):
     its tops ``n_threads`` long), advanced in place.
     """
     c, kw, b, b_hi, b_lo, inv_b, plain, blk0, sw_at, sw_hold, sw_near = nz  # scalars
-    hi, lo, parent, U, seen, cand, state, top_hi, top_lo, top_k, live, rank, UB, gs, nimp = s
+    hi, lo, parent, U, seen, cand, state, top_hi, top_lo, top_k, live, rank, UB, gs, nimp, MB = s
     n = W.shape[0]
     T = n_threads
     chunk = (n + T - 1) // T
@@ -836,8 +880,11 @@ def gd_steps_parallel(W, nz, s, edges, step0, n_steps, n_threads):
                 if plain:
                     Ub[:] = np.inf
                 else:
+                    Mb = MB[v0:v1]
                     for j in range(v1 - v0):
-                        Ub[j] = gumbel_upper_eps(bits_of_words(ka, kb, c2, c3, cur, v0 + j))
+                        m = bits_of_words(ka, kb, c2, c3, cur, v0 + j)
+                        Mb[j] = m  # for the exact path (as gd_steps)
+                        Ub[j] = gumbel_upper_eps(m)
                 for j in range(v1 - v0):
                     if sb[j]:
                         continue
@@ -857,8 +904,11 @@ def gd_steps_parallel(W, nz, s, edges, step0, n_steps, n_threads):
                         continue  # its walk stopped first: it cannot relax
                     h, l, better = _exact_g(x, hb[j], lb[j], gb[i], b, b_hi, b_lo)
                 else:
-                    u = unit_of_words(ka, kb, c2, c3, cur, v0 + j)
-                    h, l, better = _exact(x, hb[j], lb[j], u, b, b_hi, b_lo)
+                    if plain:
+                        m = bits_of_words(ka, kb, c2, c3, cur, v0 + j)
+                    else:
+                        m = MB[v0 + j]
+                    h, l, better = _exact(x, hb[j], lb[j], unit_of_bits(m), b, b_hi, b_lo)
                 if better:
                     ni += 1
                     if ((x - hb[j]) - lb[j]) * inv_b > T_SURE:  # as gd_steps

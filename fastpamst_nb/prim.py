@@ -72,8 +72,10 @@ def prim_dense_exact(W, start, sgn):
         gone = arg
         top = -np.inf
         arg = 0
+        # the row indexed by uint64 and the loop after the position through views from
+        # it: an index numba cannot prove >= 0 gets a negative-index fix-up per access
         for k in range(gone):  # before the removed position: in place
-            s = sgn * np.float64(row[rest[k]])
+            s = sgn * np.float64(row[np.uint64(rest[k])])
             b = best[k]
             if s > b:
                 b = s
@@ -82,20 +84,26 @@ def prim_dense_exact(W, start, sgn):
             if b > top:
                 top = b
                 arg = k
-        for k in range(gone + 1, r):  # after it: shifted down by one
-            u = rest[k]
-            s = sgn * np.float64(row[u])
-            b = best[k]
-            p = parent[k]
+        rs = rest[gone + 1:r]  # after it: shifted down by one
+        bs = best[gone + 1:r]
+        ps = parent[gone + 1:r]
+        rd = rest[gone:r]
+        bd = best[gone:r]
+        pd = parent[gone:r]
+        for q in range(r - gone - 1):
+            u = rs[q]
+            s = sgn * np.float64(row[np.uint64(u)])
+            b = bs[q]
+            p = ps[q]
             if s > b:
                 b = s
                 p = v
-            rest[k - 1] = u
-            best[k - 1] = b
-            parent[k - 1] = p
+            rd[q] = u
+            bd[q] = b
+            pd[q] = p
             if b > top:
                 top = b
-                arg = k - 1
+                arg = gone + q
         r -= 1
     return edges
 

@@ -253,6 +253,35 @@ def test_skip_path_equals_the_two_logarithm_path(kind, lam, block):
             np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.parametrize("kind, lam", [("uniform", 1e3), ("uniform", 0.1), ("integers", 2.0),
+                                       ("offset", 1.0 / _U)])
+def test_per_edge_hash_blocks_keep_the_plain_trees(kind, lam):
+    # the per-edge path's hashing loop hashes whole blocks of gumbel._HASH_BLOCK positions
+    # as two halves side by side and keeps each edge's bits for the exact path (twelfth
+    # pass): n = 150 gives two whole blocks and a tail before the removed position and
+    # after it (the bits are read by position before the shift); plain hashes every
+    # listed edge itself, so the trees must be plain's, on one thread and on the prange
+    # kernel's two (forced below its PARALLEL_MIN_N)
+    rng = np.random.default_rng(45)
+    n = 150
+    assert n > 2 * gumbel._HASH_BLOCK
+    W = _random_weights(rng, n, kind)
+    old = gumbel.PARALLEL_MIN_N
+    for i in range(60):
+        key = philox.draw_key(rng)
+        maximum = bool(i & 1)
+        ref = gumbel.gumbel_dense(W, i % n, maximum, lam, key, threads=1, block=False, plain=True)
+        a = gumbel.gumbel_dense(W, i % n, maximum, lam, key, threads=1, block=False)
+        np.testing.assert_array_equal(a, ref)
+        if i % 10 == 0:
+            gumbel.PARALLEL_MIN_N = 0
+            try:
+                p = gumbel.gumbel_dense(W, i % n, maximum, lam, key, threads=2, block=False)
+            finally:
+                gumbel.PARALLEL_MIN_N = old
+            np.testing.assert_array_equal(p, ref)
+
+
 def test_gumbel_upper_bounds_the_gumbel_of_every_uniform():
     # the skip test's bound, from the uniform's 53 bits: never below G(U) (else an edge
     # that relaxes could be skipped), and within 0.07 of it where 0.99 <= U <= 1 - 2**-43
