@@ -430,9 +430,12 @@ def _row_hits_sparse(row, c0, c1, sgn, ythr, hit):
         for j in range(0, 64, 8):
             if b0 + _PREFETCH_AHEAD + j < n:
                 _prefetch(row, np.int64(b0 + _PREFETCH_AHEAD + j))
+        # through a slice from 0: row[b0 + j] (b0 not known >= 0) took numba's
+        # negative-index fix-up per entry and the loop compiled to gathers
+        blk = row[b0:b0 + 64]
         m = np.uint64(0)
         for j in range(64):
-            m |= np.uint64(sgn * np.float64(row[b0 + j]) >= ythr) << np.uint64(j)
+            m |= np.uint64(sgn * np.float64(blk[j]) >= ythr) << np.uint64(j)
         while m != 0:
             hit[k] = b0 + np.int64(_trailing_zeros(m))
             k += 1
@@ -455,9 +458,10 @@ def _row_hits(row, c0, c1, sgn, ythr, hit):
     how many. Branch-free (a store and an add per entry): the test passes for a few
     percent of the entries, where a branch per entry mispredicted on each of them."""
     k = 0
-    for u in range(c0, c1):
-        hit[k] = u
-        k += sgn * np.float64(row[u]) >= ythr
+    part = row[c0:c1]  # indexed from 0: no negative-index fix-up per entry (as above)
+    for j in range(c1 - c0):
+        hit[k] = c0 + j
+        k += sgn * np.float64(part[j]) >= ythr
     return k
 
 
