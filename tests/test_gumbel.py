@@ -253,6 +253,7 @@ def test_skip_path_equals_the_two_logarithm_path(kind, lam, block):
             np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.slow_python  # 60 releases at n = 150: ~15 s a case without the JIT
 @pytest.mark.parametrize("kind, lam", [("uniform", 1e3), ("uniform", 0.1), ("integers", 2.0),
                                        ("offset", 1.0 / _U)])
 def test_per_edge_hash_blocks_keep_the_plain_trees(kind, lam):

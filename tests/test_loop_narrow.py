@@ -93,7 +93,7 @@ def test_trailing_zeros():
         assert _tz(np.uint64(0xFFFFFFFFFFFFFFFF) << np.uint64(j)) == j
 
 
-def _window_case(W, sensitivity, rho=0.1):
+def _window_case(W, sensitivity, rho=0.1, sgn=-1.0):
     from fastpamst_nb import api, privacy
     from fastpamst_nb import window as wm
     from fastpamst_nb.cutqueue_build import gq_build
@@ -102,9 +102,9 @@ def _window_case(W, sensitivity, rho=0.1):
     n = W.shape[0]
     s = privacy.default_discretization(sensitivity)
     r = privacy.fast_pamst_key_rate(rho, sensitivity, n, s, "exponential")
-    win = wm.top_window(-1.0, s, r, api.DEFAULT_BUCKET_WIDTH)
+    win = wm.top_window(sgn, s, r, api.DEFAULT_BUCKET_WIDTH)
     g = as_graph(W, window=win)
-    q = gq_build(g, -1.0, s, r, api.DEFAULT_BUCKET_WIDTH, win)
+    q = gq_build(g, sgn, s, r, api.DEFAULT_BUCKET_WIDTH, win)
     return win, q, s
 
 
@@ -161,14 +161,15 @@ def test_the_window_sizing_changes_no_tree(monkeypatch):
         assert np.array_equal(fp.fast_pamst(W, rng=seed, maximum=mx, **kw).edges, sized[k]), (seed, mx)
 
 
-def _cut_counts(W, visited, q, s):
+def _cut_counts(W, visited, q, s, sgn=-1.0):
     """Per bucket, the cut's edges (a visited end, an unvisited one), counted plainly from
-    the keys (s a power of two, minimum: key = floor(-w / s) exactly) and the queue's
+    the keys (s a power of two: key = floor(sgn w / s) exactly, sgn = -1 for a minimum
+    tree, +1 for a maximum one) and the queue's
     bucket of each key (direct: its offset from kmin; compressed: the sorted base keys)."""
     lay, keys = q.layout, q.keys
     a = np.flatnonzero(visited)
     u = np.flatnonzero(~visited)
-    k = np.floor(-W[np.ix_(a, u)] / s).astype(np.int64).ravel()
+    k = np.floor(sgn * W[np.ix_(a, u)] / s).astype(np.int64).ravel()
     if lay.direct:
         b = (k - int(lay.kmin)) >> int(lay.bucket_shift)
     else:
@@ -177,10 +178,11 @@ def _cut_counts(W, visited, q, s):
 
 
 @pytest.mark.slow_python
-@pytest.mark.parametrize("shape, sensitivity", [("uniform", 1e-5), ("integers", 1e-5), ("integers", 1e-3),
-                                                ("clusters", 1e-3), ("pareto", 1e-3), ("outlier", 1e-3),
-                                                ("pareto", 0.1)])
-def test_the_written_out_update_keeps_the_counts(shape, sensitivity):
+@pytest.mark.parametrize("shape, sensitivity, sgn", [
+    ("uniform", 1e-5, -1.0), ("integers", 1e-5, -1.0), ("integers", 1e-3, -1.0), ("clusters", 1e-3, -1.0),
+    ("pareto", 1e-3, -1.0), ("outlier", 1e-3, -1.0), ("pareto", 0.1, -1.0),
+    ("integers", 1e-5, 1.0), ("pareto", 1e-3, 1.0)])  # sgn +1: a maximum tree
+def test_the_written_out_update_keeps_the_counts(shape, sensitivity, sgn):
     """``sampler.rnm_steps`` writes out a dense step's join and lazy update (the filtered
     loops on the arrays it read off, or the counted range's count): after every chunk of
     a release the cut's sides, its size, each materialized bucket's count and the counted
@@ -192,9 +194,11 @@ def test_the_written_out_update_keeps_the_counts(shape, sensitivity):
 
     n = 240
     W = bench.shape_weights(shape, n)
-    _, q, s = _window_case(W, sensitivity)
+    _, q, s = _window_case(W, sensitivity, sgn=sgn)
     r = privacy.fast_pamst_key_rate(0.1, sensitivity, n, s, "exponential")
     assert q.layout.lazy_counts and not q.layout.wide
+    if shape == "integers":  # the written-out update's compressed-key branch is taken
+        assert not q.layout.direct
     visited = np.zeros(n, np.bool_)
     edges = np.empty((n - 1, 2), np.int64)
     stats = np.zeros(N_STATS, np.int64)
@@ -210,7 +214,7 @@ def test_the_written_out_update_keeps_the_counts(shape, sensitivity):
         assert set(q.cut.inside[:t].tolist()) == set(np.flatnonzero(visited).tolist())
         assert set(q.cut.rest[:n - t].tolist()) == set(np.flatnonzero(~visited).tolist())
         assert int(q.counts.total[0]) == t * (n - t)
-        want = _cut_counts(W, visited, q, s)
+        want = _cut_counts(W, visited, q, s, sgn)
         mat = int(q.store.materialized[0])
         assert np.array_equal(q.counts.bucket[mat:], want[mat:]), (step, mat)
         ra = int(q.store.top_range[0])
