@@ -61,13 +61,15 @@ def _listed(x, mode, thr, b0, b1, b2, b3, b4, b5, b6, b7):
 
 
 @jit_only
-def _relist(W, i0, j0, hitw, sgn, mode, thr, b0, b1, b2, b3, b4, b5, b6, b7):
-    """The list of one full tile under ``mode`` (``thr``: the threshold, or min(thr, b1) for
-    ``_ONE``), in the scan's order: what the scan's tile loop of that mode lists. For a tile
-    read without a list that ``window.window_add_tile`` did not take (rare: speed only)."""
+def _relist(W, i0, j0, j1, hitw, sgn, mode, thr, b0, b1, b2, b3, b4, b5, b6, b7):
+    """The list of one full-height tile (rows i0 .. i0 + 63, columns j0 .. j1 - 1, off the
+    diagonal) under ``mode`` (``thr``: the threshold, or min(thr, b1) for ``_ONE``), entry
+    by entry in the scan's order (strip of 8 rows, column, row): for a tile read without a
+    list that ``window.window_add_tile`` did not take (rare: speed only), and the scan's
+    listing with ``MASK_TILES`` 0, the reference of :func:`_mask_tile`'s (tests)."""
     k = 0
     for i in range(i0, i0 + _TILE, _SCAN_ROWS):
-        for j in range(j0, j0 + _TILE):
+        for j in range(j0, j1):
             for d in range(_SCAN_ROWS):
                 w = np.float64(W[i + d, j])
                 hitw[k] = w
@@ -79,8 +81,8 @@ def _relist(W, i0, j0, hitw, sgn, mode, thr, b0, b1, b2, b3, b4, b5, b6, b7):
 def _strip(W, i, j):
     """The check and the range of the block W[i .. i + 7, j] against its mirror
     W[j, i .. i + 7]: (lo, hi, differ), differ when a pair differs or a NaN was read (it
-    fails its own comparison; min and max skip it). How the loop without a list and
-    :func:`_sparse_tile` read a block (the listing loops store each entry too)."""
+    fails its own comparison; min and max skip it). How every full-height tile off the
+    diagonal is read (``_tile_range``, ``_mask_tile``)."""
     col = W[j]
     lo = np.inf
     hi = -np.inf
@@ -94,77 +96,26 @@ def _strip(W, i, j):
 
 
 @jit_only(inline="always")
-def _block_listed(lo, hi, differ, sgn, mode, thr, b0, b1, b2, b3, b4, b5, b6, b7):
-    """1 if a block of 8 entries whose weights lie in [lo, hi] (their min and max) may hold
-    an entry that ``_listed`` lists under ``mode``, else 0 (then it holds none). Exact for
-    ``_PLAIN`` and ``_ONE`` (a test on the block's highest and lowest scores); for
-    ``_MANY`` and ``_SKEWED``, 0 only when every score lies in one island below thr (a
-    block across two islands is listed entry by entry). ``differ``: the block held a NaN
-    (it fails its own comparison: min and max skip it) or an asymmetric pair; then 1."""
-    ylo = min(sgn * lo, sgn * hi)
-    yhi = max(sgn * lo, sgn * hi)
-    if mode == _PLAIN:
-        return np.int64(differ | (yhi >= thr))
-    if mode == _ONE:
-        return np.int64(differ | (yhi >= thr) | (ylo < b0))
-    return np.int64(differ | (yhi >= thr) | (1 - (((ylo >= b0) & (yhi < b1)) | ((ylo >= b2) & (yhi < b3))
-                                                   | ((ylo >= b4) & (yhi < b5)) | ((ylo >= b6) & (yhi < b7)))))
-
-
-# a full-height tile is listed by blocks (``_sparse_tile``) after a tile of the scan part
-# that listed fewer than 1 / SPARSE_HITS of its entries (read by _scan_dense at each call:
-# tests set 0, never, or -1, always)
-SPARSE_HITS = 8
-# after a tile listed by blocks that read over half its blocks again (entries across two
-# islands: three clusters' tiles), this many full-height tiles are listed entry by entry
-_SPARSE_RETRY = 64
-
-
-@jit_only(inline="always")
-def _sparse_tile(W, i0, j0, j1, hitw, blk, sgn, mode, thr, b0, b1, b2, b3, b4, b5, b6, b7):
-    """The scan of one full-height tile (rows i0 .. i0 + 63, columns j0 .. j1 - 1, off the
-    diagonal) for the tiles where few entries are listed (low noise): returns (k, blocks,
-    bad, lo, hi): the list in hitw[:k] that the scan's listing loop of ``mode`` makes (the
-    same entries in the same order), how many blocks were read again, whether a pair
-    differed or a NaN was read, and the tile's lowest and highest weights.
-
-    A block is the 8 entries of a strip's column (W[i .. i + 7, j]), consecutive in the
-    list's order. Each strip is read as by the loop without a list (the check and the
-    range, no store and no test per entry); a block's min and max then tell whether it
-    may hold a listed entry (``_block_listed``: above the threshold, outside the islands:
-    a few compares a block, not up to eight an entry), and its column is appended to
-    ``blk`` without a branch; the blocks that may are read again (from L1) and listed
-    entry by entry by ``_listed``, as the listing loop does (the selection's
-    ``cutqueue._row_hits_sparse``, by columns of 8 rows here)."""
+def _tile_range(W, i0, i1, j0, j1):
+    """The check and the range of a full-height tile off the diagonal, strip by strip
+    (``_strip``), with no list: (bad, lo, hi) as ``_strip``'s over the tile."""
     tbad = False
     tlo = np.inf
     thi = -np.inf
-    k = 0
-    blocks = 0
-    for i in range(i0, i0 + _TILE, _SCAN_ROWS):
-        nb = 0
+    for i in range(i0, i1, _SCAN_ROWS):
         for j in range(j0, j1):
             lo, hi, differ = _strip(W, i, j)
             tbad |= differ
             tlo = min(tlo, lo)
             thi = max(thi, hi)
-            blk[nb] = j
-            nb += _block_listed(lo, hi, differ, sgn, mode, thr, b0, b1, b2, b3, b4, b5, b6, b7)
-        for x in range(nb):
-            j = blk[x]
-            for d in range(_SCAN_ROWS):
-                w = np.float64(W[i + d, j])
-                hitw[k] = w
-                k += _listed(sgn * w, mode, thr, b0, b1, b2, b3, b4, b5, b6, b7)
-        blocks += nb
-    return k, blocks, tbad, tlo, thi
+    return tbad, tlo, thi
 
 
 # a full-height tile off the diagonal that the loop without a list does not take is
-# listed by bitmasks (``_mask_tile``): -1, every such tile (the default: at 1e-5 the masks
-# beat the blocks too, by 0.05-0.17 floors, docs/design.rst, The validation's window by
-# bitmasks); 1, only those the blocks (``SPARSE_HITS``) do not take; 0, none: the blocks
-# and the listing loops (read by _scan_dense at each call)
+# listed by bitmasks (``_mask_tile``) unless this is 0: then entry by entry (``_relist``,
+# the tests' reference; read by _scan_dense at each call). Stop 44's blocks of 8
+# (``_sparse_tile``, ``SPARSE_HITS``) were removed once the masks beat them on every
+# shape (docs/design.rst, The validation's window by bitmasks)
 MASK_TILES = -1
 
 
@@ -234,7 +185,7 @@ def _mask_tile_many(W, i0, j0, j1, hitw, msk, sgn, thr, b0, b1, b2, b3, b4, b5, 
 
 
 @njit(cache=CACHE, nogil=True)
-def _dense_scan(W, t0, t1, ring, state, scale, islands, listed, bulk_min, sparse_hits, masks):
+def _dense_scan(W, t0, t1, ring, state, scale, islands, listed, bulk_min, masks):
     """One tiled pass over the strict upper triangle of tile rows t0 .. t1 - 1 (rows
     64 t0 .. 64 t1 - 1): finiteness, symmetry, range, and the top window.
 
@@ -266,15 +217,9 @@ def _dense_scan(W, t0, t1, ring, state, scale, islands, listed, bulk_min, sparse
     docs/design.rst, The validation's window at honest noise); 0: every full tile,
     above 4,096: none.
 
-    ``sparse_hits``: a full-height tile after one that listed fewer than 1 / sparse_hits
-    of its entries (low noise) is listed by blocks of 8 entries (:func:`_sparse_tile`:
-    the same list; docs/design.rst, The validation's window at narrow noise); 0: none,
-    -1: every one.
-
-    ``masks``: a full-height tile off the diagonal that neither of the above takes is
+    ``masks``: a full-height tile off the diagonal that the above does not take is
     listed by bitmasks (:func:`_mask_tile`: the same list; docs/design.rst, The
-    validation's window by bitmasks); 0: none (the listing loops), -1: every such tile,
-    those the blocks would take included.
+    validation's window by bitmasks); 0: entry by entry (:func:`_relist`, the reference).
     """
     n = W.shape[0]
     tile = _TILE
@@ -297,12 +242,7 @@ def _dense_scan(W, t0, t1, ring, state, scale, islands, listed, bulk_min, sparse
     # power-of-two step; a tile it does not take is listed again and ends bulk for this call
     bulk_ok = not nowin and scale[2] != 0.0
     bulk = bulk_ok and bulk_min <= 0
-    # sparse: the last listed full-height tile listed few of its entries (low noise), so
-    # this one is listed by blocks; the first tiles (the threshold still low) list densely
-    sparse = sparse_hits < 0
-    blk = np.empty(tile, dtype=np.int64)
     msk = np.empty(_SCAN_ROWS, dtype=np.uint64)  # a strip's row masks (_mask_tile)
-    cool = 0  # tiles left before the blocks are tried again
     idx, hist, rowout, spots = tile_scratch()
     for i0 in range(t0 * tile, min(t1 * tile, n), tile):
         i1 = min(i0 + tile, n)
@@ -318,165 +258,74 @@ def _dense_scan(W, t0, t1, ring, state, scale, islands, listed, bulk_min, sparse
                         wmax = max(wmax, w)
                         hitw[k] = w
                         k += (sgn * w >= thr) | (fused and in_islands(sgn * w, b) == 0)
-            elif nowin or (bulk and j1 - j0 == tile):
+            elif nowin:
                 # no list: without a window (exact_mst, gumbel) there is nothing to list,
                 # so no store per entry (the list's store and compare cost this loop 15%
-                # at n = 4,000); with one (a bulk tile), window_add_tile reads the tile's
-                # entries again, from the cache, below: the list it would have held, keyed
-                # and counted without a store and a compare per entry here
-                tlo = np.inf
-                thi = -np.inf
-                tbad = False
-                for i in range(i0, i1, _SCAN_ROWS):
-                    for j in range(j0, j1):
-                        lo, hi, differ = _strip(W, i, j)
-                        tbad |= differ
-                        tlo = min(tlo, lo)
-                        thi = max(thi, hi)
+                # at n = 4,000)
+                tbad, tlo, thi = _tile_range(W, i0, i1, j0, j1)
                 bad |= tbad
                 wmin = min(wmin, tlo)
                 wmax = max(wmax, thi)
-                if nowin:
-                    continue
-                isl = 0
+                continue
+            else:
+                # a full-height tile off the diagonal: its listing rule (mode, and the
+                # threshold it compares with) from the window's islands
                 mode = _PLAIN
                 cut = thr
                 if fused and state[WIN_ISLANDS] == 1:
-                    isl = 1
+                    # one island [b0, b1): an entry is listed when it scores below b0 or
+                    # at least min(thr, b1) (window_list sorts them out)
                     mode = _ONE
                     cut = min(thr, b1)
                 elif fused:
-                    isl = 2 if state[WIN_SKEWED] else 3
                     mode = _SKEWED if state[WIN_SKEWED] else _MANY
-                got = -1
-                if not tbad:  # a NaN fails its own comparison: none here
-                    got = window_add_tile(ring, state, scale, b, listed, W, i0, j0,
-                                          thi if sgn > 0 else tlo, tlo if sgn > 0 else thi, thr, isl,
-                                          idx, hist, rowout, spots)
-                if got >= 0:
-                    bulk = got >= bulk_min
-                    fused = fused and state[WIN_LISTED_FULL] == 0
-                    thr = window_threshold(state, scale)
-                    continue
-                bulk_ok = False
-                bulk = False
-                k = _relist(W, i0, j0, hitw, sgn, mode, cut, b0, b1, b2, b3, b4, b5, b6, b7)
-            elif sparse and masks >= 0 and not nowin:
-                # few entries listed: by blocks of 8, under each mode's rule as below
-                if fused and state[WIN_ISLANDS] == 1:
-                    k, blocks, tbad, tlo, thi = _sparse_tile(W, i0, j0, j1, hitw, blk, sgn, _ONE, min(thr, b1),
-                                                                 b0, b1, b2, b3, b4, b5, b6, b7)
-                elif fused and state[WIN_SKEWED] == 0:
-                    k, blocks, tbad, tlo, thi = _sparse_tile(W, i0, j0, j1, hitw, blk, sgn, _MANY, thr,
-                                                                 b0, b1, b2, b3, b4, b5, b6, b7)
-                elif fused:
-                    k, blocks, tbad, tlo, thi = _sparse_tile(W, i0, j0, j1, hitw, blk, sgn, _SKEWED, thr,
-                                                                 b0, b1, b2, b3, b4, b5, b6, b7)
-                else:
-                    k, blocks, tbad, tlo, thi = _sparse_tile(W, i0, j0, j1, hitw, blk, sgn, _PLAIN, thr,
-                                                                 b0, b1, b2, b3, b4, b5, b6, b7)
-                bad |= tbad
-                wmin = min(wmin, tlo)
-                wmax = max(wmax, thi)
-                if 2 * blocks > _TILE * (j1 - j0) // _SCAN_ROWS:
-                    cool = _SPARSE_RETRY + 1  # the blocks did not pay
-            elif masks != 0 and j0 != i0 and i1 - i0 == tile:
-                # by bitmasks, under each mode's rule as below (_SKEWED's test is _MANY's
-                # without its short cut: the same value, vectorized): every such tile by
-                # default (MASK_TILES -1), where the listing loops paid a store, up to nine
-                # compares and the count's chain an entry (docs/design.rst, The
-                # validation's window by bitmasks)
-                if fused and state[WIN_ISLANDS] == 1:
-                    k, tbad, tlo, thi = _mask_tile_one(W, i0, j0, j1, hitw, msk, sgn, min(thr, b1),
-                                                   b0, b1, b2, b3, b4, b5, b6, b7)
-                elif fused:
-                    k, tbad, tlo, thi = _mask_tile_many(W, i0, j0, j1, hitw, msk, sgn, thr,
-                                                   b0, b1, b2, b3, b4, b5, b6, b7)
-                else:
-                    k, tbad, tlo, thi = _mask_tile_plain(W, i0, j0, j1, hitw, msk, sgn, thr,
-                                                   b0, b1, b2, b3, b4, b5, b6, b7)
-                bad |= tbad
-                wmin = min(wmin, tlo)
-                wmax = max(wmax, thi)
-            elif fused and state[WIN_ISLANDS] == 1:
-                # one island [b0, b1): an entry is listed when it scores below b0 or at
-                # least min(thr, b1) (window_list sorts them out): one compare more than
-                # the loop without islands, where the general form costs eight
-                cut = min(thr, b1)
-                for i in range(i0, i1, _SCAN_ROWS):
-                    for j in range(j0, j1):
-                        col = W[j]
-                        lo = np.inf
-                        hi = -np.inf
-                        differ = False
-                        for d in range(_SCAN_ROWS):
-                            w = np.float64(W[i + d, j])
-                            differ |= w != np.float64(col[i + d])
-                            lo = min(lo, w)
-                            hi = max(hi, w)
-                            hitw[k] = w
-                            k += _listed(sgn * w, _ONE, cut, b0, b1, b2, b3, b4, b5, b6, b7)
-                        bad |= differ
-                        wmin = min(wmin, lo)
-                        wmax = max(wmax, hi)
-            elif fused and state[WIN_SKEWED] == 0:
-                # the loop below, listing the entries outside the islands too, branch-free
-                # (three clusters: a branch per island mispredicted, 2.6x slower)
-                for i in range(i0, i1, _SCAN_ROWS):
-                    for j in range(j0, j1):
-                        col = W[j]
-                        lo = np.inf
-                        hi = -np.inf
-                        differ = False
-                        for d in range(_SCAN_ROWS):
-                            w = np.float64(W[i + d, j])
-                            differ |= w != np.float64(col[i + d])
-                            lo = min(lo, w)
-                            hi = max(hi, w)
-                            hitw[k] = w
-                            k += _listed(sgn * w, _MANY, thr, b0, b1, b2, b3, b4, b5, b6, b7)
-                        bad |= differ
-                        wmin = min(wmin, lo)
-                        wmax = max(wmax, hi)
-            elif fused:  # the same with the fullest island tested first, alone
-                for i in range(i0, i1, _SCAN_ROWS):
-                    for j in range(j0, j1):
-                        col = W[j]
-                        lo = np.inf
-                        hi = -np.inf
-                        differ = False
-                        for d in range(_SCAN_ROWS):
-                            w = np.float64(W[i + d, j])
-                            differ |= w != np.float64(col[i + d])
-                            lo = min(lo, w)
-                            hi = max(hi, w)
-                            hitw[k] = w
-                            k += _listed(sgn * w, _SKEWED, thr, b0, b1, b2, b3, b4, b5, b6, b7)
-                        bad |= differ
-                        wmin = min(wmin, lo)
-                        wmax = max(wmax, hi)
-            else:
-                for i in range(i0, i1, _SCAN_ROWS):
-                    for j in range(j0, j1):
-                        col = W[j]
-                        lo = np.inf
-                        hi = -np.inf
-                        differ = False
-                        for d in range(_SCAN_ROWS):
-                            w = np.float64(W[i + d, j])
-                            differ |= w != np.float64(col[i + d])
-                            lo = min(lo, w)
-                            hi = max(hi, w)
-                            hitw[k] = w
-                            k += _listed(sgn * w, _PLAIN, thr, b0, b1, b2, b3, b4, b5, b6, b7)
-                        bad |= differ
-                        wmin = min(wmin, lo)
-                        wmax = max(wmax, hi)
+                if bulk and j1 - j0 == tile:
+                    # a bulk tile: read without a list, then window_add_tile reads its
+                    # entries again, from the cache: the list it would have held, keyed and
+                    # counted without a store and a compare per entry here
+                    tbad, tlo, thi = _tile_range(W, i0, i1, j0, j1)
+                    bad |= tbad
+                    wmin = min(wmin, tlo)
+                    wmax = max(wmax, thi)
+                    got = -1
+                    if not tbad:  # a NaN fails its own comparison: none here
+                        isl = 0 if mode == _PLAIN else (1 if mode == _ONE else (2 if mode == _SKEWED else 3))
+                        got = window_add_tile(ring, state, scale, b, listed, W, i0, j0,
+                                              thi if sgn > 0 else tlo, tlo if sgn > 0 else thi, thr, isl,
+                                              idx, hist, rowout, spots)
+                    if got >= 0:
+                        bulk = got >= bulk_min
+                        fused = fused and state[WIN_LISTED_FULL] == 0
+                        thr = window_threshold(state, scale)
+                        continue
+                    bulk_ok = False
+                    bulk = False
+                    k = _relist(W, i0, j0, j1, hitw, sgn, mode, cut, b0, b1, b2, b3, b4, b5, b6, b7)
+                elif masks != 0:
+                    # by bitmasks, each mode a kernel (_SKEWED's test is _MANY's without its
+                    # short cut: the same value, vectorized): the listing loops paid a store,
+                    # up to nine compares and the count's chain an entry (docs/design.rst,
+                    # The validation's window by bitmasks)
+                    if mode == _ONE:
+                        k, tbad, tlo, thi = _mask_tile_one(W, i0, j0, j1, hitw, msk, sgn, cut,
+                                                           b0, b1, b2, b3, b4, b5, b6, b7)
+                    elif mode != _PLAIN:
+                        k, tbad, tlo, thi = _mask_tile_many(W, i0, j0, j1, hitw, msk, sgn, cut,
+                                                            b0, b1, b2, b3, b4, b5, b6, b7)
+                    else:
+                        k, tbad, tlo, thi = _mask_tile_plain(W, i0, j0, j1, hitw, msk, sgn, cut,
+                                                             b0, b1, b2, b3, b4, b5, b6, b7)
+                    bad |= tbad
+                    wmin = min(wmin, tlo)
+                    wmax = max(wmax, thi)
+                else:  # the reference (tests): the check and range, then entry by entry
+                    tbad, tlo, thi = _tile_range(W, i0, i1, j0, j1)
+                    bad |= tbad
+                    wmin = min(wmin, tlo)
+                    wmax = max(wmax, thi)
+                    k = _relist(W, i0, j0, j1, hitw, sgn, mode, cut, b0, b1, b2, b3, b4, b5, b6, b7)
             if bulk_ok and j1 - j0 == tile and i1 - i0 == tile and j0 != i0:
                 bulk = k >= bulk_min  # a full tile's list: the next one's loop
-            if sparse_hits > 0 and j0 != i0 and i1 - i0 == tile:
-                cool = max(cool - 1, 0)
-                sparse = cool == 0 and k * sparse_hits < tile * (j1 - j0)  # a full-height tile's list
             if k > 0:
                 if fused:
                     window_list(ring, state, scale, b, listed, hitw, k)
@@ -563,8 +412,7 @@ def _scan_dense(W, window=NO_WINDOW, workers=None, alongside=None, freed=None):
 
     def part(t0, t1, w):
         return lambda: _dense_scan(W, t0, t1, w.ring, w.state, w.scale, w.islands,
-                                   w.listed[0] if w.listed else NO_LISTED, BULK_MIN, SPARSE_HITS,
-                                   MASK_TILES)
+                                   w.listed[0] if w.listed else NO_LISTED, BULK_MIN, MASK_TILES)
 
     if window.state[WIN_ISLANDS] == -1 and n * n >= window_mod.ISLANDS_MIN_ENTRIES:
         sample_islands(W, window)

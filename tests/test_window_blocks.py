@@ -1,19 +1,15 @@
-"""The validation's window at narrow noise and by bitmasks (docs/design.rst, The
-validation's window at narrow noise, ... by bitmasks): a full-height tile after one that
-listed few of its entries is listed by blocks of 8 (``dense_scan._sparse_tile``): each
-block's min and max tell whether it may hold a listed entry, and only those blocks are
-listed entry by entry; the other full-height tiles off the diagonal (below the tiles read
-without a list) are listed by bitmasks (``dense_scan._mask_tile``): each row of a strip
-tested into a 64-bit mask by vector compares, the set bits visited in order. What the
-scan computes must not change: its result (the first defect, the range), the window (its
-state and the counts of its bins) and the keys listed outside the islands, in the same
-order.
+"""The validation's window by bitmasks (docs/design.rst, The validation's window by
+bitmasks): the full-height tiles off the diagonal (below the tiles read without a list)
+are listed by bitmasks (``dense_scan._mask_tile``): each row of a strip tested into a
+64-bit mask by vector compares, the set bits visited in order. What the scan computes
+must not change: its result (the first defect, the range), the window (its state and the
+counts of its bins) and the keys listed outside the islands, in the same order.
 
-References: the scan listing entry by entry only (``dense_scan.SPARSE_HITS`` and
-``MASK_TILES`` 0: the listing loops), and, tile by tile, the kernel on hard tiles (scores
-on the islands' and the threshold's bounds and one ulp either side, signed zeros,
-infinities, a NaN, an asymmetric pair, blocks across two islands, a tile narrower than
-64 columns) with every tile listed by blocks, or by bitmasks, against neither.
+References: the scan listing entry by entry (``dense_scan.MASK_TILES`` 0:
+``dense_scan._relist``), and, tile by tile, the kernel on hard tiles (scores on the
+islands' and the threshold's bounds and one ulp either side, signed zeros, infinities,
+a NaN, an asymmetric pair, strips across two islands, a tile narrower than 64 columns)
+listed by bitmasks against entry by entry.
 """
 
 import numpy as np
@@ -29,15 +25,11 @@ MASK_DEFAULT = dense_scan.MASK_TILES
 
 pytestmark = pytest.mark.nojit_lane  # the NUMBA_DISABLE_JIT=1 lane runs this file but its slow_python tests
 
-NEVER = 0  # SPARSE_HITS (and MASK_TILES): every tile listed entry by entry
-ALWAYS = -1  # SPARSE_HITS: every full-height tile off the diagonal listed by blocks
 MASKS = -1  # MASK_TILES: every full-height tile off the diagonal listed by bitmasks
-NO_MASKS = 0  # MASK_TILES: the tiles the blocks do not take listed by the listing loops
-AFTER_BLOCKS = 1  # MASK_TILES: the tiles the blocks do not take listed by bitmasks
+NO_MASKS = 0  # MASK_TILES: every tile listed entry by entry (the reference)
 
 
-def _scan(W, sgn, s, r, workers, sparse_hits, monkeypatch, bulk_min=None, masks=NO_MASKS):
-    monkeypatch.setattr(dense_scan, "SPARSE_HITS", sparse_hits)
+def _scan(W, sgn, s, r, workers, monkeypatch, bulk_min=None, masks=NO_MASKS):
     monkeypatch.setattr(dense_scan, "MASK_TILES", masks)
     if bulk_min is not None:
         monkeypatch.setattr(dense_scan, "BULK_MIN", bulk_min)
@@ -48,38 +40,22 @@ def _scan(W, sgn, s, r, workers, sparse_hits, monkeypatch, bulk_min=None, masks=
 
 @pytest.mark.parametrize("shape", ["pareto", "integers", "outlier", "uniform", "clusters", "lognormal"])
 @pytest.mark.slow_python
-def test_scan_by_blocks_is_the_scan_by_entries(shape, monkeypatch):
-    # every shape at four noise levels, minimum and maximum, float64 and float32, 1 to 3
-    # threads: the tiles listed by blocks give the scan's result, window and list exactly
-    # (with and without the tiles read without a list at high noise)
-    monkeypatch.setattr(topwin, "ISLANDS_MIN_ENTRIES", 0)
-    for Wd, sgn, s, r, workers, why in scan_cases(shape, 5, ((np.float64, 1), (np.float64, 3), (np.float32, 2))):
-        ref = _scan(Wd, sgn, s, r, workers, NEVER, monkeypatch, bulk_min=topwin.TILE ** 2 + 1)
-        _same(ref, _scan(Wd, sgn, s, r, workers, ALWAYS, monkeypatch), why)
-        _same(ref, _scan(Wd, sgn, s, r, workers, dense_scan.SPARSE_HITS, monkeypatch), why)
-        _same(ref, _scan(Wd, sgn, s, r, workers, ALWAYS, monkeypatch, bulk_min=topwin.TILE ** 2 + 1), why)
-
-
-@pytest.mark.parametrize("shape", ["pareto", "integers", "outlier", "uniform", "clusters", "lognormal"])
-@pytest.mark.slow_python
 def test_scan_by_masks_is_the_scan_by_entries(shape, monkeypatch):
     # every shape at four noise levels, minimum and maximum, float64 and float32 on 1, 2
-    # and 3 threads: the tiles listed by bitmasks (everywhere, the default, and where the
-    # blocks do not take them) give the scan's result, window and list exactly, with
-    # and without the tiles read without a list at high noise
+    # and 3 threads: the tiles listed by bitmasks give the scan's result, window and list
+    # exactly, with and without the tiles read without a list at high noise
     monkeypatch.setattr(topwin, "ISLANDS_MIN_ENTRIES", 0)
     never = topwin.TILE ** 2 + 1
     runs = tuple((dt, w) for dt in (np.float64, np.float32) for w in (1, 2, 3))
     for Wd, sgn, s, r, workers, why in scan_cases(shape, 6, runs):
-        ref = _scan(Wd, sgn, s, r, workers, NEVER, monkeypatch, bulk_min=never)
-        _same(ref, _scan(Wd, sgn, s, r, workers, NEVER, monkeypatch, bulk_min=never, masks=MASKS), why)
-        _same(ref, _scan(Wd, sgn, s, r, workers, dense_scan.SPARSE_HITS, monkeypatch, masks=MASK_DEFAULT), why)
-        _same(ref, _scan(Wd, sgn, s, r, workers, dense_scan.SPARSE_HITS, monkeypatch, masks=AFTER_BLOCKS), why)
+        ref = _scan(Wd, sgn, s, r, workers, monkeypatch, bulk_min=never)
+        _same(ref, _scan(Wd, sgn, s, r, workers, monkeypatch, bulk_min=never, masks=MASKS), why)
+        _same(ref, _scan(Wd, sgn, s, r, workers, monkeypatch, masks=MASK_DEFAULT), why)
 
 
 @pytest.mark.slow_python
-def test_scan_by_blocks_names_the_same_defect(monkeypatch):
-    # a NaN, infinities, an asymmetry in a tile listed by blocks: the same first defect,
+def test_scan_by_masks_names_the_same_defect(monkeypatch):
+    # a NaN, infinities, an asymmetry in a tile listed by bitmasks: the same first defect,
     # the same window and list
     monkeypatch.setattr(topwin, "ISLANDS_MIN_ENTRIES", 0)
     n = 330
@@ -93,29 +69,24 @@ def test_scan_by_blocks_names_the_same_defect(monkeypatch):
                 W[j, i] = value
             for sgn in (-1.0, 1.0):
                 for workers in (1, 2):
-                    ref = _scan(W, sgn, s, r, workers, NEVER, monkeypatch)
+                    ref = _scan(W, sgn, s, r, workers, monkeypatch)
                     assert ref[0][0] != 0
-                    _same(ref, _scan(W, sgn, s, r, workers, ALWAYS, monkeypatch), (shape, value, sgn, workers))
-                    for masks in (MASKS, AFTER_BLOCKS):
-                        _same(ref, _scan(W, sgn, s, r, workers, NEVER, monkeypatch, masks=masks),
-                              (shape, value, sgn, workers, masks))
+                    _same(ref, _scan(W, sgn, s, r, workers, monkeypatch, masks=MASKS), (shape, value, sgn, workers))
 
 
-def _kernel(win, W, sparse_hits, masks=NO_MASKS):
+def _kernel(win, W, masks=NO_MASKS):
     """The scan of tile row 0 of W (its tile (0, 64) full-height, off the diagonal) into
     ``win``: (status, i, j, wmin, wmax)."""
     listed = win.listed[0] if win.listed else topwin.NO_LISTED
     return dense_scan._dense_scan(W, 0, 1, win.ring, win.state, win.scale, win.islands, listed,
-                                  topwin.TILE ** 2 + 1, sparse_hits, masks)
+                                  topwin.TILE ** 2 + 1, masks)
 
 
-@pytest.mark.parametrize("by", ["blocks", "masks"])
-def test_blocks_list_hard_tiles_as_entries(by):
+def test_masks_list_hard_tiles_as_entries():
     # hard tiles: scores on the islands' bounds and on the threshold, signed zeros,
-    # infinities, a NaN, an asymmetric pair, blocks across two islands, one island and
+    # infinities, a NaN, an asymmetric pair, strips across two islands, one island and
     # up to four (skewed or not), minimum and maximum: the same result, window and list,
-    # the tile listed by blocks or by bitmasks against the listing loop
-    sparse_hits, masks = (ALWAYS, NO_MASKS) if by == "blocks" else (NEVER, MASKS)
+    # the tile listed by bitmasks against entry by entry
     rng = np.random.default_rng(11)
     N = topwin.TILE * topwin.TILE
     s = 2.0 ** -10
@@ -157,8 +128,8 @@ def test_blocks_list_hard_tiles_as_entries(by):
                 for seed_w in (sgn * s * 500, sgn * s * 50, sgn * s * 2000):
                     win = _tile_window(sgn, s, seed_w, isl, skewed=skewed)
                     ref = _copy(win)
-                    got = _kernel(win, W, sparse_hits, masks)
-                    want = _kernel(ref, W, NEVER)
+                    got = _kernel(win, W, MASKS)
+                    want = _kernel(ref, W, NO_MASKS)
                     assert got == want or (np.isnan(got[3]) and np.isnan(want[3]))
                     for x, y in zip(_view(win), _view(ref)):
                         assert (x is None and y is None) or np.array_equal(x, y), (sgn, case, isl, skewed, seed_w)

@@ -5,7 +5,7 @@ must not change: its result (the first defect, the range), the window (its state
 the counts of its bins) and the keys listed outside the islands, in the same order.
 
 Three references: the scan with the listing loops only (``dense_scan.BULK_MIN`` above a
-tile's entries, ``SPARSE_HITS`` and ``MASK_TILES`` 0: no blocks, no bitmasks), a naive
+tile's entries, ``MASK_TILES`` 0: no bitmasks, entry by entry), a naive
 count of every key (the complete window holds the top bins of all keys; the list, the
 keys outside the islands), and, tile by tile,
 ``window.window_list`` / ``window.window_add`` on the list the scan's loop would make,
@@ -23,7 +23,7 @@ from fastpamst_nb.api import DEFAULT_BUCKET_WIDTH
 pytestmark = pytest.mark.nojit_lane  # the NUMBA_DISABLE_JIT=1 lane runs this file but its slow_python tests
 
 NEVER = topwin.TILE * topwin.TILE + 1  # BULK_MIN: no tile read without a list
-SPARSE_DEFAULT, MASK_DEFAULT = dense_scan.SPARSE_HITS, dense_scan.MASK_TILES
+MASK_DEFAULT = dense_scan.MASK_TILES
 ALWAYS = 0  # BULK_MIN: every full tile read without a list
 
 
@@ -41,10 +41,9 @@ def _view(win):
 
 def _scan(W, sgn, s, r, workers, bulk_min, monkeypatch, masks=None):
     monkeypatch.setattr(dense_scan, "BULK_MIN", bulk_min)
-    # the reference (no tile without a list) lists by the listing loops only: no blocks,
-    # no bitmasks (dense_scan.SPARSE_HITS and MASK_TILES 0); the others by the defaults
+    # the reference (no tile without a list) lists entry by entry: no bitmasks
+    # (dense_scan.MASK_TILES 0); the others by the defaults
     ref = bulk_min == NEVER if masks is None else False
-    monkeypatch.setattr(dense_scan, "SPARSE_HITS", 0 if ref else SPARSE_DEFAULT)
     monkeypatch.setattr(dense_scan, "MASK_TILES", 0 if ref else (MASK_DEFAULT if masks is None else masks))
     win = topwin.top_window(sgn, s, r, DEFAULT_BUCKET_WIDTH)
     got = dense_scan._scan_dense(W, win, workers=workers)
